@@ -1,0 +1,26 @@
+"""Connections, the embedded server, sans-IO plan runners and migrations."""
+
+from langmem_vault.db.connection import (
+    AsyncDatabase,
+    Database,
+    aopen_pool,
+    open_pool,
+)
+from langmem_vault.db.embedded import embedded_uri, resolve_dsn
+from langmem_vault.db.migrations import check_schema, migrate_plan
+from langmem_vault.db.runner import Plan, Query, arun_plan, run_plan
+
+__all__ = [
+    "AsyncDatabase",
+    "Database",
+    "Plan",
+    "Query",
+    "aopen_pool",
+    "arun_plan",
+    "check_schema",
+    "embedded_uri",
+    "migrate_plan",
+    "open_pool",
+    "resolve_dsn",
+    "run_plan",
+]

@@ -1,0 +1,150 @@
+"""Database handles: a connection pool we own, or a connection or pool the caller passes in.
+
+Every operation takes its own connection from the pool and runs in its own transaction, so
+pooled operations run in parallel (langgraph's saver serialises them behind one instance lock,
+langgraph #7259). A single caller connection can only run one statement at a time, so only
+that case takes a lock. Caller connections are used as they are: our cursors set their own
+row factory and ``conn.transaction()`` works with and without autocommit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any, TypeVar
+
+from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
+
+from langmem_vault.db.embedded import resolve_dsn
+from langmem_vault.db.runner import Plan, arun_plan, run_plan
+
+T = TypeVar("T")
+
+SyncConn = Connection[Any] | ConnectionPool[Any]
+AsyncConn = AsyncConnection[Any] | AsyncConnectionPool[Any]
+
+DEFAULT_POOL_SIZE = 10
+# psycopg's default. Pass None to turn server-side prepared statements off, as PgBouncer in
+# transaction mode requires (langgraph hard-codes 0 for everything, langgraph #6705).
+DEFAULT_PREPARE_THRESHOLD: int | None = 5
+
+
+def _conn_kwargs(prepare_threshold: int | None) -> dict[str, Any]:
+    return {"autocommit": True, "prepare_threshold": prepare_threshold}
+
+
+def _check_sizes(min_size: int, max_size: int) -> None:
+    if max_size < 1 or min_size < 0 or min_size > max_size:
+        raise ValueError(
+            "pool sizes must satisfy 0 <= min_size <= max_size and max_size >= 1; "
+            f"got min_size={min_size}, max_size={max_size}"
+        )
+
+
+def open_pool(
+    dsn: str | None = None,
+    *,
+    min_size: int = 1,
+    max_size: int = DEFAULT_POOL_SIZE,
+    prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+) -> ConnectionPool[Any]:
+    """Open a sync pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN``, or the embedded server).
+
+    Connections are checked when taken, so a server restart costs one reconnect, not an error.
+    """
+    _check_sizes(min_size, max_size)
+    pool: ConnectionPool[Any] = ConnectionPool(
+        resolve_dsn(dsn),
+        min_size=min_size,
+        max_size=max_size,
+        kwargs=_conn_kwargs(prepare_threshold),
+        check=ConnectionPool.check_connection,
+        open=False,
+    )
+    pool.open(wait=True)
+    return pool
+
+
+async def aopen_pool(
+    dsn: str | None = None,
+    *,
+    min_size: int = 1,
+    max_size: int = DEFAULT_POOL_SIZE,
+    prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+) -> AsyncConnectionPool[Any]:
+    """Async twin of :func:`open_pool`."""
+    _check_sizes(min_size, max_size)
+    dsn = await asyncio.to_thread(resolve_dsn, dsn)  # may start the embedded server
+    pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
+        dsn,
+        min_size=min_size,
+        max_size=max_size,
+        kwargs=_conn_kwargs(prepare_threshold),
+        check=AsyncConnectionPool.check_connection,
+        open=False,
+    )
+    await pool.open(wait=True)
+    return pool
+
+
+class Database:
+    """Sync driver: runs plans on a pool or on one connection, one transaction per call."""
+
+    def __init__(self, conn: SyncConn) -> None:
+        if not isinstance(conn, Connection | ConnectionPool):
+            raise TypeError(
+                f"expected a psycopg Connection or psycopg_pool ConnectionPool, got "
+                f"{type(conn).__name__}; use from_conn_string() to connect from a DSN"
+            )
+        self.conn = conn
+        self._lock = threading.Lock() if isinstance(conn, Connection) else None
+
+    @contextmanager
+    def cursor(self) -> Iterator[Cursor[DictRow]]:
+        """A dict-row cursor inside a transaction that commits when the block exits."""
+        if isinstance(self.conn, ConnectionPool):
+            with self.conn.connection() as conn, conn.transaction():
+                with conn.cursor(row_factory=dict_row) as cur:
+                    yield cur
+        else:
+            assert self._lock is not None
+            with self._lock, self.conn.transaction():
+                with self.conn.cursor(row_factory=dict_row) as cur:
+                    yield cur
+
+    def run(self, plan: Plan[T]) -> T:
+        with self.cursor() as cur:
+            return run_plan(cur, plan)
+
+
+class AsyncDatabase:
+    """Async driver: the twin of :class:`Database`."""
+
+    def __init__(self, conn: AsyncConn) -> None:
+        if not isinstance(conn, AsyncConnection | AsyncConnectionPool):
+            raise TypeError(
+                f"expected a psycopg AsyncConnection or psycopg_pool AsyncConnectionPool, got "
+                f"{type(conn).__name__}; use from_conn_string() to connect from a DSN"
+            )
+        self.conn = conn
+        self._lock = asyncio.Lock() if isinstance(conn, AsyncConnection) else None
+
+    @asynccontextmanager
+    async def cursor(self) -> AsyncIterator[AsyncCursor[DictRow]]:
+        if isinstance(self.conn, AsyncConnectionPool):
+            async with self.conn.connection() as conn, conn.transaction():
+                async with conn.cursor(row_factory=dict_row) as cur:
+                    yield cur
+        else:
+            assert self._lock is not None
+            async with self._lock, self.conn.transaction():
+                async with self.conn.cursor(row_factory=dict_row) as cur:
+                    yield cur
+
+    async def run(self, plan: Plan[T]) -> T:
+        async with self.cursor() as cur:
+            return await arun_plan(cur, plan)
