@@ -1,0 +1,159 @@
+"""AsyncVaultStore: the async twin of VaultStore, on an async pool (no thread hop per call)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
+
+from langmem_vault.db.connection import (
+    DEFAULT_POOL_SIZE,
+    DEFAULT_PREPARE_THRESHOLD,
+    AsyncConn,
+    AsyncDatabase,
+    aopen_pool,
+)
+from langmem_vault.store.core import DEFAULT_SCHEMA, StoreCore
+from langmem_vault.store.plans import batch_plan, prepare_batch, setup_plan, sweep_plan
+from langmem_vault.store.ranking import SearchRanking
+
+
+class AsyncVaultStore(StoreCore, BaseStore):
+    """Async ``BaseStore`` on Postgres + pgvector; same behaviour as :class:`VaultStore`.
+
+    >>> from langmem_vault import AsyncVaultStore
+    >>> async def main():  # doctest: +SKIP
+    ...     async with AsyncVaultStore.from_conn_string(None) as store:
+    ...         await store.setup()
+    ...         await store.aput(("users", "u1"), "tea", {"text": "I drink green tea"})
+    ...         return await store.asearch(("users", "u1"), query="green tea")
+    """
+
+    def __init__(
+        self,
+        conn: AsyncConn,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        ranking: SearchRanking | None = None,
+        max_value_bytes: int | None = None,
+    ) -> None:
+        kwargs: dict[str, Any] = {"max_value_bytes": max_value_bytes} if max_value_bytes else {}
+        super().__init__(index=index, ttl=ttl, schema=schema, ranking=ranking, **kwargs)
+        self._db = AsyncDatabase(conn)
+        self._sweeper: asyncio.Task[None] | None = None
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str | None = None,
+        *,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        ranking: SearchRanking | None = None,
+        max_value_bytes: int | None = None,
+    ) -> AsyncIterator[AsyncVaultStore]:
+        """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded)."""
+        pool = await aopen_pool(
+            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
+        )
+        try:
+            store = cls(
+                pool,
+                index=index,
+                ttl=ttl,
+                schema=schema,
+                ranking=ranking,
+                max_value_bytes=max_value_bytes,
+            )
+            try:
+                yield store
+            finally:
+                await store.stop_ttl_sweeper()
+        finally:
+            await pool.close()
+
+    async def setup(self) -> None:
+        """Create or migrate the tables (idempotent, safe from several processes at once)."""
+        await self._db.run(setup_plan(self.settings))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        prepared = prepare_batch(ops, self.settings)
+        docs: dict[str, list[float]] = {}
+        queries: dict[str, list[float]] = {}
+        if self.embeddings is not None:
+            if texts := self._docs_to_embed(prepared):
+                docs = self._check_docs(texts, await self.embeddings.aembed_documents(texts))
+            queries, missing = self._cached_queries(prepared.queries)
+            if missing:
+                vectors = await asyncio.gather(
+                    *(self.embeddings.aembed_query(text) for text in missing)
+                )
+                self._remember_queries(missing, vectors, queries)
+        return await self._db.run(batch_plan(prepared, self.settings, docs, queries))
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Sync access from another thread (e.g. a sync graph node), run on the store's loop."""
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError(
+                "AsyncVaultStore.batch runs on the event loop the store was created or first "
+                "used in, and there is none yet; from sync code use VaultStore"
+            )
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            raise RuntimeError(
+                "synchronous calls to AsyncVaultStore from its own event loop would deadlock; "
+                "use the a-prefixed methods (aget, asearch, aput...)"
+            )
+        return asyncio.run_coroutine_threadsafe(self.abatch(ops), loop).result()
+
+    async def sweep_ttl(self) -> int:
+        """Delete expired items now; returns how many."""
+        return await self._db.run(sweep_plan(self.schema))
+
+    async def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> asyncio.Task[None]:
+        """Sweep expired items in a background task every ``sweep_interval_minutes``."""
+        interval = self._sweep_interval(sweep_interval_minutes)
+        if self._sweeper is not None and not self._sweeper.done():
+            return self._sweeper
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval)
+                await self.sweep_ttl()
+
+        self._sweeper = asyncio.create_task(loop(), name="vault-ttl-sweeper")
+        return self._sweeper
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        if self._sweeper is None:
+            return True
+        self._sweeper.cancel()
+        try:
+            await asyncio.wait_for(asyncio.shield(self._sweeper), timeout)
+        except (asyncio.CancelledError, TimeoutError):
+            pass
+        stopped = self._sweeper.done()
+        if stopped:
+            self._sweeper = None
+        return stopped

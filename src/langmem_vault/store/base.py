@@ -1,0 +1,141 @@
+"""VaultStore: a synchronous langgraph ``BaseStore`` on Postgres + pgvector with hybrid search."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
+
+from langmem_vault.db.connection import (
+    DEFAULT_POOL_SIZE,
+    DEFAULT_PREPARE_THRESHOLD,
+    Database,
+    SyncConn,
+    open_pool,
+)
+from langmem_vault.store.core import DEFAULT_SCHEMA, StoreCore
+from langmem_vault.store.plans import batch_plan, prepare_batch, setup_plan, sweep_plan
+from langmem_vault.store.ranking import SearchRanking
+
+
+class VaultStore(StoreCore, BaseStore):
+    """A ``BaseStore`` on Postgres + pgvector: hybrid (keyword + vector) search, JSON-typed
+    filters, TTL, atomic batches. Switch from langgraph's PostgresStore by changing the import.
+
+    With no connection string it uses ``$LANGMEM_VAULT_DSN`` or an embedded Postgres.
+
+    >>> from langmem_vault import VaultStore
+    >>> from langmem_vault.embeddings import local_embeddings
+    >>> index = {"dims": 384, "embed": local_embeddings(), "fields": ["text"]}
+    >>> with VaultStore.from_conn_string(None, index=index) as store:  # doctest: +SKIP
+    ...     store.setup()
+    ...     store.put(("users", "u1"), "tea", {"text": "I drink green tea"})
+    ...     hits = store.search(("users", "u1"), query="favourite drink")
+    ...     hits[0].score > 0.3
+    True
+
+    ``SearchItem.score`` is documented in :mod:`langmem_vault.store.ranking`.
+    """
+
+    def __init__(
+        self,
+        conn: SyncConn,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        ranking: SearchRanking | None = None,
+        max_value_bytes: int | None = None,
+    ) -> None:
+        kwargs: dict[str, Any] = {"max_value_bytes": max_value_bytes} if max_value_bytes else {}
+        super().__init__(index=index, ttl=ttl, schema=schema, ranking=ranking, **kwargs)
+        self._db = Database(conn)
+        self._sweeper: threading.Thread | None = None
+        self._stop_sweeper = threading.Event()
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str | None = None,
+        *,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        ranking: SearchRanking | None = None,
+        max_value_bytes: int | None = None,
+    ) -> Iterator[VaultStore]:
+        """Open a pooled store on ``conn_string`` (or the env DSN, or the embedded server)."""
+        pool = open_pool(conn_string, max_size=pool_size, prepare_threshold=prepare_threshold)
+        try:
+            store = cls(
+                pool,
+                index=index,
+                ttl=ttl,
+                schema=schema,
+                ranking=ranking,
+                max_value_bytes=max_value_bytes,
+            )
+            try:
+                yield store
+            finally:
+                store.stop_ttl_sweeper()
+        finally:
+            pool.close()
+
+    def setup(self) -> None:
+        """Create or migrate the tables (idempotent, safe from several processes at once)."""
+        self._db.run(setup_plan(self.settings))
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        prepared = prepare_batch(ops, self.settings)
+        docs: dict[str, list[float]] = {}
+        queries: dict[str, list[float]] = {}
+        if self.embeddings is not None:
+            if texts := self._docs_to_embed(prepared):
+                docs = self._check_docs(texts, self.embeddings.embed_documents(texts))
+            queries, missing = self._cached_queries(prepared.queries)
+            if missing:
+                vectors = [self.embeddings.embed_query(text) for text in missing]
+                self._remember_queries(missing, vectors, queries)
+        return self._db.run(batch_plan(prepared, self.settings, docs, queries))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        # A sync store used from async code: run in a thread. Use AsyncVaultStore for real async.
+        return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
+
+    def sweep_ttl(self) -> int:
+        """Delete expired items now; returns how many. Expired items are never returned anyway."""
+        return self._db.run(sweep_plan(self.schema))
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> threading.Thread:
+        """Sweep expired items in a daemon thread every ``sweep_interval_minutes``."""
+        interval = self._sweep_interval(sweep_interval_minutes)
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return self._sweeper
+        self._stop_sweeper.clear()
+
+        def loop() -> None:
+            while not self._stop_sweeper.wait(interval):
+                self.sweep_ttl()
+
+        self._sweeper = threading.Thread(target=loop, name="vault-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+        return self._sweeper
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; returns True when it has stopped."""
+        self._stop_sweeper.set()
+        if self._sweeper is None:
+            return True
+        self._sweeper.join(timeout)
+        stopped = not self._sweeper.is_alive()
+        if stopped:
+            self._sweeper = None
+        return stopped

@@ -1,0 +1,119 @@
+"""What VaultStore and AsyncVaultStore share: configuration, checks and the query cache."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import IndexConfig, TTLConfig, ensure_embeddings, tokenize_path
+
+from langmem_vault.db.migrations import check_schema
+from langmem_vault.store.plans import PreparedBatch, StoreSettings, check_vectors
+from langmem_vault.store.ranking import SearchRanking
+from langmem_vault.store.validation import DEFAULT_MAX_VALUE_BYTES, InvalidValueError
+
+DEFAULT_SCHEMA = "langmem_vault"
+DEFAULT_QUERY_CACHE_SIZE = 1024
+
+
+def normalize_index(index: IndexConfig | dict[str, Any] | None) -> IndexConfig | None:
+    """Check an IndexConfig; raises naming the bad field."""
+    if index is None:
+        return None
+    if not isinstance(index, dict):
+        raise InvalidValueError(f"index must be a dict (IndexConfig), got {type(index).__name__}")
+    dims = index.get("dims")
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        raise InvalidValueError(f"index['dims'] must be a positive int, got {dims!r}")
+    if index.get("embed") is None:
+        raise InvalidValueError("index['embed'] is required: Embeddings, a function or a string")
+    fields = index.get("fields") or ["$"]
+    if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
+        raise InvalidValueError(f"index['fields'] must be a list of paths, got {fields!r}")
+    for path in fields:
+        if path != "$":
+            tokenize_path(path)
+    distance = index.get("distance_type", "cosine")  # type: ignore[misc]
+    if distance != "cosine":
+        raise InvalidValueError(f"only cosine distance is supported, got {distance!r}")
+    return IndexConfig(dims=dims, embed=index["embed"], fields=list(fields))
+
+
+class StoreCore:
+    """Configuration and helpers shared by the sync and async stores."""
+
+    supports_ttl: bool = True
+
+    def __init__(
+        self,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        ranking: SearchRanking | None = None,
+        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+        query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
+    ) -> None:
+        self.index_config = normalize_index(index)
+        self.embeddings: Embeddings | None = (
+            ensure_embeddings(self.index_config["embed"]) if self.index_config else None
+        )
+        self.ttl_config = ttl
+        if ttl is not None and (ttl.get("default_ttl") or 1) <= 0:
+            raise InvalidValueError(f"ttl['default_ttl'] must be > 0, got {ttl['default_ttl']}")
+        if max_value_bytes < 1:
+            raise InvalidValueError(f"max_value_bytes must be >= 1, got {max_value_bytes}")
+        self.settings = StoreSettings(
+            schema=check_schema(schema),
+            index=self.index_config,
+            ranking=ranking or SearchRanking(),
+            max_value_bytes=max_value_bytes,
+        )
+        self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._query_cache_size = query_cache_size
+        self._cache_lock = threading.Lock()
+
+    @property
+    def schema(self) -> str:
+        return self.settings.schema
+
+    def _docs_to_embed(self, batch: PreparedBatch) -> list[str]:
+        return batch.doc_texts if self.embeddings is not None else []
+
+    def _check_docs(self, texts: list[str], vectors: Sequence[Sequence[float]]) -> dict[str, Any]:
+        assert self.index_config is not None
+        check_vectors(vectors, len(texts), self.index_config["dims"], "embeddings")
+        return dict(zip(texts, (list(v) for v in vectors), strict=True))
+
+    def _cached_queries(self, queries: list[str]) -> tuple[dict[str, list[float]], list[str]]:
+        """Query vectors already in the LRU cache, and the queries still to embed."""
+        found: dict[str, list[float]] = {}
+        with self._cache_lock:
+            for query in queries:
+                if query in self._query_cache:
+                    self._query_cache.move_to_end(query)
+                    found[query] = self._query_cache[query]
+        return found, [q for q in queries if q not in found]
+
+    def _remember_queries(
+        self, queries: list[str], vectors: Sequence[Sequence[float]], into: dict[str, list[float]]
+    ) -> dict[str, list[float]]:
+        assert self.index_config is not None
+        check_vectors(vectors, len(queries), self.index_config["dims"], "query embeddings")
+        with self._cache_lock:
+            for query, vector in zip(queries, vectors, strict=True):
+                into[query] = list(vector)
+                self._query_cache[query] = into[query]
+                self._query_cache.move_to_end(query)
+            while len(self._query_cache) > self._query_cache_size:
+                self._query_cache.popitem(last=False)
+        return into
+
+    def _sweep_interval(self, minutes: float | None) -> float:
+        interval = minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        if interval <= 0:
+            raise InvalidValueError(f"sweep interval must be > 0 minutes, got {interval}")
+        return float(interval) * 60

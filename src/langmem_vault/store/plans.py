@@ -1,0 +1,400 @@
+"""The store's sans-IO core: validate a batch of ops, then a plan of SQL that executes it.
+
+``prepare_batch`` does every check and extracts the texts to embed before any I/O, so a bad
+op fails the whole batch with nothing written. The driver embeds (documents in one call,
+queries through an LRU cache) and runs ``batch_plan`` in one transaction. As in
+InMemoryStore, the reads of a batch see the data as it was before the batch's writes, and the
+last put to a key wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langgraph.store.base import (
+    GetOp,
+    IndexConfig,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    get_text_at_path,
+    tokenize_path,
+)
+from pgvector import Vector
+
+from langmem_vault.db.migrations import migrate_plan
+from langmem_vault.db.runner import Plan, Query
+from langmem_vault.store import sql as q
+from langmem_vault.store.filters import FilterBuilder
+from langmem_vault.store.ranking import SearchRanking
+from langmem_vault.store.validation import (
+    InvalidValueError,
+    check_key,
+    check_namespace,
+    check_query,
+    encode_value,
+)
+
+Key = tuple[tuple[str, ...], str]
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """What the plans need to know about a store (no connections, no models)."""
+
+    schema: str
+    index: IndexConfig | None
+    ranking: SearchRanking
+    max_value_bytes: int
+
+    @property
+    def hybrid(self) -> bool:
+        return self.index is not None
+
+    @property
+    def fields(self) -> list[str]:
+        if self.index is None:
+            return ["$"]
+        return list(self.index.get("fields") or ["$"])
+
+
+@dataclass
+class PreparedPut:
+    prefix: str
+    key: str
+    value_json: str | None  # None deletes
+    ttl: float | None
+    text: str | None  # full-text document; None when not indexed
+    embed: list[tuple[str, str]] = field(default_factory=list)  # (field name, text)
+
+
+@dataclass
+class PreparedBatch:
+    ops: list[Op]
+    puts: dict[Key, PreparedPut]
+    queries: list[str]  # distinct search queries, to embed
+
+    @property
+    def doc_texts(self) -> list[str]:
+        """Distinct texts to embed for this batch's puts, in first-seen order."""
+        return list(dict.fromkeys(t for p in self.puts.values() for _, t in p.embed))
+
+
+def prefix_of(namespace: tuple[str, ...]) -> str:
+    return ".".join(namespace)
+
+
+def _string_leaves(obj: Any) -> Iterable[str]:
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _string_leaves(v)
+    elif isinstance(obj, list):
+        for v in obj:
+            yield from _string_leaves(v)
+
+
+def _texts(value: dict[str, Any], paths: Sequence[str]) -> list[tuple[str, str]]:
+    """(field name, text) pairs to index, named as InMemoryStore names its vectors."""
+    found: list[tuple[str, str]] = []
+    for path in paths:
+        texts = get_text_at_path(value, path if path == "$" else tokenize_path(path))
+        if len(texts) == 1:
+            found.append((path, texts[0]))
+        else:
+            found.extend((f"{path}.{i}", t) for i, t in enumerate(texts))
+    return [(name, text) for name, text in found if text]
+
+
+def _prepare_put(op: PutOp, settings: StoreSettings) -> PreparedPut:
+    check_namespace(op.namespace)
+    check_key(op.key)
+    prefix = prefix_of(op.namespace)
+    if op.value is None:
+        return PreparedPut(prefix, op.key, None, None, None)
+    value_json = encode_value(op.value, max_bytes=settings.max_value_bytes)
+    if op.ttl is not None and (
+        isinstance(op.ttl, bool) or not isinstance(op.ttl, int | float) or op.ttl <= 0
+    ):
+        raise InvalidValueError(f"ttl must be a positive number of minutes, got {op.ttl!r}")
+    if op.index is False:
+        return PreparedPut(prefix, op.key, value_json, op.ttl, None)
+    if op.index is not None and (
+        not isinstance(op.index, list) or not all(isinstance(p, str) for p in op.index)
+    ):
+        raise InvalidValueError(f"index must be None, False or a list of paths: {op.index!r}")
+    paths = op.index if op.index is not None else settings.fields
+    pairs = _texts(op.value, paths)
+    if not settings.hybrid and paths == ["$"]:
+        # Keyword-only stores index the value's strings, not its JSON syntax.
+        pairs = [("$", "\n".join(_string_leaves(op.value)))] if op.value else []
+        pairs = [(n, t) for n, t in pairs if t]
+    text = "\n".join(t for _, t in pairs) if pairs else None
+    return PreparedPut(prefix, op.key, value_json, op.ttl, text, pairs if settings.hybrid else [])
+
+
+def _check_read(op: Op) -> None:
+    if isinstance(op, GetOp):
+        check_namespace(op.namespace)
+        check_key(op.key)
+    elif isinstance(op, SearchOp):
+        check_namespace(op.namespace_prefix, allow_empty=True)
+        if op.query is not None:
+            check_query(op.query)
+        if op.limit < 0 or op.offset < 0:
+            raise InvalidValueError(f"limit and offset must be >= 0, got {op.limit}, {op.offset}")
+    elif isinstance(op, ListNamespacesOp):
+        for cond in op.match_conditions or ():
+            if cond.match_type not in ("prefix", "suffix"):
+                raise InvalidValueError(f"unsupported match type {cond.match_type!r}")
+            check_namespace(tuple(cond.path), allow_empty=True)
+        if op.limit < 0 or op.offset < 0:
+            raise InvalidValueError(f"limit and offset must be >= 0, got {op.limit}, {op.offset}")
+        if op.max_depth is not None and op.max_depth < 1:
+            raise InvalidValueError(f"max_depth must be >= 1, got {op.max_depth}")
+    elif not isinstance(op, PutOp):
+        raise ValueError(f"Unknown operation type: {type(op)}")
+
+
+def prepare_batch(ops: Iterable[Op], settings: StoreSettings) -> PreparedBatch:
+    """Validate every op and collect the work; raises before any I/O on bad input."""
+    ops = list(ops)
+    puts: dict[Key, PreparedPut] = {}
+    queries: dict[str, None] = {}
+    for op in ops:
+        _check_read(op)
+        if isinstance(op, PutOp):
+            puts[(op.namespace, op.key)] = _prepare_put(op, settings)
+        elif isinstance(op, SearchOp) and op.query and settings.hybrid:
+            queries[op.query] = None
+    return PreparedBatch(ops, puts, list(queries))
+
+
+def check_vectors(vectors: Sequence[Sequence[float]], count: int, dims: int, what: str) -> None:
+    """Embeddings must come back one per text, each of the configured dimension."""
+    if len(vectors) != count:
+        raise InvalidValueError(f"the embedder returned {len(vectors)} {what} for {count} texts")
+    for vector in vectors:
+        if len(vector) != dims:
+            raise InvalidValueError(
+                f"the embedder returned a {len(vector)}-dimensional {what[:-1]}; the store's "
+                f"index is configured with dims={dims}"
+            )
+
+
+# ---------------------------------------------------------------------------------------------
+# The plan
+
+
+def _item(row: dict[str, Any]) -> Item:
+    return Item(
+        value=row["value"],
+        key=row["key"],
+        namespace=tuple(row["namespace"]),
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+    )
+
+
+def _search_item(row: dict[str, Any], score: float | None) -> SearchItem:
+    return SearchItem(
+        namespace=tuple(row["namespace"]),
+        key=row["key"],
+        value=row["value"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        score=score,
+    )
+
+
+def _like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + ".%"
+
+
+def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
+    builder = FilterBuilder("i.value")
+    builder.add(op.filter)
+    params.update(builder.params)
+    clauses = [q.NOT_EXPIRED, builder.sql()]
+    if op.namespace_prefix:
+        params["ns"] = prefix_of(op.namespace_prefix)
+        params["ns_like"] = _like_prefix(params["ns"])
+        clauses.insert(0, "(i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s)")
+    return " AND ".join(clauses)
+
+
+def _search_plan(
+    op: SearchOp, settings: StoreSettings, query_vectors: dict[str, list[float]]
+) -> Plan[list[SearchItem]]:
+    params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
+    where = _search_where(op, params)
+    schema = settings.schema
+    if not op.query:
+        rows = yield Query(q.search_recent(schema, where), params)
+        return [_search_item(r, None) for r in rows or []]
+
+    wanted = op.offset + op.limit
+    ranking = settings.ranking
+    params |= {
+        "query": op.query,
+        "text_config": ranking.text_config,
+        "k": ranking.candidate_count(wanted),
+        "wanted": wanted,
+        "text_weight": ranking.text_weight,
+    }
+    if settings.hybrid:
+        params["qv"] = Vector(query_vectors[op.query]).to_text()
+        yield Query(q.HNSW_SETTINGS, {"ef": str(params["k"])})
+    order = ranking.order_sql(params, hybrid=settings.hybrid)
+    score = ranking.score_sql(hybrid=settings.hybrid)
+    rows = yield Query(q.search_ranked(schema, where, score, order, hybrid=settings.hybrid), params)
+    ranked = [_search_item(r, float(r["score"])) for r in rows or []]
+    if len(ranked) < wanted:
+        # Fewer candidates than the page needs: every scored item is already here. Fill with
+        # the items the query could not score, as InMemoryStore does with un-indexed items.
+        params["fill"] = wanted - len(ranked)
+        rest = yield Query(q.search_fill(schema, where, hybrid=settings.hybrid), params)
+        ranked += [_search_item(r, r["score"]) for r in rest or []]
+    return ranked[op.offset : wanted]
+
+
+def _list_namespaces_plan(op: ListNamespacesOp, schema: str) -> Plan[list[tuple[str, ...]]]:
+    params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
+    clauses = [q.NOT_EXPIRED]
+    for c, cond in enumerate(op.match_conditions or ()):
+        path = tuple(cond.path)
+        params[f"len{c}"] = len(path)
+        clauses.append(f"cardinality(i.namespace) >= %(len{c})s")
+        for j, label in enumerate(path):
+            if label == "*":
+                continue
+            params[f"m{c}_{j}"] = label
+            if cond.match_type == "prefix":
+                clauses.append(f"i.namespace[{j + 1}] = %(m{c}_{j})s")
+            else:
+                clauses.append(
+                    f"i.namespace[cardinality(i.namespace) - %(len{c})s + {j + 1}] = %(m{c}_{j})s"
+                )
+    column = "i.namespace"
+    if op.max_depth is not None:
+        params["depth"] = op.max_depth
+        column = "i.namespace[1:%(depth)s]"
+    rows = yield Query(q.list_namespaces(schema, column, " AND ".join(clauses)), params)
+    return [tuple(r["ns"]) for r in rows or []]
+
+
+def batch_plan(
+    batch: PreparedBatch,
+    settings: StoreSettings,
+    doc_vectors: dict[str, list[float]],
+    query_vectors: dict[str, list[float]],
+) -> Plan[list[Result]]:
+    """Execute a prepared batch: reads first (they see the state before the batch), then writes."""
+    schema = settings.schema
+    results: list[Result] = [None] * len(batch.ops)
+    refresh: dict[Key, None] = {}
+
+    gets = {i: op for i, op in enumerate(batch.ops) if isinstance(op, GetOp)}
+    if gets:
+        keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
+        rows = yield Query(q.get_items(schema), _key_arrays(keys))
+        found = {(tuple(r["namespace"]), r["key"]): r for r in rows or []}
+        for i, op in gets.items():
+            row = found.get((op.namespace, op.key))
+            results[i] = _item(row) if row else None
+            if row and op.refresh_ttl and row["ttl_minutes"] is not None:
+                refresh[(op.namespace, op.key)] = None
+
+    for i, op in enumerate(batch.ops):
+        if isinstance(op, SearchOp):
+            items = yield from _search_plan(op, settings, query_vectors)
+            results[i] = items
+            if op.refresh_ttl:
+                refresh.update(((item.namespace, item.key), None) for item in items)
+        elif isinstance(op, ListNamespacesOp):
+            results[i] = yield from _list_namespaces_plan(op, schema)
+
+    if refresh:
+        yield Query(q.refresh_ttl(schema), _key_arrays(list(refresh)))
+
+    yield from _write_plan(batch, settings, doc_vectors)
+    return results
+
+
+def _key_arrays(keys: Sequence[Key]) -> dict[str, list[str]]:
+    return {"prefixes": [prefix_of(ns) for ns, _ in keys], "keys": [k for _, k in keys]}
+
+
+def _write_plan(
+    batch: PreparedBatch, settings: StoreSettings, doc_vectors: dict[str, list[float]]
+) -> Plan[None]:
+    schema = settings.schema
+    deletes = [p for p in batch.puts.values() if p.value_json is None]
+    upserts = [p for p in batch.puts.values() if p.value_json is not None]
+    if deletes:
+        yield Query(
+            q.delete_items(schema),
+            {"prefixes": [p.prefix for p in deletes], "keys": [p.key for p in deletes]},
+        )
+    if not upserts:
+        return None
+    yield Query(
+        q.upsert_items(schema),
+        {
+            "prefixes": [p.prefix for p in upserts],
+            "keys": [p.key for p in upserts],
+            "values": [p.value_json for p in upserts],
+            "ttls": [p.ttl for p in upserts],
+            "texts": [p.text for p in upserts],
+            "text_config": settings.ranking.text_config,
+        },
+    )
+    if not settings.hybrid:
+        return None
+    yield Query(
+        q.delete_vectors(schema),
+        {"prefixes": [p.prefix for p in upserts], "keys": [p.key for p in upserts]},
+    )
+    rows = [(p.prefix, p.key, name, text) for p in upserts for name, text in p.embed]
+    if rows:
+        yield Query(
+            q.insert_vectors(schema),
+            {
+                "prefixes": [r[0] for r in rows],
+                "keys": [r[1] for r in rows],
+                "fields": [r[2] for r in rows],
+                "embeddings": [Vector(doc_vectors[r[3]]).to_text() for r in rows],
+            },
+        )
+    return None
+
+
+def setup_plan(settings: StoreSettings) -> Plan[list[int]]:
+    """Apply the store's migrations (and the vector table's, for a hybrid store)."""
+    applied = yield from migrate_plan(settings.schema, "store")
+    if settings.index is None:
+        return applied
+    dims = settings.index["dims"]
+    applied += yield from migrate_plan(settings.schema, "store_vectors", {"dims": dims})
+    rows = yield Query(q.vector_type(settings.schema))
+    found = rows[0]["type"] if rows else None
+    if found != f"vector({dims})":
+        raise InvalidValueError(
+            f"schema {settings.schema!r} stores {found} embeddings but the index config says "
+            f"dims={dims}; use another schema or re-create the store_vectors table"
+        )
+    return applied
+
+
+def sweep_plan(schema: str) -> Plan[int]:
+    """Delete expired items; returns how many were removed."""
+    rows = yield Query(q.sweep_expired(schema))
+    return int(rows[0]["n"]) if rows else 0

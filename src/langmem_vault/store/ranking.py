@@ -1,0 +1,75 @@
+"""How hybrid search ranks: one absolute relevance score, plus optional boosts for ordering.
+
+``SearchItem.score`` is the cosine similarity between the query and the item's best indexed
+field, lifted toward 1 by keyword coverage (the share of the query's distinct lexemes, after
+stemming and stop-word removal, that the item's indexed text contains)::
+
+    score = cos + (1 - cos) * text_weight * coverage
+
+With no keyword in common the score is exactly the cosine similarity that InMemoryStore and
+PostgresStore report, so thresholds keep their meaning; a full keyword match closes
+``text_weight`` of the remaining gap to 1. It does not depend on the other results, so it is
+comparable across queries (a rank-fusion score is not). Without embeddings configured the score
+is the keyword coverage alone, in [0, 1].
+
+``boosts`` reorder results by numeric value fields (confidence, utility...) without changing
+the reported score: ``order = score + sum(weight * field)``; missing fields count as 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from langmem_vault.store.validation import InvalidValueError
+
+DEFAULT_TEXT_WEIGHT = 0.3
+# Each retriever (vector, keyword) proposes at least this many candidates before re-ranking.
+DEFAULT_CANDIDATES = 100
+MAX_EF_SEARCH = 1000
+
+
+@dataclass(frozen=True)
+class SearchRanking:
+    """Ranking settings of a VaultStore.
+
+    >>> SearchRanking(text_weight=0.4, boosts={"confidence": 0.1}).text_weight
+    0.4
+    """
+
+    text_weight: float = DEFAULT_TEXT_WEIGHT
+    candidates: int = DEFAULT_CANDIDATES
+    boosts: Mapping[str, float] = field(default_factory=dict)
+    text_config: str = "english"
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.text_weight <= 1.0:
+            raise InvalidValueError(f"text_weight must be in [0, 1], got {self.text_weight}")
+        if self.candidates < 1:
+            raise InvalidValueError(f"candidates must be >= 1, got {self.candidates}")
+        for name, weight in self.boosts.items():
+            if not isinstance(name, str) or not name or not isinstance(weight, int | float):
+                raise InvalidValueError(f"boosts must map field names to numbers: {name!r}")
+
+    def candidate_count(self, wanted: int) -> int:
+        """Candidates each retriever proposes for a page ending at result ``wanted``."""
+        return min(max(self.candidates, 4 * wanted), MAX_EF_SEARCH)
+
+    def score_sql(self, *, hybrid: bool) -> str:
+        """SQL for the relevance score over columns ``cos`` and ``coverage``."""
+        if not hybrid:
+            return "coverage"
+        return "(coalesce(cos, 0) + (1 - coalesce(cos, 0)) * %(text_weight)s * coverage)"
+
+    def order_sql(self, params: dict[str, Any], *, hybrid: bool) -> str:
+        """SQL ordering expression: the score plus weighted numeric value fields."""
+        terms = [self.score_sql(hybrid=hybrid)]
+        for n, (name, weight) in enumerate(self.boosts.items()):
+            params[f"boost_field{n}"] = name
+            params[f"boost_weight{n}"] = float(weight)
+            terms.append(
+                f"%(boost_weight{n})s * CASE WHEN jsonb_typeof(value -> %(boost_field{n})s) "
+                f"= 'number' THEN (value -> %(boost_field{n})s)::float8 ELSE 0 END"
+            )
+        return " + ".join(terms)
