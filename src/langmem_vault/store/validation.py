@@ -20,7 +20,11 @@ class InvalidValueError(ValueError):
 
 
 def check_namespace(namespace: tuple[str, ...], *, allow_empty: bool = False) -> None:
-    """Namespace labels: non-empty strings without '.' or NUL; root label not "langgraph"."""
+    """Namespace labels: non-empty strings without '.' or NUL.
+
+    The reserved root label "langgraph" is refused by ``BaseStore.put`` itself; ops passed to
+    ``batch`` directly may use it, as in InMemoryStore.
+    """
     if not isinstance(namespace, tuple):
         raise InvalidNamespaceError(f"namespace must be a tuple of str, got {namespace!r}")
     if not namespace and not allow_empty:
@@ -42,10 +46,6 @@ def check_namespace(namespace: tuple[str, ...], *, allow_empty: bool = False) ->
             raise InvalidNamespaceError(
                 f"Namespace label longer than {MAX_LABEL_CHARS} characters in {namespace!r}"
             )
-    if namespace and namespace[0] == "langgraph" and not allow_empty:
-        raise InvalidNamespaceError(
-            f'Root label for namespace cannot be "langgraph". Got: {namespace}'
-        )
 
 
 def check_key(key: str) -> None:

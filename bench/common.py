@@ -1,0 +1,230 @@
+"""Shared helpers for bench/store_quality.py and bench/store_speed.py.
+
+- the labelled data set (bench/data/conversations.json) and its texts;
+- vectors computed once with the local model and cached in bench/out/ (gitignored), served
+  to every store by :class:`LookupEmbeddings`, so all systems see identical vectors and the
+  timings measure the stores, not the model;
+- a throwaway embedded Postgres server in a temp dir, shared by all systems in one run;
+- the stores under test, built the same way, and VaultStore options from the command line.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import shutil
+import statistics
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import BaseStore
+
+BENCH = Path(__file__).parent
+DATA = BENCH / "data" / "conversations.json"
+OUT = BENCH / "out"
+DIMS = 384
+
+
+def load_dataset(path: Path = DATA) -> dict[str, Any]:
+    """The retrieval set: ``{"conversations": [...], "questions": [...]}``."""
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def iter_turns(data: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    """(conversation id, session id, turn) for every turn of the data set."""
+    for conv in data["conversations"]:
+        for session in conv["sessions"]:
+            for turn in session["turns"]:
+                yield conv["id"], session["id"], turn
+
+
+def cached_vectors(texts: Sequence[str], name: str) -> np.ndarray:
+    """Embeddings of ``texts`` (rows in order) from bench/out/<name>-<hash>.npy, else computed.
+
+    The hash covers the texts, so a changed data set never reuses stale vectors.
+    """
+    digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
+    path = OUT / f"{name}-{digest}.npy"
+    if path.exists():
+        loaded: np.ndarray = np.load(path)
+        return loaded
+    from langmem_vault.embeddings import local_embeddings
+
+    emb = local_embeddings()
+    rows = []
+    step = 2048
+    for start in range(0, len(texts), step):
+        rows.append(np.asarray(emb.embed_documents(list(texts[start : start + step])), "float32"))
+        if len(texts) > step:
+            print(
+                f"  embedded {min(start + step, len(texts))}/{len(texts)} {name} texts", flush=True
+            )
+    vectors = np.concatenate(rows) if rows else np.zeros((0, DIMS), "float32")
+    OUT.mkdir(parents=True, exist_ok=True)
+    np.save(path, vectors)
+    return vectors
+
+
+class LookupEmbeddings(Embeddings):
+    """Embeddings served from precomputed vectors; an unknown text is an error, not a model call.
+
+    >>> emb = LookupEmbeddings(["hi"], np.ones((1, 384), "float32"))
+    >>> len(emb.embed_query("hi"))
+    384
+    """
+
+    def __init__(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        self.vectors = vectors
+        self.index = {t: i for i, t in enumerate(texts)}
+        self.calls = 0
+
+    def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
+        base = len(self.vectors)
+        self.vectors = np.concatenate([self.vectors, vectors])
+        self.index.update({t: base + i for i, t in enumerate(texts)})
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        self.calls += 1
+        try:
+            return [self.vectors[self.index[t]].tolist() for t in texts]
+        except KeyError as exc:
+            raise KeyError(f"no precomputed vector for text {exc.args[0]!r}") from None
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.embed_documents([text])[0]
+
+
+def temp_server_uri() -> str:
+    """A fresh embedded Postgres in a temp dir (removed at exit, after the server stops)."""
+    path = Path(tempfile.mkdtemp(prefix="lmv-bench-"))
+    # atexit runs in reverse order: registered before pgserver's own stop hook, so runs after.
+    atexit.register(shutil.rmtree, path, True)
+    from langmem_vault.db import embedded_uri
+
+    return embedded_uri(path / "pg")
+
+
+def create_database(uri: str, name: str) -> str:
+    """Create database ``name`` on the server of ``uri`` (with pgvector); return its URI."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    db_uri = make_conninfo(uri, dbname=name)
+    with psycopg.connect(db_uri, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    return db_uri
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value as JSON when it parses (numbers, true, lists), else the string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def extra_options(leftover: list[str]) -> dict[str, Any]:
+    """Unknown ``--some-option VALUE`` pairs as VaultStore keyword arguments ``some_option``."""
+    options: dict[str, Any] = {}
+    it = iter(leftover)
+    for flag in it:
+        if not flag.startswith("--"):
+            raise SystemExit(f"unexpected argument {flag!r}; VaultStore options are --name VALUE")
+        name, _, value = flag[2:].partition("=")
+        if not _:
+            value = next(it, None)  # type: ignore[assignment]
+            if value is None:
+                raise SystemExit(f"option {flag} needs a value")
+        options[name.replace("-", "_")] = parse_value(value)
+    return options
+
+
+def open_store(
+    system: str, stack: ExitStack, uri: str | None, index: dict[str, Any], vault_kw: dict[str, Any]
+) -> BaseStore:
+    """Build ``system`` ("vault", "postgres" or "memory") with ``index``; set up, entered."""
+    if system == "memory":
+        from langgraph.store.memory import InMemoryStore
+
+        return InMemoryStore(index=index)  # type: ignore[arg-type]
+    assert uri is not None
+    if system == "postgres":
+        from langgraph.store.postgres import PostgresStore
+
+        pg = stack.enter_context(PostgresStore.from_conn_string(uri, index=index))  # type: ignore[arg-type]
+        pg.setup()
+        return pg
+    if system == "vault":
+        from langmem_vault.store import VaultStore
+
+        kw = {"schema": "bench", **vault_kw}
+        # Options named like SearchRanking fields (text_weight, candidates...) build its ranking.
+        import dataclasses
+
+        from langmem_vault.store.ranking import SearchRanking
+
+        fields = {f.name for f in dataclasses.fields(SearchRanking)}
+        ranking = {k: kw.pop(k) for k in list(kw) if k in fields}
+        if ranking:
+            kw["ranking"] = SearchRanking(**ranking)
+        vault = stack.enter_context(VaultStore.from_conn_string(uri, index=index, **kw))  # type: ignore[arg-type]
+        vault.setup()
+        return vault
+    raise ValueError(f"unknown system {system!r}")
+
+
+def vault_available() -> bool:
+    """True once ``from langmem_vault.store import VaultStore`` works."""
+    try:
+        from langmem_vault.store import VaultStore  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (0-100) with linear interpolation."""
+    return float(np.percentile(np.asarray(values), q)) if values else float("nan")
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def ratio(a: float, b: float) -> str:
+    """``a / b`` formatted, or "-" when undefined."""
+    return f"{a / b:.2f}x" if b and a == a and b == b else "-"
+
+
+def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """A markdown table (pasteable into RESULTS_store.md)."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+
+    def line(row: list[str]) -> str:
+        return "| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |"
+
+    print(line(cells[0]))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in cells[1:]:
+        print(line(row))
+
+
+@contextmanager
+def stores(
+    systems: Sequence[str], uri: str | None, index: dict[str, Any], vault_kw: dict[str, Any]
+) -> Iterator[dict[str, BaseStore]]:
+    """The named stores, opened and set up, closed on exit."""
+    with ExitStack() as stack:
+        yield {s: open_store(s, stack, uri, index, vault_kw) for s in systems}

@@ -1,0 +1,261 @@
+"""VaultSaver vs langgraph's PostgresSaver / AsyncPostgresSaver on one embedded Postgres.
+
+Measures, on the same server (a fresh temporary data directory):
+
+1. bytes on disk (pg_total_relation_size of each saver's tables) after a 200-turn
+   add_messages conversation run through a real graph, checking both give identical
+   get_state results;
+2. throughput of put + get_tuple with 8 concurrent threads on a pool (async savers);
+3. latency p50/p95 of put and get_tuple at turn 10 and turn 200 of a thread (sync savers).
+
+Run:  python bench/saver_bench.py [--turns 200] [--steps 40] [--samples 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import psycopg
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
+from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
+from langgraph.checkpoint.base.id import uuid6
+from langgraph.checkpoint.postgres import PostgresSaver
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.graph import START, MessagesState, StateGraph
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
+from langmem_vault.db import embedded_uri
+
+SCHEMA = "langmem_vault"
+OURS = ["saver_threads", "saver_checkpoints", "saver_blobs", "saver_elements", "saver_writes"]
+THEIRS = ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"]
+CONCURRENCY = 8
+
+
+def human(i: int) -> HumanMessage:
+    return HumanMessage(f"Question {i}: how should I plan step {i} of the project? " * 2)
+
+
+def reply_text(i: int) -> str:
+    return f"Answer {i}: " + "Here is a careful, detailed answer with several sentences. " * 6
+
+
+def relation_bytes(uri: str, tables: list[str]) -> int:
+    with psycopg.connect(uri, autocommit=True) as conn:
+        total = 0
+        for table in tables:
+            row = conn.execute("SELECT pg_total_relation_size(%s)", (table,)).fetchone()
+            total += int(row[0]) if row and row[0] else 0
+        return total
+
+
+def build_chat(saver: BaseCheckpointSaver[Any]) -> Any:
+    def reply(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [AIMessage(reply_text(len(state["messages"])))]}
+
+    return StateGraph(MessagesState).add_node(reply).add_edge(START, "reply").compile(saver)
+
+
+def storage(uri: str, turns: int) -> dict[str, Any]:
+    """Run the same conversation through both savers; compare sizes and final states."""
+    states = []
+    with PostgresSaver.from_conn_string(uri) as theirs:
+        theirs.setup()
+        states.append(converse(build_chat(theirs), turns))
+    with VaultSaver.from_conn_string(uri, schema=SCHEMA) as ours:
+        ours.setup()
+        states.append(converse(build_chat(ours), turns))
+    same = [texts(s) for s in states[0]] == [texts(s) for s in states[1]]
+    return {
+        "theirs": relation_bytes(uri, THEIRS),
+        "ours": relation_bytes(uri, [f"{SCHEMA}.{t}" for t in OURS]),
+        "identical": same,
+    }
+
+
+def converse(graph: Any, turns: int) -> list[list[BaseMessage]]:
+    config = {"configurable": {"thread_id": "bench-storage", "user_id": "bench"}}
+    for i in range(turns):
+        graph.invoke({"messages": [human(i)]}, config)
+    state = graph.get_state(config)
+    history = list(graph.get_state_history(config))
+    return [state.values["messages"], *[h.values.get("messages", []) for h in history[:5]]]
+
+
+def texts(messages: list[BaseMessage]) -> list[tuple[str, Any]]:
+    return [(m.type, m.content) for m in messages]
+
+
+def conversation(n: int) -> list[BaseMessage]:
+    out: list[BaseMessage] = []
+    for i in range(n):
+        out += [human(i), AIMessage(reply_text(i), id=f"ai-{i}")]
+    return out
+
+
+class Steps:
+    """Checkpoints of a growing conversation, as the graph loop would put them."""
+
+    def __init__(self, saver: BaseCheckpointSaver[Any], thread_id: str) -> None:
+        self.saver, self.thread_id = saver, thread_id
+        self.parent: str | None = None
+        self.version: Any = None
+        self.messages: list[BaseMessage] = []
+
+    def next(self, messages: list[BaseMessage]) -> tuple[Any, Checkpoint, Any, Any]:
+        self.version = self.saver.get_next_version(self.version, None)
+        checkpoint = Checkpoint(
+            v=4,
+            id=str(uuid6(clock_seq=-1)),
+            ts="2026-01-01T00:00:00+00:00",
+            channel_values={"messages": messages, "reply": "reply"},
+            channel_versions={"messages": self.version, "reply": self.version},
+            versions_seen={"reply": {"messages": self.version}},
+            updated_channels=["messages"],
+        )
+        configurable = {"thread_id": self.thread_id, "checkpoint_ns": ""}
+        if self.parent:
+            configurable["checkpoint_id"] = self.parent
+        meta = {"source": "loop", "step": len(messages), "parents": {}}
+        return {"configurable": configurable}, checkpoint, meta, {"messages": self.version}
+
+    def done(self, stored: Any) -> None:
+        self.parent = stored["configurable"]["checkpoint_id"]
+
+
+async def throughput(saver: BaseCheckpointSaver[Any], steps: int) -> float:
+    """put + get_tuple pairs per second, CONCURRENCY threads at once."""
+    history = conversation(steps)
+
+    async def one_thread() -> None:
+        s = Steps(saver, f"tp-{uuid.uuid4().hex}")
+        for k in range(1, steps + 1):
+            stored = await saver.aput(*s.next(history[: 2 * k]))
+            s.done(stored)
+            got = await saver.aget_tuple(stored)
+            assert got is not None and len(got.checkpoint["channel_values"]["messages"]) == 2 * k
+
+    start = time.perf_counter()
+    await asyncio.gather(*(one_thread() for _ in range(CONCURRENCY)))
+    return CONCURRENCY * steps / (time.perf_counter() - start)
+
+
+async def throughput_both(uri: str, steps: int) -> tuple[float, float]:
+    kwargs = {"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0}
+    async with AsyncConnectionPool(uri, max_size=CONCURRENCY, kwargs=kwargs, open=False) as pool:
+        theirs = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+        await theirs.setup()
+        await throughput(theirs, 3)  # warm up
+        their_rate = await throughput(theirs, steps)
+    async with AsyncVaultSaver.from_conn_string(uri, schema=SCHEMA, pool_size=CONCURRENCY) as ours:
+        await ours.setup()
+        await throughput(ours, 3)
+        our_rate = await throughput(ours, steps)
+    return their_rate, our_rate
+
+
+def latency(saver: BaseCheckpointSaver[Any], turn: int, samples: int) -> dict[str, float]:
+    """p50/p95 in ms of put and get_tuple once a thread has reached ``turn``."""
+    history = conversation(turn + samples)
+    s = Steps(saver, f"lat-{uuid.uuid4().hex}")
+    for k in range(1, turn):
+        s.done(saver.put(*s.next(history[: 2 * k])))
+    puts, gets = [], []
+    for k in range(turn, turn + samples):
+        args = s.next(history[: 2 * k])
+        t0 = time.perf_counter()
+        stored = saver.put(*args)
+        t1 = time.perf_counter()
+        saver.get_tuple(stored)
+        t2 = time.perf_counter()
+        s.done(stored)
+        puts.append((t1 - t0) * 1000)
+        gets.append((t2 - t1) * 1000)
+    return {
+        "put p50": statistics.median(puts),
+        "put p95": quantile(puts, 0.95),
+        "get p50": statistics.median(gets),
+        "get p95": quantile(gets, 0.95),
+    }
+
+
+def quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def latency_both(uri: str, samples: int) -> dict[int, tuple[dict[str, float], dict[str, float]]]:
+    out = {}
+    with (
+        PostgresSaver.from_conn_string(uri) as theirs,
+        VaultSaver.from_conn_string(uri, schema=SCHEMA, pool_size=2) as ours,
+    ):
+        for turn in (10, 200):
+            out[turn] = (latency(theirs, turn, samples), latency(ours, turn, samples))
+    return out
+
+
+def row(name: str, theirs: float, ours: float, fmt: Callable[[float], str], target: str) -> str:
+    ratio = ours / theirs if theirs else float("nan")
+    return f"| {name} | {fmt(theirs)} | {fmt(ours)} | {ratio:.2f}x | {target} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--turns", type=int, default=200, help="conversation turns (storage)")
+    parser.add_argument("--steps", type=int, default=40, help="put+get per thread (throughput)")
+    parser.add_argument("--samples", type=int, default=40, help="samples per latency figure")
+    args = parser.parse_args()
+
+    data_dir = tempfile.mkdtemp(prefix="saver-bench-")
+    try:
+        uri = embedded_uri(data_dir)
+        size = storage(uri, args.turns)
+        their_rate, our_rate = asyncio.run(throughput_both(uri, args.steps))
+        lat = latency_both(uri, args.samples)
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+    def kib(x: float) -> str:
+        return f"{x / 1024:,.0f} KiB"
+
+    def ms(x: float) -> str:
+        return f"{x:.2f} ms"
+
+    print("| metric | langgraph PostgresSaver | VaultSaver | ratio | target |")
+    print("|---|---|---|---|---|")
+    print(
+        row(
+            f"bytes on disk after {args.turns} turns (identical get_state: {size['identical']})",
+            size["theirs"],
+            size["ours"],
+            kib,
+            "<= 0.2x",
+        )
+    )
+    print(
+        row(
+            f"put+get_tuple per s, {CONCURRENCY} threads on a pool (async)",
+            their_rate,
+            our_rate,
+            lambda x: f"{x:,.0f}/s",
+            ">= 1.5x",
+        )
+    )
+    for turn, (theirs, ours) in lat.items():
+        for key in theirs:
+            print(row(f"{key} at turn {turn} (sync)", theirs[key], ours[key], ms, "-"))
+
+
+if __name__ == "__main__":
+    main()

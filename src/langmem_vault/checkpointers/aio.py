@@ -1,0 +1,256 @@
+"""AsyncVaultSaver: the asyncio Postgres checkpointer (psycopg's async driver, no threads)."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from typing import Any, TypeVar
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from langmem_vault.checkpointers import maintenance
+from langmem_vault.checkpointers.base import DEFAULT_SCHEMA, VaultSaverBase
+from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
+from langmem_vault.db.connection import (
+    DEFAULT_POOL_SIZE,
+    DEFAULT_PREPARE_THRESHOLD,
+    AsyncConn,
+    AsyncDatabase,
+    aopen_pool,
+)
+from langmem_vault.db.migrations import check_schema
+from langmem_vault.db.runner import arun_plan
+
+T = TypeVar("T")
+
+
+class AsyncVaultSaver(VaultSaverBase):
+    """The async twin of :class:`~langmem_vault.checkpointers.VaultSaver`.
+
+    Same tables, same SQL, same behaviour; every ``a…`` method awaits psycopg directly.
+    The sync methods work from other threads (as langgraph's ``get_state`` in a worker
+    thread needs) by scheduling on the saver's event loop.
+
+    >>> async with AsyncVaultSaver.from_conn_string(None) as saver:  # doctest: +SKIP
+    ...     await saver.setup()
+    ...     graph = builder.compile(checkpointer=saver)
+    ...     await graph.ainvoke({"messages": [("user", "hi")]},
+    ...                         {"configurable": {"thread_id": "t1", "user_id": "u1"}})
+    """
+
+    def __init__(
+        self,
+        conn: AsyncConn,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        super().__init__(schema=schema, serde=serde)
+        self._db = AsyncDatabase(conn)
+        self.conn = conn
+        try:
+            self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self.loop = None
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str | None = None,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        serde: SerializerProtocol | None = None,
+    ) -> AsyncIterator[AsyncVaultSaver]:
+        """A saver on its own async pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or embedded."""
+        check_schema(schema)
+        pool = await aopen_pool(
+            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
+        )
+        try:
+            yield cls(pool, schema=schema, serde=serde)
+        finally:
+            await pool.close()
+
+    async def setup(self) -> None:
+        """Create or upgrade the saver's tables (concurrency- and transaction-safe)."""
+        async with self._db.cursor() as cur:
+            # Several statements per migration file cannot be prepared (see VaultSaver.setup).
+            conn = cur.connection
+            threshold, conn.prepare_threshold = conn.prepare_threshold, None
+            try:
+                await arun_plan(cur, self._setup_plan())
+            finally:
+                conn.prepare_threshold = threshold
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint named by ``config``, or the latest of its thread and namespace."""
+        return await self._db.run(self._get_tuple_plan(config))
+
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
+        """Checkpoints newest first, filtered by thread, namespace, metadata and ``before``."""
+        for item in await self._db.run(self._list_plan(config, filter, before, limit)):
+            yield item
+
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint; returns the config that points at it."""
+        return await self._db.run(self._put_plan(config, checkpoint, metadata, new_versions))
+
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store the writes a task made against the checkpoint ``config`` names."""
+        await self._db.run(self._put_writes_plan(config, writes, task_id, task_path))
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        """Delete a thread: its checkpoints, writes, values and index row."""
+        await self._db.run(self._delete_threads_plan([thread_id]))
+
+    async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) created by the given runs."""
+        await self._db.run(maintenance.delete_for_runs_plan(self.schema, run_ids))
+
+    async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a whole thread (every namespace, checkpoint and write) to a new thread id."""
+        await self._db.run(
+            maintenance.copy_thread_plan(self.schema, str(source_thread_id), str(target_thread_id))
+        )
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """See :meth:`VaultSaver.prune`."""
+        ids = self._prune_ids(thread_ids, strategy)
+        if not ids:
+            return
+        if strategy == "delete":
+            await self._db.run(self._delete_threads_plan(ids))
+            return
+        self._refuse_delta(await self._db.run(maintenance.delta_threads_plan(self.schema, ids)))
+        for thread_id in ids:
+            if await self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, 1)) is None:
+                self._refuse_delta([thread_id])
+
+    async def aget_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Writes and seed per DeltaChannel, read with three queries instead of one per step."""
+        return await self._db.run(self._delta_plan(config, channels))
+
+    # -- per-user index and retention ----------------------------------------------------
+
+    async def alist_threads(self, user_id: str, *, limit: int = 100) -> builtins.list[ThreadInfo]:
+        """The user's threads, most recently active first."""
+        return await self._db.run(maintenance.list_threads_plan(self.schema, user_id, limit))
+
+    async def adelete_user_threads(self, user_id: str) -> DeletedThreads:
+        """Delete every thread of ``user_id`` in one transaction; returns what was removed."""
+        return await self._db.run(maintenance.delete_user_threads_plan(self.schema, user_id))
+
+    async def aapply_retention(
+        self, *, keep_last: int | None = None, idle_longer_than: timedelta | None = None
+    ) -> RetentionReport:
+        """See :meth:`VaultSaver.apply_retention`."""
+        maintenance.check_retention(keep_last, idle_longer_than)
+        idle = DeletedThreads()
+        if idle_longer_than is not None:
+            idle = await self._db.run(maintenance.idle_threads_plan(self.schema, idle_longer_than))
+        deleted, trimmed, skipped = idle.checkpoints, [], []
+        if keep_last is not None:
+            long_ids = await self._db.run(maintenance.long_threads_plan(self.schema, keep_last))
+            for thread_id in long_ids:
+                n = await self._db.run(
+                    maintenance.trim_thread_plan(self.schema, thread_id, keep_last)
+                )
+                if n is None:
+                    skipped.append(thread_id)
+                elif n:
+                    trimmed.append(thread_id)
+                    deleted += n
+        return RetentionReport(idle.thread_ids, deleted, trimmed, skipped)
+
+    # -- sync bridges, for sync callers in other threads (e.g. graph.get_state) ----------
+
+    def _bridge(self, coro: Coroutine[Any, Any, T], name: str) -> T:
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if self.loop is None or running is self.loop:
+            coro.close()
+            raise asyncio.InvalidStateError(
+                f"AsyncVaultSaver.{name}() was called synchronously from its event loop; "
+                f"await a{name}() instead, or use VaultSaver for synchronous code"
+            )
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        return self._bridge(self.aget_tuple(config), "get_tuple")
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        plan = self._list_plan(config, filter, before, limit)
+        yield from self._bridge(self._db.run(plan), "list")
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        return self._bridge(self.aput(config, checkpoint, metadata, new_versions), "put")
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        self._bridge(self.aput_writes(config, writes, task_id, task_path), "put_writes")
+
+    def delete_thread(self, thread_id: str) -> None:
+        self._bridge(self.adelete_thread(thread_id), "delete_thread")
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        return self._bridge(
+            self.aget_delta_channel_history(config=config, channels=channels),
+            "get_delta_channel_history",
+        )

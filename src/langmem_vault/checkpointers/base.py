@@ -1,0 +1,126 @@
+"""What VaultSaver and AsyncVaultSaver share: argument checks that turn calls into plans.
+
+The two classes only differ in how they run a plan (``Database.run`` or
+``await AsyncDatabase.run``), so every method here returns a plan and does no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    BaseCheckpointSaver,
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+    get_checkpoint_id,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from langmem_vault.checkpointers import delta, maintenance, queries
+from langmem_vault.checkpointers.config import next_version, scope, target
+from langmem_vault.db.migrations import check_schema, migrate_plan
+from langmem_vault.db.runner import Plan
+
+DEFAULT_SCHEMA = "langmem_vault"
+MIGRATION_TRACK = "saver"
+PRUNE_STRATEGIES = ("keep_latest", "delete")
+
+
+class VaultSaverBase(BaseCheckpointSaver[str]):
+    """Plans for every saver operation; subclasses run them sync or async."""
+
+    schema: str
+
+    def __init__(self, *, schema: str = DEFAULT_SCHEMA, serde: SerializerProtocol | None = None):
+        super().__init__(serde=serde)
+        self.schema = check_schema(schema)
+
+    def get_next_version(self, current: str | None, channel: None = None) -> str:
+        """A version string that sorts after ``current`` (see :func:`next_version`)."""
+        return next_version(current)
+
+    # -- plans ---------------------------------------------------------------------------
+
+    def _setup_plan(self) -> Plan[list[int]]:
+        return migrate_plan(self.schema, MIGRATION_TRACK)
+
+    def _get_tuple_plan(self, config: RunnableConfig) -> Plan[CheckpointTuple | None]:
+        where = target(config, "get_tuple")
+        return queries.get_tuple_plan(self.schema, self.serde, where, self.get_next_version)
+
+    def _list_plan(
+        self,
+        config: RunnableConfig | None,
+        filter: dict[str, Any] | None,
+        before: RunnableConfig | None,
+        limit: int | None,
+    ) -> Plan[list[CheckpointTuple]]:
+        if limit is not None and (not isinstance(limit, int) or limit < 0):
+            raise ValueError(f"list: limit must be a non-negative int or None, got {limit!r}")
+        if filter is not None and not isinstance(filter, dict):
+            raise TypeError("list: filter must be a dict of metadata keys and values")
+        return queries.list_plan(
+            self.schema,
+            self.serde,
+            scope(config),
+            filter=filter,
+            before=get_checkpoint_id(before) if before else None,
+            limit=limit,
+            get_next=self.get_next_version,
+        )
+
+    def _put_plan(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Plan[RunnableConfig]:
+        where = target(config, "put")
+        if not isinstance(checkpoint, dict) or not checkpoint.get("id"):
+            raise ValueError("put: checkpoint['id'] is required")
+        return queries.put_plan(
+            self.schema, self.serde, config, where, checkpoint, metadata, new_versions
+        )
+
+    def _put_writes_plan(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str,
+    ) -> Plan[None]:
+        where = target(config, "put_writes")
+        return queries.put_writes_plan(self.schema, self.serde, where, writes, task_id, task_path)
+
+    def _delete_threads_plan(self, thread_ids: Sequence[str]) -> Plan[maintenance.DeletedThreads]:
+        return maintenance.delete_threads_plan(self.schema, thread_ids)
+
+    def _delta_plan(
+        self, config: RunnableConfig, channels: Sequence[str]
+    ) -> Plan[dict[str, DeltaChannelHistory]]:
+        where = target(config, "get_delta_channel_history")
+        return delta.delta_history_plan(self.schema, self.serde, where, channels)
+
+    @staticmethod
+    def _prune_ids(thread_ids: Sequence[str], strategy: str) -> list[str]:
+        if strategy not in PRUNE_STRATEGIES:
+            raise ValueError(
+                f"prune: unknown strategy {strategy!r}; use one of {', '.join(PRUNE_STRATEGIES)}"
+            )
+        if isinstance(thread_ids, str | bytes):
+            raise TypeError("prune: thread_ids must be a list of thread ids, not one string")
+        return sorted({str(t) for t in thread_ids})
+
+    @staticmethod
+    def _refuse_delta(delta_ids: list[str]) -> None:
+        if delta_ids:
+            raise NotImplementedError(
+                "prune: keep_latest cannot prune threads that use a DeltaChannel (their "
+                f"latest value is rebuilt from older checkpoints): {', '.join(delta_ids)}"
+            )

@@ -1,0 +1,179 @@
+"""How channel values become rows and back: inline primitives, blobs and list elements.
+
+No I/O here. Values go through the saver's serde (``JsonPlusSerializer`` by default). A long
+list (a thread's messages) is split into its elements, each serialized on its own and named
+by a hash of its bytes; the channel value then becomes a few ranges of per-thread element ids.
+An append-only list of N messages therefore costs one element row per message plus two
+integers per version, where PostgresSaver stores the whole list again at every step.
+
+>>> encode_ranges([1, 2, 3, 7, 8, 2])
+[1, 3, 7, 8, 2, 2]
+>>> decode_ranges([1, 3, 7, 8, 2, 2])
+[1, 2, 3, 7, 8, 2]
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.checkpoint.base import WRITES_IDX_MAP, PendingWrite, writes_sort_key
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from langmem_vault.checkpointers.msgpack_frames import join_array, split_array
+
+# The blob type of a channel value stored as element ranges (never a serde type name).
+ELEMENTS_TYPE = "vault.elements"
+EMPTY_TYPE = "empty"
+MSGPACK = "msgpack"
+# A list is split into elements only when that saves space: enough bytes in total, and
+# elements big enough that a row per element (about 60 bytes of overhead) is cheap.
+MIN_LIST_BYTES = 512
+MIN_ELEMENT_BYTES = 48
+TITLE_CHARS = 80
+# Exact types kept inline in the checkpoint's JSON. Floats are not: jsonb rewrites 1e20 as
+# an integer, and get_tuple must return exactly what was put.
+_INLINE_TYPES = (str, int, bool, type(None))
+
+
+@dataclass(frozen=True, slots=True)
+class Element:
+    """One serialized list element, named by the hash of its type and bytes."""
+
+    hash: bytes
+    type: str
+    blob: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class EncodedValue:
+    """A channel value ready for ``saver_blobs``: a serde blob, or a list of elements."""
+
+    channel: str
+    type: str
+    blob: bytes | None
+    elements: tuple[Element, ...] | None = None
+
+
+def is_inline(value: Any) -> bool:
+    """Whether ``value`` is stored inside the checkpoint's JSON rather than as a blob."""
+    if type(value) not in _INLINE_TYPES:
+        return False
+    if isinstance(value, str):
+        return "\x00" not in value  # jsonb cannot hold NUL
+    return True  # ints of any size: jsonb numbers are exact
+
+
+def element_hash(type_: str, blob: bytes) -> bytes:
+    return hashlib.blake2b(type_.encode() + b"\x00" + blob, digest_size=16).digest()
+
+
+def encode_value(serde: SerializerProtocol, channel: str, value: Any) -> EncodedValue:
+    """Serialize one channel value; long lists of sizeable elements become elements."""
+    type_, blob = serde.dumps_typed(value)
+    if type(value) is list and value and _worth_splitting(len(blob), len(value)):
+        frames = split_array(blob) if type_ == MSGPACK else None
+        if frames is not None and len(frames) == len(value):
+            parts = [(MSGPACK, frame) for frame in frames]
+        else:  # another serde (e.g. encrypted): one call per element
+            parts = [serde.dumps_typed(item) for item in value]
+        elements = tuple(Element(element_hash(t, b), t, b) for t, b in parts)
+        return EncodedValue(channel, ELEMENTS_TYPE, None, elements)
+    return EncodedValue(channel, type_, blob)
+
+
+def _worth_splitting(total: int, count: int) -> bool:
+    return total >= MIN_LIST_BYTES and total >= MIN_ELEMENT_BYTES * count
+
+
+def encode_ranges(ids: Sequence[int]) -> list[int]:
+    """Run-length encode element ids as flattened ``[start, end, start, end, ...]``."""
+    out: list[int] = []
+    for i in ids:
+        if out and out[-1] + 1 == i:
+            out[-1] = i
+        else:
+            out.extend((i, i))
+    return out
+
+
+def decode_ranges(ranges: Sequence[int]) -> list[int]:
+    """Inverse of :func:`encode_ranges`."""
+    ids: list[int] = []
+    for k in range(0, len(ranges), 2):
+        ids.extend(range(ranges[k], ranges[k + 1] + 1))
+    return ids
+
+
+def ranges_literal(ranges: Sequence[int]) -> str:
+    """A Postgres array literal, so several ranges can travel in one ``text[]`` parameter."""
+    return "{" + ",".join(map(str, ranges)) + "}"
+
+
+def decode_value(
+    serde: SerializerProtocol,
+    type_: str,
+    blob: bytes | None,
+    elems: Sequence[int] | None,
+    elements: Mapping[int, tuple[str, bytes]],
+) -> Any:
+    """Rebuild a channel value from its ``saver_blobs`` row and the thread's elements."""
+    if type_ == ELEMENTS_TYPE:
+        parts = [elements[i] for i in decode_ranges(elems or [])]
+        if all(t == MSGPACK for t, _ in parts):
+            return serde.loads_typed((MSGPACK, join_array([b for _, b in parts])))
+        return [serde.loads_typed(part) for part in parts]
+    return serde.loads_typed((type_, blob if blob is not None else b""))
+
+
+def dump_writes(
+    serde: SerializerProtocol, writes: Sequence[tuple[str, Any]]
+) -> list[tuple[int, str, str, bytes]]:
+    """``(idx, channel, type, blob)`` per write; special channels take their fixed index."""
+    out = []
+    for idx, (channel, value) in enumerate(writes):
+        type_, blob = serde.dumps_typed(value)
+        out.append((WRITES_IDX_MAP.get(channel, idx), channel, type_, blob))
+    return out
+
+
+def load_writes(serde: SerializerProtocol, rows: Iterable[Mapping[str, Any]]) -> list[PendingWrite]:
+    """Pending writes in ``writes_sort_key`` order, the order live execution applies them."""
+    ordered = sorted(rows, key=lambda r: writes_sort_key(r["task_path"], r["task_id"], r["idx"]))
+    return [
+        (r["task_id"], r["channel"], serde.loads_typed((r["type"], r["blob"] or b"")))
+        for r in ordered
+    ]
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+        return " ".join(parts)
+    return ""
+
+
+def _is_human(message: Any) -> bool:
+    if isinstance(message, dict):
+        return message.get("role") in ("user", "human") or message.get("type") == "human"
+    return getattr(message, "type", None) == "human"
+
+
+def thread_title(messages: Sequence[Any]) -> str | None:
+    """The first human message's text, on one line, cut to ``TITLE_CHARS`` characters."""
+    for message in messages:
+        if _is_human(message):
+            content = message.get("content") if isinstance(message, dict) else message.content
+            text = " ".join(_text_of(content).split())
+            if text:
+                return text if len(text) <= TITLE_CHARS else text[: TITLE_CHARS - 1] + "…"
+    return None

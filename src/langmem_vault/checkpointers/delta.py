@@ -1,0 +1,130 @@
+"""The plan behind ``get_delta_channel_history`` (langgraph's DeltaChannel, beta).
+
+The base class walks the parent chain with one ``get_tuple`` per ancestor. Here one recursive
+query walks the chain and reports, per requested channel, whether each ancestor stores a value
+for it; a second reads the writes on the walked part of the chain, a third the seed values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from langmem_vault.checkpointers import codec
+from langmem_vault.checkpointers.config import Target, render
+from langmem_vault.db.runner import Plan, Query
+
+CHAIN_SQL = """
+WITH RECURSIVE chain AS (
+    SELECT checkpoint_id, parent_checkpoint_id, checkpoint, 0 AS depth
+    FROM {schema}.saver_checkpoints
+    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+      AND checkpoint_id = coalesce(%(checkpoint_id)s, (
+          SELECT max(checkpoint_id) FROM {schema}.saver_checkpoints
+          WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s))
+    UNION ALL
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, chain.depth + 1
+    FROM chain JOIN {schema}.saver_checkpoints c
+      ON c.thread_id = %(thread_id)s AND c.checkpoint_ns = %(checkpoint_ns)s
+     AND c.checkpoint_id = chain.parent_checkpoint_id
+)
+SELECT chain.checkpoint_id, chain.depth, ch.name AS channel,
+       chain.checkpoint -> 'channel_versions' ->> ch.name AS version,
+       coalesce(chain.checkpoint -> 'channel_values' ? ch.name, false) AS has_inline,
+       chain.checkpoint -> 'channel_values' -> ch.name AS inline,
+       b.type AS blob_type
+FROM chain CROSS JOIN unnest(%(channels)s::text[]) AS ch(name)
+LEFT JOIN {schema}.saver_blobs b
+  ON b.thread_id = %(thread_id)s AND b.checkpoint_ns = %(checkpoint_ns)s
+ AND b.channel = ch.name AND b.version = chain.checkpoint -> 'channel_versions' ->> ch.name
+ORDER BY chain.depth"""
+
+CHAIN_WRITES_SQL = """
+SELECT checkpoint_id, task_id, task_path, idx, channel, type, blob
+FROM {schema}.saver_writes
+WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+  AND channel = ANY(%(channels)s) AND checkpoint_id = ANY(%(ids)s)"""
+
+SEED_BLOBS_SQL = """
+WITH bl AS MATERIALIZED (
+    SELECT b.channel, b.type, b.blob, b.elems
+    FROM unnest(%(channels)s::text[], %(versions)s::text[]) AS s(channel, version)
+    JOIN {schema}.saver_blobs b
+      ON b.thread_id = %(thread_id)s AND b.checkpoint_ns = %(checkpoint_ns)s
+     AND b.channel = s.channel AND b.version = s.version
+)
+SELECT 'b' AS kind, channel, type, blob, elems, NULL::integer AS elem_id FROM bl
+UNION ALL
+SELECT 'e', NULL, e.type, e.blob, NULL, e.elem_id
+FROM {schema}.saver_elements e
+WHERE e.thread_id = %(thread_id)s AND e.elem_id IN (
+    SELECT generate_series(bl.elems[g.i], bl.elems[g.i + 1])
+    FROM bl CROSS JOIN LATERAL generate_series(1, cardinality(bl.elems), 2) AS g(i)
+    WHERE bl.elems IS NOT NULL)"""
+
+
+def delta_history_plan(
+    schema: str, serde: SerializerProtocol, where: Target, channels: Sequence[str]
+) -> Plan[dict[str, DeltaChannelHistory]]:
+    """Per channel: the writes on the path from the nearest stored value to the target
+    (oldest first, each checkpoint's in ``writes_sort_key`` order) and that value as seed."""
+    names = list(dict.fromkeys(channels))
+    if not names:
+        return {}
+    params: dict[str, Any] = {
+        "thread_id": where.thread_id,
+        "checkpoint_ns": where.checkpoint_ns,
+        "checkpoint_id": where.checkpoint_id,
+        "channels": names,
+    }
+    rows = yield Query(render(CHAIN_SQL, schema), params)
+    path: dict[str, list[str]] = {c: [] for c in names}  # newest ancestor first
+    seed_version: dict[str, str] = {}
+    seed_inline: dict[str, Any] = {}
+    done: set[str] = set()
+    for row in rows or []:
+        channel = row["channel"]
+        if row["depth"] == 0 or channel in done:
+            continue  # the target's own writes are pending for its next step
+        path[channel].append(row["checkpoint_id"])
+        if row["blob_type"] is not None and row["blob_type"] != codec.EMPTY_TYPE:
+            seed_version[channel] = row["version"]
+            done.add(channel)
+        elif row["has_inline"]:
+            seed_inline[channel] = row["inline"]
+            done.add(channel)
+    ids = sorted({cid for cids in path.values() for cid in cids})
+    writes: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    if ids:
+        found = yield Query(render(CHAIN_WRITES_SQL, schema), {**params, "ids": ids})
+        for w in found or []:
+            writes.setdefault((w["channel"], w["checkpoint_id"]), []).append(w)
+    seeds: dict[str, Any] = dict(seed_inline)
+    if seed_version:
+        found = yield Query(
+            render(SEED_BLOBS_SQL, schema),
+            {
+                **params,
+                "channels": list(seed_version),
+                "versions": list(seed_version.values()),
+            },
+        )
+        elements = {r["elem_id"]: (r["type"], r["blob"]) for r in found or [] if r["kind"] == "e"}
+        for r in found or []:
+            if r["kind"] == "b":
+                seeds[r["channel"]] = codec.decode_value(
+                    serde, r["type"], r["blob"], r["elems"], elements
+                )
+    result: dict[str, DeltaChannelHistory] = {}
+    for channel in names:
+        collected: list[PendingWrite] = []
+        for cid in reversed(path[channel]):
+            collected.extend(codec.load_writes(serde, writes.get((channel, cid), [])))
+        entry: DeltaChannelHistory = {"writes": collected}
+        if channel in seeds:
+            entry["seed"] = seeds[channel]
+        result[channel] = entry
+    return result

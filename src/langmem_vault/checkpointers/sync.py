@@ -1,0 +1,199 @@
+"""VaultSaver: the synchronous Postgres checkpointer."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
+
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
+from langgraph.checkpoint.serde.base import SerializerProtocol
+
+from langmem_vault.checkpointers import maintenance
+from langmem_vault.checkpointers.base import DEFAULT_SCHEMA, VaultSaverBase
+from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
+from langmem_vault.db.connection import (
+    DEFAULT_POOL_SIZE,
+    DEFAULT_PREPARE_THRESHOLD,
+    Database,
+    SyncConn,
+    open_pool,
+)
+from langmem_vault.db.migrations import check_schema
+from langmem_vault.db.runner import run_plan
+
+
+class VaultSaver(VaultSaverBase):
+    """A LangGraph checkpointer on Postgres that stores long threads compactly.
+
+    Pass a psycopg ``Connection`` or ``ConnectionPool`` as it is (no ``autocommit`` or row
+    factory needed), or use :meth:`from_conn_string`. Each operation runs in its own
+    transaction on its own pooled connection, so threads of one process run in parallel.
+
+    >>> from langgraph.graph import MessagesState, StateGraph  # doctest: +SKIP
+    >>> with VaultSaver.from_conn_string(None) as saver:  # embedded Postgres  # doctest: +SKIP
+    ...     saver.setup()
+    ...     graph = builder.compile(checkpointer=saver)
+    ...     graph.invoke({"messages": [("user", "hi")]},
+    ...                  {"configurable": {"thread_id": "t1", "user_id": "u1"}})
+    ...     saver.list_threads("u1")[0].title
+    'hi'
+    """
+
+    def __init__(
+        self,
+        conn: SyncConn,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
+        super().__init__(schema=schema, serde=serde)
+        self._db = Database(conn)
+        self.conn = conn
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str | None = None,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        serde: SerializerProtocol | None = None,
+    ) -> Iterator[VaultSaver]:
+        """A saver on its own pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or the embedded server.
+
+        ``prepare_threshold=None`` turns prepared statements off (PgBouncer in transaction mode).
+        """
+        check_schema(schema)  # before connecting: a bad name should not cost a pool
+        pool = open_pool(conn_string, max_size=pool_size, prepare_threshold=prepare_threshold)
+        try:
+            yield cls(pool, schema=schema, serde=serde)
+        finally:
+            pool.close()
+
+    def setup(self) -> None:
+        """Create or upgrade the saver's tables. Safe to call from several processes at once
+        and inside a caller's transaction."""
+        with self._db.cursor() as cur:
+            # Migration files hold several statements, which cannot be prepared: a caller's
+            # connection with prepare_threshold=0 (as langgraph's docs use) would fail.
+            conn = cur.connection
+            threshold, conn.prepare_threshold = conn.prepare_threshold, None
+            try:
+                run_plan(cur, self._setup_plan())
+            finally:
+                conn.prepare_threshold = threshold
+
+    def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        """The checkpoint named by ``config``, or the latest of its thread and namespace."""
+        return self._db.run(self._get_tuple_plan(config))
+
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
+        """Checkpoints newest first, filtered by thread, namespace, metadata and ``before``."""
+        yield from self._db.run(self._list_plan(config, filter, before, limit))
+
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
+        """Store a checkpoint; returns the config that points at it."""
+        return self._db.run(self._put_plan(config, checkpoint, metadata, new_versions))
+
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Store the writes a task made against the checkpoint ``config`` names."""
+        self._db.run(self._put_writes_plan(config, writes, task_id, task_path))
+
+    def delete_thread(self, thread_id: str) -> None:
+        """Delete a thread: its checkpoints, writes, values and index row."""
+        self._db.run(self._delete_threads_plan([thread_id]))
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        """Delete the checkpoints (and their writes) created by the given runs."""
+        self._db.run(maintenance.delete_for_runs_plan(self.schema, run_ids))
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        """Copy a whole thread (every namespace, checkpoint and write) to a new thread id."""
+        self._db.run(
+            maintenance.copy_thread_plan(self.schema, str(source_thread_id), str(target_thread_id))
+        )
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """``keep_latest``: keep each namespace's latest checkpoint; ``delete``: drop threads.
+
+        Each thread is pruned in its own transaction. Threads using a DeltaChannel are refused
+        by ``keep_latest`` (NotImplementedError) before anything is deleted.
+        """
+        ids = self._prune_ids(thread_ids, strategy)
+        if not ids:
+            return
+        if strategy == "delete":
+            self._db.run(self._delete_threads_plan(ids))
+            return
+        self._refuse_delta(self._db.run(maintenance.delta_threads_plan(self.schema, ids)))
+        for thread_id in ids:
+            if self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, 1)) is None:
+                self._refuse_delta([thread_id])
+
+    def get_delta_channel_history(
+        self, *, config: RunnableConfig, channels: Sequence[str]
+    ) -> Mapping[str, DeltaChannelHistory]:
+        """Writes and seed per DeltaChannel, read with three queries instead of one per step."""
+        return self._db.run(self._delta_plan(config, channels))
+
+    # -- per-user index and retention ----------------------------------------------------
+
+    def list_threads(self, user_id: str, *, limit: int = 100) -> builtins.list[ThreadInfo]:
+        """The user's threads, most recently active first (title, message count, times)."""
+        return self._db.run(maintenance.list_threads_plan(self.schema, user_id, limit))
+
+    def delete_user_threads(self, user_id: str) -> DeletedThreads:
+        """Delete every thread of ``user_id`` in one transaction; returns what was removed."""
+        return self._db.run(maintenance.delete_user_threads_plan(self.schema, user_id))
+
+    def apply_retention(
+        self, *, keep_last: int | None = None, idle_longer_than: timedelta | None = None
+    ) -> RetentionReport:
+        """Drop threads idle longer than ``idle_longer_than``; keep the newest ``keep_last``
+        checkpoints of each namespace of the others (threads using a DeltaChannel are skipped).
+        """
+        maintenance.check_retention(keep_last, idle_longer_than)
+        idle = DeletedThreads()
+        if idle_longer_than is not None:
+            idle = self._db.run(maintenance.idle_threads_plan(self.schema, idle_longer_than))
+        deleted, trimmed, skipped = idle.checkpoints, [], []
+        if keep_last is not None:
+            for thread_id in self._db.run(maintenance.long_threads_plan(self.schema, keep_last)):
+                n = self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, keep_last))
+                if n is None:
+                    skipped.append(thread_id)
+                elif n:
+                    trimmed.append(thread_id)
+                    deleted += n
+        return RetentionReport(idle.thread_ids, deleted, trimmed, skipped)

@@ -1,0 +1,261 @@
+"""Graph wiring: the reference memory graph, and memory around an app's own agent node.
+
+``build_memory_graph`` compiles ``inject -> respond -> extract -> reconcile -> compact``.
+``add_memory`` wires inject before an existing agent node and extract/reconcile/compact after
+the turn ends, in the app's own (not yet compiled) ``StateGraph``. Every node has native sync
+and async paths, so the compiled graph serves ``invoke``/``stream`` and ``ainvoke``/``astream``.
+
+>>> from langgraph.store.memory import InMemoryStore
+>>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+>>> from langmem_vault.nodes.offline_extractor import OfflineExtractor
+>>> graph = build_memory_graph(
+...     FakeListChatModel(responses=["Hello!"]),
+...     store=InMemoryStore(),
+...     extractor=OfflineExtractor(),
+... )
+>>> sorted(n for n in graph.nodes if not n.startswith("__"))
+['compact', 'extract', 'inject', 'reconcile', 'respond']
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Hashable, Mapping
+from typing import Any, Literal
+
+from langchain_core.language_models import LanguageModelLike
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
+
+from langmem_vault.graphs.state import MemoryState
+from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.nodes.inject import create_inject_node
+from langmem_vault.nodes.reconcile import create_reconcile_node
+from langmem_vault.nodes.respond import DEFAULT_SYSTEM_PROMPT, create_respond_node, load_model
+
+__all__ = ["SAME_AS_MODEL", "MemoryNodeNames", "add_memory", "build_memory_graph"]
+
+logger = logging.getLogger("langmem_vault.graphs")
+
+MemoryNodeNames = Mapping[str, str]
+#: ``summarizer`` default of :func:`build_memory_graph`: compact uses the answering model.
+SAME_AS_MODEL: Any = "same-as-model"
+DEFAULT_NAMES = {
+    "inject": "inject",
+    "extract": "extract",
+    "reconcile": "reconcile",
+    "compact": "compact",
+}
+
+
+def _memory_nodes(
+    *,
+    extractor: Any,
+    summarizer: Any,
+    store: BaseStore | None,
+    namespaces: MemoryNamespaces,
+    extract_mode: Literal["inline", "background"],
+    queue: Any,
+    inject_options: Mapping[str, Any] | None,
+    extract_options: Mapping[str, Any] | None,
+    reconcile_options: Mapping[str, Any] | None,
+    compact_options: Mapping[str, Any] | None,
+    compact: bool,
+) -> dict[str, Any]:
+    from langmem_vault.nodes.extract import create_extract_node
+
+    nodes: dict[str, Any] = {
+        "inject": create_inject_node(store=store, namespaces=namespaces, **(inject_options or {})),
+        "extract": create_extract_node(
+            extractor,
+            mode=extract_mode,
+            queue=queue,
+            store=store,
+            namespaces=namespaces,
+            **(extract_options or {}),
+        ),
+        "reconcile": create_reconcile_node(
+            store=store, namespaces=namespaces, **(reconcile_options or {})
+        ),
+    }
+    if compact:
+        from langmem_vault.nodes.compact import create_compact_node
+
+        nodes["compact"] = create_compact_node(
+            summarizer, store=store, namespaces=namespaces, **(compact_options or {})
+        )
+    return nodes
+
+
+def build_memory_graph(
+    model: str | LanguageModelLike,
+    /,
+    *,
+    store: BaseStore | None = None,
+    checkpointer: BaseCheckpointSaver[Any] | None = None,
+    extractor: Any = None,
+    summarizer: Any = SAME_AS_MODEL,
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    namespaces: MemoryNamespaces | None = None,
+    extract_mode: Literal["inline", "background"] = "inline",
+    queue: Any = None,
+    compact: bool = True,
+    inject_options: Mapping[str, Any] | None = None,
+    respond_options: Mapping[str, Any] | None = None,
+    extract_options: Mapping[str, Any] | None = None,
+    reconcile_options: Mapping[str, Any] | None = None,
+    compact_options: Mapping[str, Any] | None = None,
+    name: str = "memory_graph",
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """Compile ``inject -> respond -> extract -> reconcile -> compact`` over ``MemoryState``.
+
+    - ``model``: the chat model answering (``init_chat_model`` string or object);
+    - ``extractor``: what extract calls (default: ``model``; pass an ``OfflineExtractor`` for
+      no LLM); ``summarizer``: what compact calls (default: ``model``; ``None`` for an
+      extractive summary without a model);
+    - ``extract_mode``: ``"inline"`` (default here: works on any store) or ``"background"``
+      with a ``queue`` (a DSN or job queue) so the turn does not wait for extraction;
+    - ``*_options``: keyword options passed to each node factory.
+
+    Runs need ``config={"configurable": {"user_id": ..., "thread_id": ...}}``.
+
+    >>> graph = build_memory_graph("openai:gpt-4o-mini", store=store)  # doctest: +SKIP
+    >>> graph.invoke({"messages": [("user", "hi")]}, config)            # doctest: +SKIP
+    """
+    chat = load_model(model)
+    ns = namespaces or MemoryNamespaces()
+    nodes = _memory_nodes(
+        extractor=extractor if extractor is not None else chat,
+        summarizer=chat if summarizer is SAME_AS_MODEL else summarizer,
+        store=store,
+        namespaces=ns,
+        extract_mode=extract_mode,
+        queue=queue,
+        inject_options=inject_options,
+        extract_options=extract_options,
+        reconcile_options=reconcile_options,
+        compact_options=compact_options,
+        compact=compact,
+    )
+    respond = create_respond_node(
+        chat, system_prompt=system_prompt, store=store, namespaces=ns, **(respond_options or {})
+    )
+    builder = StateGraph(MemoryState)
+    builder.add_node("inject", nodes["inject"])
+    builder.add_node("respond", respond)
+    builder.add_node("extract", nodes["extract"])
+    builder.add_node("reconcile", nodes["reconcile"])
+    order = ["inject", "respond", "extract", "reconcile"]
+    if compact:
+        builder.add_node("compact", nodes["compact"])
+        order.append("compact")
+    builder.add_edge(START, order[0])
+    for first, second in itertools.pairwise(order):
+        builder.add_edge(first, second)
+    builder.add_edge(order[-1], END)
+    return builder.compile(checkpointer=checkpointer, store=store, name=name)
+
+
+def _redirect_end(path: Any, target: str) -> RunnableLambda[Any, Any]:
+    """Wrap a conditional edge's router so that END goes to ``target`` instead."""
+
+    def swap(result: Any) -> Any:
+        if isinstance(result, list):
+            return [target if r == END else r for r in result]
+        return target if result == END else result
+
+    def route(state: Any, config: RunnableConfig) -> Any:
+        return swap(path.invoke(state, config))
+
+    async def aroute(state: Any, config: RunnableConfig) -> Any:
+        return swap(await path.ainvoke(state, config))
+
+    return RunnableLambda(route, afunc=aroute, name=getattr(path, "name", None) or "route")
+
+
+def add_memory(
+    builder: StateGraph[Any, Any, Any, Any],
+    agent_node: str,
+    /,
+    *,
+    extractor: Any,
+    summarizer: Any = None,
+    store: BaseStore | None = None,
+    namespaces: MemoryNamespaces | None = None,
+    extract_mode: Literal["inline", "background"] = "inline",
+    queue: Any = None,
+    compact: bool = True,
+    names: MemoryNodeNames | None = None,
+    inject_options: Mapping[str, Any] | None = None,
+    extract_options: Mapping[str, Any] | None = None,
+    reconcile_options: Mapping[str, Any] | None = None,
+    compact_options: Mapping[str, Any] | None = None,
+) -> StateGraph[Any, Any, Any, Any]:
+    """Wire memory around an app's agent node in its (uncompiled) ``StateGraph``.
+
+    ``START -> agent`` becomes ``START -> inject -> agent``; every way the graph could end
+    (plain edges to END and routers returning END, such as ``tools_condition``) now goes
+    through ``extract -> reconcile -> compact -> END`` (``summarizer=None``: compact writes an
+    extractive summary without a model). The memory keys of
+    :class:`~langmem_vault.graphs.state.MemoryState` are added to the graph's channels; give
+    the app's state those keys (subclass ``MemoryState``) so the agent can read
+    ``state["memory_context"]`` and put it in its system prompt.
+
+    >>> builder = StateGraph(MemoryState)                           # doctest: +SKIP
+    >>> builder.add_node("agent", my_agent).add_edge(START, "agent")  # doctest: +SKIP
+    >>> add_memory(builder, "agent", extractor=OfflineExtractor())  # doctest: +SKIP
+    >>> graph = builder.compile(store=store, checkpointer=saver)     # doctest: +SKIP
+    """
+    if agent_node not in builder.nodes:
+        raise ValueError(f"agent node {agent_node!r} is not in the graph: add it first")
+    label = {**DEFAULT_NAMES, **(names or {})}
+    taken = [n for key, n in label.items() if n in builder.nodes and (compact or key != "compact")]
+    if taken:
+        raise ValueError(f"node name(s) {taken} already used; pass names={{...}} to rename")
+    if (START, agent_node) not in builder.edges:
+        raise ValueError(
+            f"add_memory needs an edge START -> {agent_node!r} (inject runs before the agent)"
+        )
+    nodes = _memory_nodes(
+        extractor=extractor,
+        summarizer=summarizer,
+        store=store,
+        namespaces=namespaces or MemoryNamespaces(),
+        extract_mode=extract_mode,
+        queue=queue,
+        inject_options=inject_options,
+        extract_options=extract_options,
+        reconcile_options=reconcile_options,
+        compact_options=compact_options,
+        compact=compact,
+    )
+    tail = ["extract", "reconcile", *(["compact"] if compact else [])]
+    for key in ["inject", *tail]:
+        # input_schema adds MemoryState's channels even when the app's state lacks them.
+        builder.add_node(label[key], nodes[key], input_schema=MemoryState)
+    # Run inject once per user turn: only the START edge goes through it, not tool loops.
+    builder.edges.discard((START, agent_node))
+    builder.add_edge(START, label["inject"])
+    builder.add_edge(label["inject"], agent_node)
+    first = label[tail[0]]
+    for start, end in list(builder.edges):
+        if end == END and start not in {label[k] for k in tail}:
+            builder.edges.discard((start, end))
+            builder.edges.add((start, first))
+    for source, branches in builder.branches.items():
+        for branch_name, spec in list(branches.items()):
+            ends: dict[Hashable, str] | None = spec.ends
+            if ends is not None:
+                new_ends = {k: (first if v == END else v) for k, v in ends.items()}
+                branches[branch_name] = spec._replace(ends=new_ends)
+            else:
+                branches[branch_name] = spec._replace(path=_redirect_end(spec.path, first))
+            logger.debug("add_memory: branch %s.%s now ends through %s", source, branch_name, first)
+    for a, b in itertools.pairwise(tail):
+        builder.add_edge(label[a], label[b])
+    builder.add_edge(label[tail[-1]], END)
+    return builder

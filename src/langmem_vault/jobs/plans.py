@@ -1,0 +1,326 @@
+"""Sans-IO plans for the durable job queue: SQL as named constants, rows parsed here.
+
+The sync :class:`~langmem_vault.jobs.queue.JobQueue` and the async
+:class:`~langmem_vault.jobs.queue.AsyncJobQueue` only run these plans, so the two cannot drift.
+
+Every call that changes a claimed job (renew, save result, complete, fail) is guarded by the
+lease token handed out at claim time: a worker that stalled past its lease and lost the job to
+another worker cannot finish it a second time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from langmem_vault.db.migrations import check_schema
+from langmem_vault.db.runner import Plan, Query
+
+JOB_STATUSES = ("pending", "running", "done", "failed")
+
+_ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
+_LOCK_THREAD = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+
+_GET_WATERMARK = """
+SELECT message_ids FROM {schema}.vault_job_watermarks WHERE kind = %s AND thread_id = %s
+"""
+
+_SET_WATERMARK = """
+INSERT INTO {schema}.vault_job_watermarks (kind, thread_id, message_ids, updated_at)
+VALUES (%s, %s, %s, now())
+ON CONFLICT (kind, thread_id)
+DO UPDATE SET message_ids = EXCLUDED.message_ids, updated_at = now()
+"""
+
+# A job of the same thread that no worker has touched yet absorbs the new span (the debounce):
+# one LLM call for both spans instead of two. Workers skip locked rows, and once a worker has
+# claimed the row the status check fails after the lock wait, so no claimed job is changed.
+_FIND_WAITING = """
+SELECT id, payload FROM {schema}.vault_jobs
+WHERE kind = %s AND thread_id = %s AND status = 'pending' AND attempts = 0
+ORDER BY id DESC LIMIT 1
+FOR UPDATE
+"""
+
+_MERGE_WAITING = """
+UPDATE {schema}.vault_jobs
+SET payload = %s, dedupe_key = %s, run_after = now() + make_interval(secs => %s),
+    updated_at = now()
+WHERE id = %s
+RETURNING id
+"""
+
+_INSERT_JOB = """
+INSERT INTO {schema}.vault_jobs (kind, dedupe_key, thread_id, payload, max_attempts, run_after)
+VALUES (%s, %s, %s, %s, %s, now() + make_interval(secs => %s))
+ON CONFLICT (dedupe_key) DO NOTHING
+RETURNING id
+"""
+
+_FIND_BY_KEY = "SELECT id FROM {schema}.vault_jobs WHERE dedupe_key = %s"
+
+# Jobs whose lease expired with no attempts left are failed, not retried forever.
+_EXHAUST = """
+UPDATE {schema}.vault_jobs
+SET status = 'failed', lease_token = NULL, leased_until = NULL, finished_at = now(),
+    updated_at = now(), last_error = coalesce(last_error, 'lease expired')
+WHERE kind = ANY(%s) AND status = 'running' AND leased_until < now()
+  AND attempts >= max_attempts
+"""
+
+_CLAIM = """
+WITH next AS (
+    SELECT id FROM {schema}.vault_jobs
+    WHERE kind = ANY(%s) AND attempts < max_attempts
+      AND ((status = 'pending' AND run_after <= now())
+           OR (status = 'running' AND leased_until < now()))
+    ORDER BY run_after, id
+    LIMIT %s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {schema}.vault_jobs AS j
+SET status = 'running', attempts = j.attempts + 1, lease_token = gen_random_uuid(),
+    leased_until = now() + make_interval(secs => %s), worker_id = %s, updated_at = now()
+FROM next WHERE j.id = next.id
+RETURNING j.*
+"""
+
+_RENEW = """
+UPDATE {schema}.vault_jobs
+SET leased_until = clock_timestamp() + make_interval(secs => %s), updated_at = now()
+WHERE id = %s AND lease_token = %s AND status = 'running'
+RETURNING id
+"""
+
+_SAVE_RESULT = """
+UPDATE {schema}.vault_jobs SET result = %s, updated_at = now()
+WHERE id = %s AND lease_token = %s AND status = 'running'
+RETURNING id
+"""
+
+_COMPLETE = """
+UPDATE {schema}.vault_jobs
+SET status = 'done', lease_token = NULL, leased_until = NULL, finished_at = now(),
+    updated_at = now()
+WHERE id = %s AND lease_token = %s AND status = 'running'
+RETURNING id
+"""
+
+# A failed attempt goes back to pending after a backoff, or to failed when none are left.
+_FAIL = """
+UPDATE {schema}.vault_jobs
+SET status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
+    finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
+    last_error = %s, lease_token = NULL, leased_until = NULL,
+    run_after = now() + make_interval(secs => %s), updated_at = now()
+WHERE id = %s AND lease_token = %s AND status = 'running'
+RETURNING status
+"""
+
+_GET = "SELECT * FROM {schema}.vault_jobs WHERE id = %s"
+
+_LIST = """
+SELECT * FROM {schema}.vault_jobs
+WHERE (%s::text IS NULL OR thread_id = %s) AND (%s::text IS NULL OR status = %s)
+ORDER BY id
+"""
+
+_COUNTS = "SELECT status, count(*) AS n FROM {schema}.vault_jobs GROUP BY status"
+
+
+def _q(template: str, schema: str) -> sql.Composed:
+    return sql.SQL(template).format(schema=sql.Identifier(check_schema(schema)))
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    """One row of the job table, as a worker sees it after claiming it."""
+
+    id: int
+    kind: str
+    dedupe_key: str
+    thread_id: str
+    payload: dict[str, Any]
+    status: str
+    attempts: int
+    max_attempts: int
+    last_error: str | None
+    result: dict[str, Any] | None
+    lease_token: str | None
+    leased_until: datetime | None
+    worker_id: str | None
+    created_at: datetime
+    finished_at: datetime | None
+
+
+def _job(row: dict[str, Any]) -> Job:
+    token = row["lease_token"]
+    return Job(
+        id=row["id"],
+        kind=row["kind"],
+        dedupe_key=row["dedupe_key"],
+        thread_id=row["thread_id"],
+        payload=row["payload"],
+        status=row["status"],
+        attempts=row["attempts"],
+        max_attempts=row["max_attempts"],
+        last_error=row["last_error"],
+        result=row["result"],
+        lease_token=str(token) if token is not None else None,
+        leased_until=row["leased_until"],
+        worker_id=row["worker_id"],
+        created_at=row["created_at"],
+        finished_at=row["finished_at"],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Enqueued:
+    """What :func:`enqueue_span_plan` did: the job id, the new message ids, merged or not."""
+
+    job_id: int
+    message_ids: tuple[str, ...]
+    merged: bool
+
+
+def span_key(kind: str, thread_id: str, message_ids: Sequence[str]) -> str:
+    """The idempotency key of a job: its kind, thread and first and last message ids."""
+    return f"{kind}:{thread_id}:{message_ids[0]}:{message_ids[-1]}"
+
+
+def _check_positive(name: str, value: float, *, allow_zero: bool = True) -> None:
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+
+
+def enqueue_span_plan(
+    schema: str,
+    *,
+    kind: str,
+    thread_id: str,
+    present_ids: Sequence[str],
+    min_new: int,
+    payload_for: Callable[[list[str]], dict[str, Any]],
+    delay_seconds: float = 0.0,
+    max_attempts: int = 5,
+) -> Plan[Enqueued | None]:
+    """Enqueue the thread's messages not handed to a job yet, if there are ``min_new`` of them.
+
+    ``present_ids`` are the ids of the thread's messages now in state, in order.
+    ``payload_for(new_ids)`` builds the job payload for the new messages; its ``messages`` and
+    ``message_ids`` lists are appended to those of a job of this thread still waiting for a
+    worker, so a burst of turns becomes one job. The watermark moves in the same transaction.
+    Returns ``None`` when fewer than ``min_new`` messages are new.
+    """
+    if not thread_id:
+        raise ValueError("thread_id must be a non-empty string")
+    if min_new < 1:
+        raise ValueError(f"min_new must be >= 1, got {min_new!r}")
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
+    _check_positive("delay_seconds", delay_seconds)
+    # The enqueue sits on the chat path: do not wait for the WAL flush (a few ms per commit).
+    # If the server crashes before the flush, the job and the watermark are lost together, so
+    # the next turn sees the same messages as new and enqueues them again: nothing skipped.
+    yield Query(_ASYNC_COMMIT)
+    # Serialise enqueues of one thread: two concurrent graph runs must not both see the same
+    # messages as new.
+    yield Query(_LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",))
+    rows = yield Query(_q(_GET_WATERMARK, schema), (kind, thread_id))
+    done = set(rows[0]["message_ids"]) if rows else set()
+    new_ids = [i for i in present_ids if i not in done]
+    if len(new_ids) < min_new:
+        return None
+    payload = payload_for(new_ids)
+    rows = yield Query(_q(_FIND_WAITING, schema), (kind, thread_id))
+    job_id: int
+    merged = False
+    if rows:
+        old = rows[0]["payload"]
+        combined = dict(payload)
+        for field in ("messages", "message_ids"):
+            combined[field] = list(old.get(field, [])) + list(payload.get(field, []))
+        key = span_key(kind, thread_id, combined["message_ids"])
+        rows = yield Query(
+            _q(_MERGE_WAITING, schema),
+            (Jsonb(combined), key, delay_seconds, rows[0]["id"]),
+        )
+        job_id, merged = rows[0]["id"], True  # type: ignore[index]
+    else:
+        key = span_key(kind, thread_id, new_ids)
+        rows = yield Query(
+            _q(_INSERT_JOB, schema),
+            (kind, key, thread_id, Jsonb(payload), max_attempts, delay_seconds),
+        )
+        if not rows:  # the same span was enqueued before: idempotent
+            rows = yield Query(_q(_FIND_BY_KEY, schema), (key,))
+        job_id = rows[0]["id"]  # type: ignore[index]
+    yield Query(_q(_SET_WATERMARK, schema), (kind, thread_id, list(present_ids)))
+    return Enqueued(job_id, tuple(new_ids), merged)
+
+
+def claim_plan(
+    schema: str, *, kinds: Sequence[str], worker_id: str, limit: int, lease_seconds: float
+) -> Plan[list[Job]]:
+    """Claim up to ``limit`` ready jobs (pending, or running with an expired lease)."""
+    _check_positive("lease_seconds", lease_seconds, allow_zero=False)
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit!r}")
+    yield Query(_q(_EXHAUST, schema), (list(kinds),))
+    rows = yield Query(_q(_CLAIM, schema), (list(kinds), limit, lease_seconds, worker_id))
+    return sorted((_job(r) for r in rows or []), key=lambda j: j.id)
+
+
+def renew_plan(schema: str, job_id: int, token: str, lease_seconds: float) -> Plan[bool]:
+    """Extend a claimed job's lease; ``False`` when the lease was lost to another worker."""
+    rows = yield Query(_q(_RENEW, schema), (lease_seconds, job_id, token))
+    return bool(rows)
+
+
+def save_result_plan(schema: str, job_id: int, token: str, result: dict[str, Any]) -> Plan[bool]:
+    """Keep the expensive step's output on the job; ``False`` when the lease was lost."""
+    rows = yield Query(_q(_SAVE_RESULT, schema), (Jsonb(result), job_id, token))
+    return bool(rows)
+
+
+def complete_plan(schema: str, job_id: int, token: str) -> Plan[bool]:
+    """Mark a claimed job done; ``False`` when the lease was lost."""
+    rows = yield Query(_q(_COMPLETE, schema), (job_id, token))
+    return bool(rows)
+
+
+def fail_plan(
+    schema: str, job_id: int, token: str, error: str, retry_in_seconds: float
+) -> Plan[str | None]:
+    """Record a failed attempt; returns the new status, or ``None`` when the lease was lost."""
+    rows = yield Query(_q(_FAIL, schema), (error[:4000], retry_in_seconds, job_id, token))
+    return rows[0]["status"] if rows else None
+
+
+def get_plan(schema: str, job_id: int) -> Plan[Job | None]:
+    """One job by id."""
+    rows = yield Query(_q(_GET, schema), (job_id,))
+    return _job(rows[0]) if rows else None
+
+
+def list_plan(
+    schema: str, *, thread_id: str | None = None, status: str | None = None
+) -> Plan[list[Job]]:
+    """Jobs, optionally of one thread and/or one status, oldest first."""
+    if status is not None and status not in JOB_STATUSES:
+        raise ValueError(f"status must be one of {JOB_STATUSES}, got {status!r}")
+    rows = yield Query(_q(_LIST, schema), (thread_id, thread_id, status, status))
+    return [_job(r) for r in rows or []]
+
+
+def counts_plan(schema: str) -> Plan[dict[str, int]]:
+    """How many jobs are in each status."""
+    rows = yield Query(_q(_COUNTS, schema))
+    counts = dict.fromkeys(JOB_STATUSES, 0)
+    counts.update({r["status"]: r["n"] for r in rows or []})
+    return counts

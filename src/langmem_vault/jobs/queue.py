@@ -1,0 +1,255 @@
+"""The durable job queue on Postgres: a sync and an async driver over the same plans.
+
+>>> with JobQueue.from_conn_string(None, schema="public") as queue:  # doctest: +SKIP
+...     queue.setup()
+...     jobs = queue.claim(["extract"], worker_id="w1")
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
+
+from langmem_vault.db.connection import (
+    AsyncConn,
+    AsyncDatabase,
+    Database,
+    SyncConn,
+    aopen_pool,
+    open_pool,
+)
+from langmem_vault.db.migrations import check_schema, migrate_plan
+from langmem_vault.db.runner import Plan
+from langmem_vault.jobs import plans
+from langmem_vault.jobs.plans import Enqueued, Job
+
+JOBS_TRACK = "jobs"
+DEFAULT_LEASE_SECONDS = 60.0
+
+
+class _QueueBase:
+    """Arguments shared by both drivers; holds no connection logic."""
+
+    def __init__(self, schema: str) -> None:
+        self.schema = check_schema(schema)
+
+    def _enqueue(
+        self,
+        kind: str,
+        thread_id: str,
+        present_ids: Sequence[str],
+        payload_for: Callable[[list[str]], dict[str, Any]],
+        min_new: int,
+        delay_seconds: float,
+        max_attempts: int,
+    ) -> Plan[Enqueued | None]:
+        return plans.enqueue_span_plan(
+            self.schema,
+            kind=kind,
+            thread_id=thread_id,
+            present_ids=present_ids,
+            min_new=min_new,
+            payload_for=payload_for,
+            delay_seconds=delay_seconds,
+            max_attempts=max_attempts,
+        )
+
+
+class JobQueue(_QueueBase):
+    """Sync job queue on a psycopg connection or pool.
+
+    Jobs are claimed with ``FOR UPDATE SKIP LOCKED`` under a lease; see
+    :mod:`langmem_vault.jobs.plans` for the guarantees.
+
+    >>> queue = JobQueue(open_pool(), schema="public")  # doctest: +SKIP
+    >>> queue.setup()                                   # doctest: +SKIP
+    """
+
+    def __init__(self, conn: SyncConn, *, schema: str = "public") -> None:
+        super().__init__(schema)
+        self.db = Database(conn)
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls, dsn: str | None = None, *, schema: str = "public", max_size: int = 4
+    ) -> Iterator[JobQueue]:
+        """Open a pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
+        pool = open_pool(dsn, max_size=max_size)
+        try:
+            yield cls(pool, schema=schema)
+        finally:
+            pool.close()
+
+    def setup(self) -> None:
+        """Create or migrate the job tables (idempotent, safe to run concurrently)."""
+        self.db.run(migrate_plan(self.schema, JOBS_TRACK))
+
+    def enqueue_span(
+        self,
+        kind: str,
+        thread_id: str,
+        present_ids: Sequence[str],
+        payload_for: Callable[[list[str]], dict[str, Any]],
+        *,
+        min_new: int = 1,
+        delay_seconds: float = 0.0,
+        max_attempts: int = 5,
+    ) -> Enqueued | None:
+        """Enqueue the thread's messages not handed to a job yet (see ``enqueue_span_plan``)."""
+        return self.db.run(
+            self._enqueue(
+                kind, thread_id, present_ids, payload_for, min_new, delay_seconds, max_attempts
+            )
+        )
+
+    def claim(
+        self,
+        kinds: Sequence[str],
+        *,
+        worker_id: str,
+        limit: int = 1,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    ) -> list[Job]:
+        """Claim up to ``limit`` ready jobs for ``worker_id``."""
+        return self.db.run(
+            plans.claim_plan(
+                self.schema,
+                kinds=kinds,
+                worker_id=worker_id,
+                limit=limit,
+                lease_seconds=lease_seconds,
+            )
+        )
+
+    def renew(self, job: Job, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> bool:
+        """Extend the lease; ``False`` means another worker owns the job now."""
+        return self.db.run(plans.renew_plan(self.schema, job.id, _token(job), lease_seconds))
+
+    def save_result(self, job: Job, result: dict[str, Any]) -> bool:
+        """Store the job's intermediate result; ``False`` when the lease was lost."""
+        return self.db.run(plans.save_result_plan(self.schema, job.id, _token(job), result))
+
+    def complete(self, job: Job) -> bool:
+        """Mark the job done; ``False`` when the lease was lost."""
+        return self.db.run(plans.complete_plan(self.schema, job.id, _token(job)))
+
+    def fail(self, job: Job, error: str, *, retry_in_seconds: float = 5.0) -> str | None:
+        """Record a failed attempt; returns ``"pending"``, ``"failed"`` or ``None`` (lost)."""
+        return self.db.run(
+            plans.fail_plan(self.schema, job.id, _token(job), error, retry_in_seconds)
+        )
+
+    def get(self, job_id: int) -> Job | None:
+        """One job by id, or ``None``."""
+        return self.db.run(plans.get_plan(self.schema, job_id))
+
+    def list(self, *, thread_id: str | None = None, status: str | None = None) -> list[Job]:
+        """Jobs, oldest first, optionally filtered."""
+        return self.db.run(plans.list_plan(self.schema, thread_id=thread_id, status=status))
+
+    def counts(self) -> dict[str, int]:
+        """Number of jobs per status."""
+        return self.db.run(plans.counts_plan(self.schema))
+
+
+class AsyncJobQueue(_QueueBase):
+    """Async twin of :class:`JobQueue`.
+
+    >>> async with AsyncJobQueue.from_conn_string(None) as queue:  # doctest: +SKIP
+    ...     await queue.setup()
+    """
+
+    def __init__(self, conn: AsyncConn, *, schema: str = "public") -> None:
+        super().__init__(schema)
+        self.db = AsyncDatabase(conn)
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls, dsn: str | None = None, *, schema: str = "public", max_size: int = 4
+    ) -> AsyncIterator[AsyncJobQueue]:
+        """Open an async pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
+        pool = await aopen_pool(dsn, max_size=max_size)
+        try:
+            yield cls(pool, schema=schema)
+        finally:
+            await pool.close()
+
+    async def setup(self) -> None:
+        """Create or migrate the job tables."""
+        await self.db.run(migrate_plan(self.schema, JOBS_TRACK))
+
+    async def enqueue_span(
+        self,
+        kind: str,
+        thread_id: str,
+        present_ids: Sequence[str],
+        payload_for: Callable[[list[str]], dict[str, Any]],
+        *,
+        min_new: int = 1,
+        delay_seconds: float = 0.0,
+        max_attempts: int = 5,
+    ) -> Enqueued | None:
+        """See :meth:`JobQueue.enqueue_span`."""
+        return await self.db.run(
+            self._enqueue(
+                kind, thread_id, present_ids, payload_for, min_new, delay_seconds, max_attempts
+            )
+        )
+
+    async def claim(
+        self,
+        kinds: Sequence[str],
+        *,
+        worker_id: str,
+        limit: int = 1,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    ) -> list[Job]:
+        """See :meth:`JobQueue.claim`."""
+        return await self.db.run(
+            plans.claim_plan(
+                self.schema,
+                kinds=kinds,
+                worker_id=worker_id,
+                limit=limit,
+                lease_seconds=lease_seconds,
+            )
+        )
+
+    async def renew(self, job: Job, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> bool:
+        """See :meth:`JobQueue.renew`."""
+        return await self.db.run(plans.renew_plan(self.schema, job.id, _token(job), lease_seconds))
+
+    async def save_result(self, job: Job, result: dict[str, Any]) -> bool:
+        """See :meth:`JobQueue.save_result`."""
+        return await self.db.run(plans.save_result_plan(self.schema, job.id, _token(job), result))
+
+    async def complete(self, job: Job) -> bool:
+        """See :meth:`JobQueue.complete`."""
+        return await self.db.run(plans.complete_plan(self.schema, job.id, _token(job)))
+
+    async def fail(self, job: Job, error: str, *, retry_in_seconds: float = 5.0) -> str | None:
+        """See :meth:`JobQueue.fail`."""
+        return await self.db.run(
+            plans.fail_plan(self.schema, job.id, _token(job), error, retry_in_seconds)
+        )
+
+    async def get(self, job_id: int) -> Job | None:
+        """See :meth:`JobQueue.get`."""
+        return await self.db.run(plans.get_plan(self.schema, job_id))
+
+    async def list(self, *, thread_id: str | None = None, status: str | None = None) -> list[Job]:
+        """See :meth:`JobQueue.list`."""
+        return await self.db.run(plans.list_plan(self.schema, thread_id=thread_id, status=status))
+
+    async def counts(self) -> dict[str, int]:
+        """See :meth:`JobQueue.counts`."""
+        return await self.db.run(plans.counts_plan(self.schema))
+
+
+def _token(job: Job) -> str:
+    if job.lease_token is None:
+        raise ValueError(f"job {job.id} has no lease_token: claim it before changing it")
+    return job.lease_token

@@ -1,0 +1,103 @@
+"""Sans-IO store plans: one body of logic, a sync and an async driver.
+
+A plan is a generator that yields a list of store ops (``GetOp``, ``SearchOp``, ``PutOp``...)
+and receives their results; its return value is the plan's result. ``run_store_plan`` drives it
+with ``store.batch``, ``arun_store_plan`` with ``await store.abatch``, so the sync and async
+paths of the facade and of reconcile can never drift apart. Each yielded list is one
+``batch`` call, which VaultStore applies atomically.
+
+>>> from langgraph.store.memory import InMemoryStore
+>>> from langgraph.store.base import GetOp
+>>> def plan():
+...     (item,) = yield [GetOp(("a",), "k")]
+...     return item
+>>> run_store_plan(InMemoryStore(), plan()) is None
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from typing import Any, TypeVar
+
+from langgraph.store.base import BaseStore, Op, PutOp
+from langgraph.store.memory import InMemoryStore
+
+__all__ = ["StorePlan", "arun_store_plan", "run_store_plan"]
+
+T = TypeVar("T")
+# Results are typed Any: each op kind returns a different shape and the plan knows which.
+StorePlan = Generator[Sequence[Op], list[Any], T]
+
+
+def _indexed_text(op: PutOp) -> list[str]:
+    if op.value is None or op.index is False:
+        return []
+    paths = op.index if op.index is not None else ["text"]
+    return [str(op.value[p]) for p in paths if isinstance(op.value.get(p), str)]
+
+
+def _split_for_inmemory(ops: Sequence[Op]) -> list[list[Op]]:
+    """langgraph's InMemoryStore fails a batch in which two puts index the same text
+    ("Number of embeddings (1) does not match number of indices (2)"); split such batches so
+    each part holds distinct texts. Other stores get the batch whole (atomic)."""
+    parts: list[list[Op]] = [[]]
+    seen: list[set[str]] = [set()]
+    for op in ops:
+        texts = set(_indexed_text(op)) if isinstance(op, PutOp) else set()
+        for part, used in zip(parts, seen, strict=True):
+            if not texts & used:
+                part.append(op)
+                used.update(texts)
+                break
+        else:
+            parts.append([op])
+            seen.append(texts)
+    return parts
+
+
+def _batch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
+    if not ops:
+        return []
+    if isinstance(store, InMemoryStore) and any(isinstance(op, PutOp) for op in ops):
+        parts = _split_for_inmemory(ops)
+        if len(parts) > 1:
+            # Only writes are split here (reads never share a batch with them in our plans).
+            for part in parts:
+                store.batch(part)
+            return [None] * len(ops)
+    return list(store.batch(ops))
+
+
+async def _abatch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
+    if not ops:
+        return []
+    if isinstance(store, InMemoryStore) and any(isinstance(op, PutOp) for op in ops):
+        parts = _split_for_inmemory(ops)
+        if len(parts) > 1:
+            for part in parts:
+                await store.abatch(part)
+            return [None] * len(ops)
+    return list(await store.abatch(ops))
+
+
+def run_store_plan(store: BaseStore, plan: StorePlan[T]) -> T:
+    """Drive a plan with the store's sync ``batch``."""
+    try:
+        ops = next(plan)
+        while True:
+            results: list[Any] = _batch(store, ops)
+            ops = plan.send(results)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+async def arun_store_plan(store: BaseStore, plan: StorePlan[T]) -> T:
+    """Drive a plan with the store's async ``abatch``."""
+    try:
+        ops = next(plan)
+        while True:
+            results: list[Any] = await _abatch(store, ops)
+            ops = plan.send(results)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]

@@ -1,0 +1,147 @@
+"""Store reads shared by the facade and inject: candidate searches, scoring, access stamps.
+
+These are plan pieces (see :mod:`langmem_vault.memory.plans`): functions that build store ops
+and functions that turn their results into scored memories, so inject can put the fact,
+instruction and episode searches into ONE ``batch`` round trip.
+
+>>> op = fact_search_op(("memories", "u1", "semantic"), "tea", candidates=20)
+>>> op.limit, op.filter
+(20, {'status': 'active'})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+from langgraph.store.base import GetOp, Item, PutOp, SearchItem, SearchOp
+
+from langmem_vault.memory.models import Instruction, index_fields_for
+from langmem_vault.memory.plans import StorePlan
+from langmem_vault.memory.scoring import (
+    DEFAULT_WEIGHTS,
+    ScoredMemory,
+    ScoringWeights,
+    as_datetime,
+    score_memory,
+)
+
+__all__ = [
+    "applicable_instructions",
+    "fact_search_op",
+    "score_items",
+    "touch_plan",
+]
+
+
+def fact_search_op(
+    namespace: tuple[str, ...],
+    query: str | None,
+    *,
+    candidates: int = 50,
+    include_pending: bool = False,
+) -> SearchOp:
+    """Search op for candidate facts: by relevance with a query, else the store's order.
+
+    Pending facts are left out unless asked for: they wait for confirmation.
+    """
+    status_filter = None if include_pending else {"status": "active"}
+    return SearchOp(
+        namespace_prefix=namespace,
+        filter=status_filter,
+        limit=candidates,
+        query=query or None,
+        refresh_ttl=False,
+    )
+
+
+def score_items(
+    items: Iterable[Item | SearchItem],
+    now: datetime,
+    *,
+    use_relevance: bool,
+    weights: ScoringWeights = DEFAULT_WEIGHTS,
+    include_pending: bool = False,
+) -> list[ScoredMemory]:
+    """Score stored items best first, skipping closed or out-of-window facts."""
+    scored: list[ScoredMemory] = []
+    allowed = {"active", "pending_confirmation"} if include_pending else {"active"}
+    for item in items:
+        value = item.value
+        if value.get("status", "active") not in allowed:
+            continue
+        valid_to = as_datetime(value.get("valid_to"))
+        if valid_to is not None and valid_to <= now:
+            continue
+        relevance: float | None = None
+        if use_relevance:
+            # Un-indexed items come back with score None (InMemoryStore); they rank as 0.
+            relevance = float(getattr(item, "score", None) or 0.0)
+        scored.append(
+            ScoredMemory(
+                key=item.key,
+                value=value,
+                score=score_memory(value, now, relevance=relevance, weights=weights),
+                relevance=relevance,
+                namespace=tuple(item.namespace),
+            )
+        )
+    scored.sort(key=lambda m: m.score, reverse=True)
+    return scored
+
+
+def applicable_instructions(
+    items: Iterable[Item | SearchItem], message: str | None, now: datetime
+) -> list[tuple[str, Instruction]]:
+    """Active, unexpired instructions whose condition holds, highest priority first.
+
+    Stored values that no longer validate are skipped rather than failing the turn.
+    """
+    found: list[tuple[str, Instruction]] = []
+    for item in items:
+        try:
+            instruction = Instruction.from_store(item.value)
+        except ValueError:
+            continue
+        if instruction.applies(message, now):
+            found.append((item.key, instruction))
+    found.sort(key=lambda pair: (-pair[1].priority, pair[1].created_at))
+    return found
+
+
+def touch_plan(
+    targets: Sequence[tuple[tuple[str, ...], str]],
+    now: datetime,
+    *,
+    cited: Sequence[tuple[tuple[str, ...], str]] = (),
+    utility_step: float = 0.1,
+) -> StorePlan[int]:
+    """Record that memories were injected (access count and last accessed; usage count for
+    instructions) and, for cited ones,
+    raise utility a step toward 1. Re-reads each item right before writing so a concurrent
+    reconcile's changes to other fields are kept. Returns how many items were updated."""
+    keys = list(dict.fromkeys([*targets, *cited]))
+    if not keys:
+        return 0
+    results = yield [GetOp(ns, key, refresh_ttl=False) for ns, key in keys]
+    cited_set = set(cited)
+    injected = set(targets)
+    puts: list[PutOp] = []
+    for (ns, key), item in zip(keys, results, strict=True):
+        if not isinstance(item, Item):
+            continue
+        value: dict[str, Any] = dict(item.value)
+        if (ns, key) in injected and "usage_count" in value:  # a standing instruction
+            value["usage_count"] = int(value["usage_count"]) + 1
+        elif (ns, key) in injected:
+            value["access_count"] = int(value.get("access_count", 0)) + 1
+            value["last_accessed"] = now.isoformat()
+        if (ns, key) in cited_set and "utility" in value:
+            utility = float(value["utility"])
+            value["utility"] = round(utility + utility_step * (1.0 - utility), 6)
+        # Re-index: on VaultStore index=False would take the item out of search.
+        puts.append(PutOp(ns, key, value, index=index_fields_for(value)))
+    if puts:
+        yield puts
+    return len(puts)

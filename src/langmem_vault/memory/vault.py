@@ -1,0 +1,499 @@
+"""``MemoryVault``: a typed facade over any BaseStore for one user's memories.
+
+Apps and surfaces call ``remember``/``recall``/``update``/``forget`` and the instruction and
+episode helpers instead of hand-building namespaces and dicts. One vault is bound to one
+user (from ``user_id`` or a run config); passing another ``user_id`` raises
+``PermissionError``, so a bug cannot read or write someone else's memories. Every method has
+an async twin (``aremember``, ``arecall``...) built on the same store plan.
+
+>>> from langgraph.store.memory import InMemoryStore
+>>> vault = MemoryVault(InMemoryStore(), user_id="u1")
+>>> key = vault.remember("Prefers green tea", category="preference").key
+>>> [m.value.text for m in vault.list()]
+['Prefers green tea']
+"""
+
+from __future__ import annotations
+
+import builtins
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
+
+from langmem_vault.memory.models import (
+    Episode,
+    FactCategory,
+    FactSource,
+    Instruction,
+    MemoryModel,
+    SemanticFact,
+    utcnow,
+)
+from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
+from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.retrieval import applicable_instructions, fact_search_op, score_items
+from langmem_vault.memory.scoring import DEFAULT_WEIGHTS, ScoringWeights, balance_categories
+
+__all__ = ["Memory", "MemoryVault"]
+
+M = TypeVar("M", bound=MemoryModel)
+T = TypeVar("T")
+_List = builtins.list
+
+
+@dataclass(frozen=True)
+class Memory(Generic[M]):
+    """A stored memory: its store key, typed value and (for recall) its score."""
+
+    key: str
+    value: M
+    score: float | None = None
+
+
+def _put(namespace: tuple[str, ...], key: str, model: MemoryModel, *, index: bool) -> PutOp:
+    # index=False only for retired memories: on VaultStore it takes the item out of search.
+    return PutOp(namespace, key, model.to_store(), index=model.index_fields if index else False)
+
+
+class MemoryVault:
+    """One user's semantic facts, standing instructions and episodes in a BaseStore.
+
+    ``config`` is a run config (``{"configurable": {"user_id": ...}}``) used to fill the
+    namespace templates; ``user_id`` is a shortcut for the common case.
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        *,
+        user_id: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        namespaces: MemoryNamespaces | None = None,
+        weights: ScoringWeights = DEFAULT_WEIGHTS,
+    ) -> None:
+        configurable = dict((config or {}).get("configurable") or {})
+        if user_id is not None:
+            if configurable.get("user_id") not in (None, user_id):
+                raise PermissionError(
+                    f"user_id {user_id!r} differs from config's {configurable['user_id']!r}"
+                )
+            configurable["user_id"] = user_id
+        self.store = store
+        self.user_id: str | None = configurable.get("user_id")
+        self.namespaces = namespaces or MemoryNamespaces()
+        self.ns: ResolvedNamespaces = self.namespaces.resolve({"configurable": configurable})
+        self.weights = weights
+
+    # -- guards and drivers --------------------------------------------------------------
+
+    def _check_user(self, user_id: str | None) -> None:
+        if user_id is not None and user_id != self.user_id:
+            raise PermissionError(
+                f"this vault is bound to user_id {self.user_id!r}; refusing user_id {user_id!r}"
+            )
+
+    def _run(self, plan: StorePlan[T], user_id: str | None) -> T:
+        self._check_user(user_id)
+        return run_store_plan(self.store, plan)
+
+    async def _arun(self, plan: StorePlan[T], user_id: str | None) -> T:
+        self._check_user(user_id)
+        return await arun_store_plan(self.store, plan)
+
+    # -- semantic facts ------------------------------------------------------------------
+
+    def _remember_plan(self, fact: SemanticFact) -> StorePlan[Memory[SemanticFact]]:
+        key = str(uuid.uuid4())
+        yield [_put(self.ns.semantic, key, fact, index=True)]
+        return Memory(key, fact)
+
+    def _fact(self, text: str, kw: dict[str, Any]) -> SemanticFact:
+        return SemanticFact(text=text, **kw)
+
+    def remember(
+        self,
+        text: str,
+        *,
+        category: FactCategory = "general",
+        tags: Sequence[str] = (),
+        confidence: float = 1.0,
+        source: FactSource = "manual",
+        private: bool = False,
+        evidence: str | None = None,
+        user_id: str | None = None,
+    ) -> Memory[SemanticFact]:
+        """Store a fact (validated first; nothing is written when a field is invalid).
+
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> MemoryVault(InMemoryStore(), user_id="u").remember("Likes jazz").value.confidence
+        1.0
+        """
+        fact = SemanticFact(
+            text=text,
+            category=category,
+            tags=list(tags),
+            confidence=confidence,
+            source=source,
+            private=private,
+            evidence=evidence,
+        )
+        return self._run(self._remember_plan(fact), user_id)
+
+    async def aremember(
+        self,
+        text: str,
+        *,
+        category: FactCategory = "general",
+        tags: Sequence[str] = (),
+        confidence: float = 1.0,
+        source: FactSource = "manual",
+        private: bool = False,
+        evidence: str | None = None,
+        user_id: str | None = None,
+    ) -> Memory[SemanticFact]:
+        """Async :meth:`remember`."""
+        fact = SemanticFact(
+            text=text,
+            category=category,
+            tags=list(tags),
+            confidence=confidence,
+            source=source,
+            private=private,
+            evidence=evidence,
+        )
+        return await self._arun(self._remember_plan(fact), user_id)
+
+    def _recall_plan(
+        self,
+        query: str | None,
+        limit: int,
+        categories: Sequence[str] | None,
+        include_pending: bool,
+        candidates: int,
+    ) -> StorePlan[_List[Memory[SemanticFact]]]:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        op = fact_search_op(
+            self.ns.semantic, query, candidates=candidates, include_pending=include_pending
+        )
+        (items,) = yield [op]
+        scored = score_items(
+            items,
+            utcnow(),
+            use_relevance=bool(query),
+            weights=self.weights,
+            include_pending=include_pending,
+        )
+        if categories is not None:
+            wanted = set(categories)
+            scored = [m for m in scored if m.category in wanted]
+        picked = balance_categories(scored, limit)
+        return [Memory(m.key, SemanticFact.from_store(dict(m.value)), m.score) for m in picked]
+
+    def recall(
+        self,
+        query: str | None = None,
+        *,
+        limit: int = 5,
+        categories: Sequence[str] | None = None,
+        include_pending: bool = False,
+        candidates: int = 50,
+        user_id: str | None = None,
+    ) -> _List[Memory[SemanticFact]]:
+        """The most useful current facts for ``query`` (or overall), best first.
+
+        Scored like inject: search relevance blended with confidence x 0.7 + recency x 0.3 and
+        utility, with category balance.
+        """
+        plan = self._recall_plan(query, limit, categories, include_pending, candidates)
+        return self._run(plan, user_id)
+
+    async def arecall(
+        self,
+        query: str | None = None,
+        *,
+        limit: int = 5,
+        categories: Sequence[str] | None = None,
+        include_pending: bool = False,
+        candidates: int = 50,
+        user_id: str | None = None,
+    ) -> _List[Memory[SemanticFact]]:
+        """Async :meth:`recall`."""
+        plan = self._recall_plan(query, limit, categories, include_pending, candidates)
+        return await self._arun(plan, user_id)
+
+    def _list_plan(
+        self, status: str | None, category: str | None, limit: int, offset: int
+    ) -> StorePlan[_List[Memory[SemanticFact]]]:
+        filt: dict[str, Any] = {}
+        if status is not None:
+            filt["status"] = status
+        if category is not None:
+            filt["category"] = category
+        op = SearchOp(self.ns.semantic, filter=filt or None, limit=limit, offset=offset)
+        (items,) = yield [op]
+        facts = [Memory(i.key, SemanticFact.from_store(i.value)) for i in items]
+        facts.sort(key=lambda m: m.value.created_at)
+        return facts
+
+    def list(
+        self,
+        *,
+        status: str | None = "active",
+        category: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        user_id: str | None = None,
+    ) -> _List[Memory[SemanticFact]]:
+        """Stored facts (``status=None``: all, including pending and superseded), oldest first."""
+        return self._run(self._list_plan(status, category, limit, offset), user_id)
+
+    async def alist(
+        self,
+        *,
+        status: str | None = "active",
+        category: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        user_id: str | None = None,
+    ) -> _List[Memory[SemanticFact]]:
+        """Async :meth:`list`."""
+        return await self._arun(self._list_plan(status, category, limit, offset), user_id)
+
+    def _get_plan(self, key: str) -> StorePlan[Memory[SemanticFact] | None]:
+        (item,) = yield [GetOp(self.ns.semantic, key)]
+        return Memory(key, SemanticFact.from_store(item.value)) if isinstance(item, Item) else None
+
+    def get(self, key: str, *, user_id: str | None = None) -> Memory[SemanticFact] | None:
+        """One fact by key, or None."""
+        return self._run(self._get_plan(key), user_id)
+
+    async def aget(self, key: str, *, user_id: str | None = None) -> Memory[SemanticFact] | None:
+        """Async :meth:`get`."""
+        return await self._arun(self._get_plan(key), user_id)
+
+    def _update_plan(self, key: str, changes: Mapping[str, Any]) -> StorePlan[Memory[SemanticFact]]:
+        (item,) = yield [GetOp(self.ns.semantic, key)]
+        if not isinstance(item, Item):
+            raise KeyError(f"no fact with key {key!r} for user {self.user_id!r}")
+        unknown = set(changes) - set(SemanticFact.model_fields)
+        if unknown:
+            raise ValueError(f"unknown fact field(s): {sorted(unknown)}")
+        old = SemanticFact.from_store(item.value)
+        # model_validate (not model_copy) so every changed field is validated before writing.
+        new = SemanticFact.model_validate({**old.model_dump(), **changes, "updated_at": utcnow()})
+        yield [_put(self.ns.semantic, key, new, index=new.status != "superseded")]
+        return Memory(key, new)
+
+    def update(
+        self, key: str, *, user_id: str | None = None, **changes: Any
+    ) -> Memory[SemanticFact]:
+        """Change fields of a fact (validated; ``KeyError`` if it does not exist).
+
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> v = MemoryVault(InMemoryStore(), user_id="u")
+        >>> k = v.remember("Likes jazz").key
+        >>> v.update(k, confidence=0.5).value.confidence
+        0.5
+        """
+        return self._run(self._update_plan(key, changes), user_id)
+
+    async def aupdate(
+        self, key: str, *, user_id: str | None = None, **changes: Any
+    ) -> Memory[SemanticFact]:
+        """Async :meth:`update`."""
+        return await self._arun(self._update_plan(key, changes), user_id)
+
+    def _confirm_plan(self, key: str) -> StorePlan[Memory[SemanticFact]]:
+        (item,) = yield [GetOp(self.ns.semantic, key)]
+        if not isinstance(item, Item):
+            raise KeyError(f"no fact with key {key!r} for user {self.user_id!r}")
+        now = utcnow()
+        fact = SemanticFact.from_store(item.value)
+        confirmed = fact.model_copy(update={"status": "active", "updated_at": now})
+        ops = [_put(self.ns.semantic, key, confirmed, index=True)]
+        # A pending fact that contradicts an older one closes it only once confirmed.
+        if fact.supersedes:
+            (old_item,) = yield [GetOp(self.ns.semantic, fact.supersedes)]
+            if isinstance(old_item, Item):
+                old = SemanticFact.from_store(old_item.value)
+                if old.status != "superseded":
+                    closed = old.model_copy(
+                        update={
+                            "status": "superseded",
+                            "valid_to": max(now, old.valid_from),
+                            "superseded_by": key,
+                            "updated_at": now,
+                        }
+                    )
+                    ops.append(_put(self.ns.semantic, fact.supersedes, closed, index=False))
+        yield ops
+        return Memory(key, confirmed)
+
+    def confirm(self, key: str, *, user_id: str | None = None) -> Memory[SemanticFact]:
+        """Confirm a pending fact: it becomes active (and closes the fact it supersedes)."""
+        return self._run(self._confirm_plan(key), user_id)
+
+    async def aconfirm(self, key: str, *, user_id: str | None = None) -> Memory[SemanticFact]:
+        """Async :meth:`confirm`."""
+        return await self._arun(self._confirm_plan(key), user_id)
+
+    def _forget_plan(self, key: str, hard: bool) -> StorePlan[bool]:
+        (item,) = yield [GetOp(self.ns.semantic, key)]
+        if not isinstance(item, Item):
+            return False
+        if hard:
+            yield [PutOp(self.ns.semantic, key, None)]
+            return True
+        now = utcnow()
+        fact = SemanticFact.from_store(item.value)
+        valid_to = max(now, fact.valid_from)
+        closed = fact.model_copy(
+            update={"status": "superseded", "valid_to": valid_to, "updated_at": now}
+        )
+        yield [_put(self.ns.semantic, key, closed, index=False)]
+        return True
+
+    def forget(self, key: str, *, hard: bool = False, user_id: str | None = None) -> bool:
+        """Retire a fact. By default it is closed (kept for history, never injected again);
+        ``hard=True`` erases it from the store. Returns False if there was no such fact."""
+        return self._run(self._forget_plan(key, hard), user_id)
+
+    async def aforget(self, key: str, *, hard: bool = False, user_id: str | None = None) -> bool:
+        """Async :meth:`forget`."""
+        return await self._arun(self._forget_plan(key, hard), user_id)
+
+    # -- standing instructions -----------------------------------------------------------
+
+    def _add_instruction_plan(self, instruction: Instruction) -> StorePlan[Memory[Instruction]]:
+        key = str(uuid.uuid4())
+        yield [_put(self.ns.instructions, key, instruction, index=True)]
+        return Memory(key, instruction)
+
+    def add_instruction(
+        self,
+        text: str,
+        *,
+        priority: int = 5,
+        condition: str | None = None,
+        expires_at: datetime | None = None,
+        user_id: str | None = None,
+    ) -> Memory[Instruction]:
+        """Store a standing instruction (condition syntax: ``memory.conditions``)."""
+        instruction = Instruction(
+            text=text, priority=priority, condition=condition, expires_at=expires_at
+        )
+        return self._run(self._add_instruction_plan(instruction), user_id)
+
+    async def aadd_instruction(
+        self,
+        text: str,
+        *,
+        priority: int = 5,
+        condition: str | None = None,
+        expires_at: datetime | None = None,
+        user_id: str | None = None,
+    ) -> Memory[Instruction]:
+        """Async :meth:`add_instruction`."""
+        instruction = Instruction(
+            text=text, priority=priority, condition=condition, expires_at=expires_at
+        )
+        return await self._arun(self._add_instruction_plan(instruction), user_id)
+
+    def _instructions_plan(
+        self, applicable_to: str | None, active_only: bool, limit: int
+    ) -> StorePlan[_List[Memory[Instruction]]]:
+        (items,) = yield [SearchOp(self.ns.instructions, limit=limit)]
+        if active_only:
+            pairs = applicable_instructions(items, applicable_to, utcnow())
+            return [Memory(k, v) for k, v in pairs]
+        found = [Memory(i.key, Instruction.from_store(i.value)) for i in items]
+        found.sort(key=lambda m: -m.value.priority)
+        return found
+
+    def instructions(
+        self,
+        *,
+        applicable_to: str | None = None,
+        active_only: bool = True,
+        limit: int = 100,
+        user_id: str | None = None,
+    ) -> _List[Memory[Instruction]]:
+        """Standing instructions, highest priority first. With ``active_only`` only active,
+        unexpired ones whose condition holds for the message ``applicable_to``."""
+        return self._run(self._instructions_plan(applicable_to, active_only, limit), user_id)
+
+    async def ainstructions(
+        self,
+        *,
+        applicable_to: str | None = None,
+        active_only: bool = True,
+        limit: int = 100,
+        user_id: str | None = None,
+    ) -> _List[Memory[Instruction]]:
+        """Async :meth:`instructions`."""
+        plan = self._instructions_plan(applicable_to, active_only, limit)
+        return await self._arun(plan, user_id)
+
+    def _deactivate_plan(self, key: str) -> StorePlan[bool]:
+        (item,) = yield [GetOp(self.ns.instructions, key)]
+        if not isinstance(item, Item):
+            return False
+        old = Instruction.from_store(item.value)
+        new = old.model_copy(update={"active": False, "updated_at": utcnow()})
+        yield [_put(self.ns.instructions, key, new, index=False)]
+        return True
+
+    def deactivate_instruction(self, key: str, *, user_id: str | None = None) -> bool:
+        """Turn an instruction off (kept for history). False if there was none."""
+        return self._run(self._deactivate_plan(key), user_id)
+
+    async def adeactivate_instruction(self, key: str, *, user_id: str | None = None) -> bool:
+        """Async :meth:`deactivate_instruction`."""
+        return await self._arun(self._deactivate_plan(key), user_id)
+
+    # -- episodes ------------------------------------------------------------------------
+
+    def _add_episode_plan(self, episode: Episode) -> StorePlan[Memory[Episode]]:
+        key = str(uuid.uuid4())
+        yield [_put(self.ns.episodes, key, episode, index=True)]
+        return Memory(key, episode)
+
+    def add_episode(
+        self, summary: str, *, user_id: str | None = None, **fields: Any
+    ) -> Memory[Episode]:
+        """Store an episode (``importance``, ``thread_id``, ``outcome``, ``topics``...)."""
+        episode = Episode(summary=summary, **fields)
+        return self._run(self._add_episode_plan(episode), user_id)
+
+    async def aadd_episode(
+        self, summary: str, *, user_id: str | None = None, **fields: Any
+    ) -> Memory[Episode]:
+        """Async :meth:`add_episode`."""
+        episode = Episode(summary=summary, **fields)
+        return await self._arun(self._add_episode_plan(episode), user_id)
+
+    def _episodes_plan(self, query: str | None, limit: int) -> StorePlan[_List[Memory[Episode]]]:
+        (items,) = yield [SearchOp(self.ns.episodes, query=query, limit=max(limit, 50))]
+        found = [
+            Memory(i.key, Episode.from_store(i.value), getattr(i, "score", None)) for i in items
+        ]
+        if not query:
+            found.sort(key=lambda m: m.value.ended_at, reverse=True)
+        return found[:limit]
+
+    def episodes(
+        self, query: str | None = None, *, limit: int = 10, user_id: str | None = None
+    ) -> _List[Memory[Episode]]:
+        """Episodes: most relevant to ``query``, or most recent first without one."""
+        return self._run(self._episodes_plan(query, limit), user_id)
+
+    async def aepisodes(
+        self, query: str | None = None, *, limit: int = 10, user_id: str | None = None
+    ) -> _List[Memory[Episode]]:
+        """Async :meth:`episodes`."""
+        return await self._arun(self._episodes_plan(query, limit), user_id)

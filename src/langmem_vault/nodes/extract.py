@@ -1,0 +1,493 @@
+"""The extract node: memory from the turns not processed yet, in the background by default.
+
+After a turn, the node looks at the thread's messages that no extraction has seen (a per-thread
+watermark of message ids, so compaction removing messages never makes it skip or repeat one).
+Every ``every_n_messages`` new messages (default 4) it either
+
+- **background** (default): enqueues a durable job holding those messages (see
+  :mod:`langmem_vault.jobs`) and returns at once; a worker makes the extraction call and hands
+  the result to reconcile. The enqueue and the watermark move in one transaction, and a job
+  still waiting for a worker absorbs the next span (the debounce: ``debounce_seconds``);
+- **inline**: extracts and reconciles inside the node (the watermark lives in the store).
+
+Background mode needs Postgres for the queue: pass ``queue=`` (a ``JobQueue``, an
+``AsyncJobQueue`` or a DSN string). Without one the node runs inline and logs that once, so the
+same graph works on ``InMemoryStore``.
+
+>>> from langgraph.store.memory import InMemoryStore
+>>> from langmem_vault.nodes.offline_extractor import OfflineExtractor
+>>> node = create_extract_node(OfflineExtractor(), mode="inline")
+>>> # builder.add_node("extract", node)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import threading
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from langchain_core.messages import (
+    BaseMessage,
+    HumanMessage,
+    SystemMessage,
+    messages_from_dict,
+    messages_to_dict,
+)
+from langchain_core.runnables import RunnableConfig
+from langgraph.store.base import BaseStore, SearchItem, SearchOp
+
+from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
+from langmem_vault.memory.models import Extraction
+from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
+from langmem_vault.nodes.extract_call import (
+    AliasMap,
+    Checked,
+    Extractor,
+    as_extractor,
+    check_proposal,
+    message_text,
+)
+from langmem_vault.nodes.inject import MemoryNode, resolve_store
+
+logger = logging.getLogger("langmem_vault.extract")
+
+EXTRACT_JOB = "extract"
+WATERMARK_NAMESPACE = ("langmem_vault", "watermarks", "extract")
+#: config["configurable"] key that makes the node extract now, below the threshold
+FLUSH_KEY = "extract_now"
+DEFAULT_BACKGROUND_DEBOUNCE = 2.0
+MAX_SEARCH_QUERIES = 4
+
+Mode = Literal["background", "inline"]
+
+
+# --- the span: which messages, with which ids -------------------------------------------------
+
+
+def message_id(msg: BaseMessage) -> str:
+    """The message's id; messages without one get a stable id from their type and content."""
+    if msg.id:
+        return msg.id
+    digest = hashlib.sha1(f"{msg.type}\0{message_text(msg)}".encode()).hexdigest()[:16]
+    return f"anon-{digest}"
+
+
+def content_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages extraction reads: everything but system messages."""
+    return [m for m in messages if not isinstance(m, SystemMessage)]
+
+
+def serialize_span(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """Messages as JSON (``messages_to_dict``) so a job never depends on the checkpointer."""
+    return messages_to_dict(list(messages))
+
+
+def deserialize_span(data: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+    """The inverse of :func:`serialize_span`."""
+    return messages_from_dict(list(data))
+
+
+# --- the extraction itself: similar facts, one call, checks ----------------------------------
+
+
+def _search_ops(
+    namespace: tuple[str, ...], messages: Sequence[BaseMessage], limit: int
+) -> list[SearchOp]:
+    queries = [message_text(m) for m in messages if isinstance(m, HumanMessage)]
+    queries = [q for q in queries if q.strip()][-MAX_SEARCH_QUERIES:]
+    return [
+        SearchOp(namespace, filter={"status": {"$ne": "superseded"}}, limit=limit, query=q)
+        for q in queries
+    ]
+
+
+def _alias_map(results: Sequence[Any], limit: int) -> AliasMap:
+    # Several queries (one per user message) share one batch round trip; keep each fact once,
+    # at its best score, most relevant first.
+    best: dict[str, SearchItem] = {}
+    for items in results:
+        for item in items or []:
+            seen = best.get(item.key)
+            if seen is None or (item.score or 0.0) > (seen.score or 0.0):
+                best[item.key] = item
+    ranked = sorted(best.values(), key=lambda it: -(it.score or 0.0))[:limit]
+    rows = [
+        (
+            it.key,
+            str(it.value.get("text", "")),
+            str(it.value.get("category", "general")),
+            float(it.value.get("confidence", 0.0)),
+        )
+        for it in ranked
+    ]
+    return AliasMap.build(rows)
+
+
+def _finish(checked: Checked, thread_id: str | None, messages: Sequence[BaseMessage]) -> Checked:
+    ids = [message_id(m) for m in messages]
+    checked.extraction = checked.extraction.model_copy(
+        update={"thread_id": thread_id, "message_ids": ids}
+    )
+    return checked
+
+
+def extract_span(
+    store: BaseStore,
+    extractor: Any,
+    messages: Sequence[BaseMessage],
+    *,
+    namespaces: ResolvedNamespaces,
+    thread_id: str | None = None,
+    similar_limit: int = 8,
+) -> Checked:
+    """One extraction over ``messages``: similar stored facts, one call, the checks.
+
+    ``extractor`` is a chat model, an ``init_chat_model`` string or an ``Extractor``.
+
+    >>> checked = extract_span(store, model, msgs, namespaces=ns)  # doctest: +SKIP
+    >>> checked.extraction.facts                                   # doctest: +SKIP
+    """
+    ex: Extractor = as_extractor(extractor)
+    span = content_messages(messages)
+    aliases = _alias_map(
+        store.batch(_search_ops(namespaces.semantic, span, similar_limit)), similar_limit
+    )
+    proposal = ex.extract(span, aliases.facts)
+    return _finish(check_proposal(proposal, span, aliases), thread_id, span)
+
+
+async def aextract_span(
+    store: BaseStore,
+    extractor: Any,
+    messages: Sequence[BaseMessage],
+    *,
+    namespaces: ResolvedNamespaces,
+    thread_id: str | None = None,
+    similar_limit: int = 8,
+) -> Checked:
+    """Async twin of :func:`extract_span`."""
+    ex: Extractor = as_extractor(extractor)
+    span = content_messages(messages)
+    results = await store.abatch(_search_ops(namespaces.semantic, span, similar_limit))
+    aliases = _alias_map(results, similar_limit)
+    proposal = await ex.aextract(span, aliases.facts)
+    return _finish(check_proposal(proposal, span, aliases), thread_id, span)
+
+
+# --- applying (B1's reconcile) -----------------------------------------------------------------
+
+
+def apply(store: BaseStore, extraction: Extraction, namespaces: ResolvedNamespaces) -> Any:
+    """Hand an extraction to reconcile (one atomic write)."""
+    from langmem_vault.nodes.reconcile import apply_extraction
+
+    return apply_extraction(store, extraction, namespaces=namespaces)
+
+
+async def aapply(store: BaseStore, extraction: Extraction, namespaces: ResolvedNamespaces) -> Any:
+    """Async twin of :func:`apply`."""
+    from langmem_vault.nodes.reconcile import aapply_extraction
+
+    return await aapply_extraction(store, extraction, namespaces=namespaces)
+
+
+# --- the node ----------------------------------------------------------------------------------
+
+
+def _thread_id(config: RunnableConfig) -> str:
+    thread_id = (config.get("configurable") or {}).get("thread_id")
+    if not thread_id:
+        raise KeyError(
+            "extract needs config['configurable']['thread_id'] to keep its per-thread "
+            "watermark; compile the graph with a checkpointer and pass a thread_id"
+        )
+    return str(thread_id)
+
+
+def _namespaces_payload(ns: ResolvedNamespaces) -> dict[str, list[str]]:
+    return {
+        "semantic": list(ns.semantic),
+        "episodes": list(ns.episodes),
+        "instructions": list(ns.instructions),
+    }
+
+
+def namespaces_from_payload(data: dict[str, Any]) -> ResolvedNamespaces:
+    """The resolved namespaces a job carries."""
+    return ResolvedNamespaces(
+        semantic=tuple(data["semantic"]),
+        episodes=tuple(data["episodes"]),
+        instructions=tuple(data["instructions"]),
+    )
+
+
+class _ExtractNode:
+    """State shared by the sync and async entry points of one extract node."""
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        mode: Mode,
+        every_n_messages: int,
+        debounce_seconds: float | None,
+        namespaces: MemoryNamespaces,
+        queue: JobQueue | AsyncJobQueue | str | None,
+        store: BaseStore | None,
+        similar_limit: int,
+        start_worker: bool,
+        max_attempts: int,
+    ) -> None:
+        if mode not in ("background", "inline"):
+            raise ValueError(f"mode must be 'background' or 'inline', got {mode!r}")
+        if every_n_messages < 1:
+            raise ValueError(f"every_n_messages must be >= 1, got {every_n_messages!r}")
+        if debounce_seconds is not None and debounce_seconds < 0:
+            raise ValueError(f"debounce_seconds must be >= 0, got {debounce_seconds!r}")
+        self.extractor = as_extractor(model)
+        self.mode: Mode = mode
+        self.every_n = every_n_messages
+        self.namespaces = namespaces
+        self.store = store
+        self.similar_limit = similar_limit
+        self.start_worker = start_worker
+        self.max_attempts = max_attempts
+        self._dsn = queue if isinstance(queue, str) else None
+        self._queue = queue if isinstance(queue, JobQueue) else None
+        self._aqueue = queue if isinstance(queue, AsyncJobQueue) else None
+        if mode == "background" and queue is None:
+            logger.warning(
+                "extract: no job queue given, so extraction runs inline in the node; pass "
+                "queue=JobQueue(...)/AsyncJobQueue(...) or a Postgres DSN for background mode"
+            )
+            self.mode = "inline"
+        default_debounce = DEFAULT_BACKGROUND_DEBOUNCE if self.mode == "background" else 0.0
+        self.debounce = default_debounce if debounce_seconds is None else debounce_seconds
+        self._worker: Any = None
+        self._lock = threading.Lock()
+
+    # -- shared pieces --
+
+    def _store(self) -> BaseStore:
+        return resolve_store(self.store)
+
+    def _span(self, state: dict[str, Any]) -> list[BaseMessage]:
+        messages = state.get("messages")
+        if messages is None:
+            raise KeyError("extract reads state['messages'], which is missing")
+        return content_messages(messages)
+
+    def _min_new(self, config: RunnableConfig) -> int:
+        flush = bool((config.get("configurable") or {}).get(FLUSH_KEY))
+        return 1 if flush else self.every_n
+
+    def _payload_for(self, span: list[BaseMessage], ns: ResolvedNamespaces) -> Any:
+        by_id = {message_id(m): m for m in span}
+
+        def build(new_ids: list[str]) -> dict[str, Any]:
+            return {
+                "messages": serialize_span([by_id[i] for i in new_ids]),
+                "message_ids": new_ids,
+                "namespaces": _namespaces_payload(ns),
+            }
+
+        return build
+
+    def _new_inline(
+        self, span: list[BaseMessage], mark: dict[str, Any] | None, min_new: int
+    ) -> list[BaseMessage] | None:
+        done = set((mark or {}).get("message_ids", []))
+        new = [m for m in span if message_id(m) not in done]
+        if len(new) < min_new:
+            return None
+        last = (mark or {}).get("last_run")
+        if self.debounce and last and min_new > 1:
+            age = (datetime.now(UTC) - datetime.fromisoformat(last)).total_seconds()
+            if age < self.debounce:
+                return None  # too soon; these messages wait for the next run
+        return new
+
+    @staticmethod
+    def _mark(span: list[BaseMessage]) -> dict[str, Any]:
+        # Only ids still in state are kept: removed messages cannot come back, so the
+        # watermark stays as small as the thread's state.
+        return {
+            "message_ids": [message_id(m) for m in span],
+            "last_run": datetime.now(UTC).isoformat(),
+        }
+
+    # -- sync --
+
+    def invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        thread_id = _thread_id(config)
+        ns = self.namespaces.resolve(config)
+        span = self._span(state)
+        store = self._store()
+        if self.mode == "background" and self._sync_queue() is not None:
+            queue = self._sync_queue()
+            assert queue is not None
+            queued = queue.enqueue_span(
+                EXTRACT_JOB,
+                thread_id,
+                [message_id(m) for m in span],
+                self._payload_for(span, ns),
+                min_new=self._min_new(config),
+                delay_seconds=self.debounce,
+                max_attempts=self.max_attempts,
+            )
+            if queued is not None and self.start_worker:
+                self._ensure_thread_worker(queue, store)
+            return {}
+        mark_item = store.get(WATERMARK_NAMESPACE, thread_id)
+        new = self._new_inline(span, mark_item.value if mark_item else None, self._min_new(config))
+        if new is None:
+            return {}
+        checked = extract_span(
+            store,
+            self.extractor,
+            new,
+            namespaces=ns,
+            thread_id=thread_id,
+            similar_limit=self.similar_limit,
+        )
+        apply(store, checked.extraction, ns)
+        store.put(WATERMARK_NAMESPACE, thread_id, self._mark(span), index=False)
+        return {}
+
+    def _sync_queue(self) -> JobQueue | None:
+        if self._queue is None and self._dsn is not None:
+            with self._lock:
+                if self._queue is None:
+                    from langmem_vault.db.connection import open_pool
+
+                    self._queue = JobQueue(open_pool(self._dsn, max_size=4))
+                    self._queue.setup()
+        return self._queue
+
+    def _ensure_thread_worker(self, queue: JobQueue, store: BaseStore) -> None:
+        from langmem_vault.jobs.worker import ExtractionWorker
+
+        with self._lock:
+            if self._worker is None:
+                self._worker = ExtractionWorker(
+                    queue, store, self.extractor, similar_limit=self.similar_limit
+                )
+                self._worker.start()
+        self._worker.wake()
+
+    # -- async --
+
+    async def ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        thread_id = _thread_id(config)
+        ns = self.namespaces.resolve(config)
+        span = self._span(state)
+        store = self._store()
+        if self.mode == "background":
+            aqueue = await self._async_queue()
+            args = (
+                EXTRACT_JOB,
+                thread_id,
+                [message_id(m) for m in span],
+                self._payload_for(span, ns),
+            )
+            kwargs: dict[str, Any] = {
+                "min_new": self._min_new(config),
+                "delay_seconds": self.debounce,
+                "max_attempts": self.max_attempts,
+            }
+            if aqueue is not None:
+                queued = await aqueue.enqueue_span(*args, **kwargs)
+                if queued is not None and self.start_worker:
+                    self._ensure_task_worker(aqueue, store)
+                return {}
+            queue = self._sync_queue()
+            if queue is not None:  # a sync queue in an async graph: keep the loop free
+                queued = await asyncio.to_thread(queue.enqueue_span, *args, **kwargs)
+                if queued is not None and self.start_worker:
+                    self._ensure_thread_worker(queue, store)
+                return {}
+        mark_item = await store.aget(WATERMARK_NAMESPACE, thread_id)
+        new = self._new_inline(span, mark_item.value if mark_item else None, self._min_new(config))
+        if new is None:
+            return {}
+        checked = await aextract_span(
+            store,
+            self.extractor,
+            new,
+            namespaces=ns,
+            thread_id=thread_id,
+            similar_limit=self.similar_limit,
+        )
+        await aapply(store, checked.extraction, ns)
+        await store.aput(WATERMARK_NAMESPACE, thread_id, self._mark(span), index=False)
+        return {}
+
+    async def _async_queue(self) -> AsyncJobQueue | None:
+        if self._aqueue is None and self._dsn is not None:
+            from langmem_vault.db.connection import aopen_pool
+
+            aqueue = AsyncJobQueue(await aopen_pool(self._dsn, max_size=4))
+            await aqueue.setup()
+            self._aqueue = aqueue
+        return self._aqueue
+
+    def _ensure_task_worker(self, queue: AsyncJobQueue, store: BaseStore) -> None:
+        from langmem_vault.jobs.worker import ExtractionWorker
+
+        worker = self._worker
+        if worker is None or not worker.task_alive():
+            worker = ExtractionWorker(
+                queue, store, self.extractor, similar_limit=self.similar_limit
+            )
+            worker.astart()
+            self._worker = worker
+        worker.wake()
+
+
+def create_extract_node(
+    model: Any,
+    /,
+    *,
+    mode: Mode = "background",
+    every_n_messages: int = 4,
+    debounce_seconds: float | None = None,
+    namespaces: MemoryNamespaces | None = None,
+    queue: JobQueue | AsyncJobQueue | str | None = None,
+    store: BaseStore | None = None,
+    similar_limit: int = 8,
+    start_worker: bool = True,
+    max_attempts: int = 5,
+) -> MemoryNode:
+    """The extract node (sync and async), for ``StateGraph.add_node``.
+
+    - ``model``: a chat model, an ``init_chat_model`` string, or an extractor such as
+      :class:`~langmem_vault.nodes.offline_extractor.OfflineExtractor`;
+    - ``mode``: ``"background"`` (enqueue a durable job; needs ``queue``) or ``"inline"``;
+    - ``every_n_messages``: extract once this many messages are new (``config
+      ["configurable"]["extract_now"] = True`` extracts whatever is new at once);
+    - ``debounce_seconds``: background: a job waits this long for more turns to merge into
+      it (default 2 s); inline: the least time between two extractions of a thread (default 0);
+    - ``queue``: a ``JobQueue``, ``AsyncJobQueue`` or DSN; ``start_worker`` starts an
+      :class:`~langmem_vault.jobs.worker.ExtractionWorker` in this process on first use (turn
+      it off when workers run elsewhere).
+
+    >>> node = create_extract_node("openai:gpt-4o-mini", queue=dsn)  # doctest: +SKIP
+    >>> builder.add_node("extract", node)                            # doctest: +SKIP
+    """
+    impl = _ExtractNode(
+        model,
+        mode=mode,
+        every_n_messages=every_n_messages,
+        debounce_seconds=debounce_seconds,
+        namespaces=namespaces or MemoryNamespaces(),
+        queue=queue,
+        store=store,
+        similar_limit=similar_limit,
+        start_worker=start_worker,
+        max_attempts=max_attempts,
+    )
+    return MemoryNode(impl, name="extract")

@@ -1,0 +1,408 @@
+"""inject: put standing instructions, the most useful facts and recent episodes in front of
+the model, within a token budget, as a state key (``memory_context``), not a message.
+
+One store round trip per turn: the instruction, fact and episode reads go in one ``batch``
+(only the fact search embeds the user message). Access stamps are written in the background.
+
+>>> from langgraph.graph import StateGraph, START
+>>> from langmem_vault.graphs.state import MemoryState
+>>> builder = StateGraph(MemoryState)
+>>> builder = builder.add_node("inject", create_inject_node()).add_edge(START, "inject")
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from langchain_core.language_models import BaseLanguageModel
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.runnables import RunnableConfig, RunnableLambda
+from langgraph.config import get_store, get_stream_writer
+from langgraph.store.base import BaseStore, SearchOp
+
+from langmem_vault.memory.access import AccessRecorder
+from langmem_vault.memory.models import Instruction, utcnow
+from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.retrieval import applicable_instructions, fact_search_op, score_items
+from langmem_vault.memory.scoring import (
+    DEFAULT_WEIGHTS,
+    ScoredMemory,
+    ScoringWeights,
+    as_datetime,
+    balance_categories,
+)
+
+__all__ = [
+    "InjectNode",
+    "Injection",
+    "MemoryNode",
+    "create_inject_node",
+    "latest_user_text",
+    "resolve_store",
+]
+
+logger = logging.getLogger("langmem_vault.inject")
+
+TokenCounter = Callable[[str], int]
+
+HEADER = "## What you remember about this user"
+INSTRUCTIONS_HEADER = (
+    "Standing instructions from the user (follow them; if two conflict, the higher priority wins):"
+)
+FACTS_HEADER = "Facts (cite the ones you use as [M1], [M2]):"
+EPISODES_HEADER = "Recent conversations:"
+
+
+def latest_user_text(messages: Sequence[BaseMessage]) -> str | None:
+    """Text of the last human message, or None when the user has not spoken yet."""
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage) or getattr(message, "type", "") == "human":
+            text = message.text if isinstance(message.text, str) else str(message.content)
+            return text.strip() or None
+    return None
+
+
+def resolve_store(store: BaseStore | None) -> BaseStore:
+    """The node's store: the one given to the factory, else the graph's (``compile(store=)``)."""
+    if store is not None:
+        return store
+    try:
+        found = get_store()
+    except RuntimeError:
+        found = None
+    if found is None:
+        raise ValueError(
+            "memory nodes need a store: pass store=... to the node factory or compile the "
+            "graph with builder.compile(store=...)"
+        )
+    return found
+
+
+def _default_counter(text: str) -> int:
+    return count_tokens_approximately([SystemMessage(text)])
+
+
+def make_token_counter(counter: TokenCounter | BaseLanguageModel[Any] | None) -> TokenCounter:
+    """A text -> tokens function: langchain-core's approximation, a model's, or your own."""
+    if counter is None:
+        return _default_counter
+    if isinstance(counter, BaseLanguageModel):
+        return counter.get_num_tokens
+    return counter
+
+
+@dataclass(frozen=True)
+class Injection:
+    """What inject selected for this turn."""
+
+    context: str
+    refs: dict[str, str]
+    instructions: list[tuple[str, Instruction]]
+    facts: list[ScoredMemory]
+    episodes: list[ScoredMemory]
+    preview: list[str] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.instructions) + len(self.facts) + len(self.episodes)
+
+
+@dataclass(frozen=True)
+class InjectOptions:
+    """Settings of an inject node (see :func:`create_inject_node`)."""
+
+    namespaces: MemoryNamespaces
+    max_tokens: int
+    max_facts: int
+    max_episodes: int
+    max_instructions: int
+    candidates: int
+    max_share: float
+    include_private: bool
+    weights: ScoringWeights
+
+
+def _episode_score(value: Mapping[str, Any], now: datetime, weights: ScoringWeights) -> float:
+    # Recent and important first; episodes carry no confidence.
+    ended = as_datetime(value.get("ended_at"))
+    age_days = max((now - ended).total_seconds(), 0.0) / 86400.0 if ended else 365.0
+    importance = float(value.get("importance", 0.5))
+    return importance * 0.5 + 0.5 / (1.0 + age_days / weights.decay_days)
+
+
+def _fact_line(alias: str, value: Mapping[str, Any]) -> str:
+    return f"- [{alias}] {value.get('text', '')} ({value.get('category', 'general')})"
+
+
+def _episode_line(alias: str, value: Mapping[str, Any]) -> str:
+    ended = as_datetime(value.get("ended_at"))
+    when = ended.date().isoformat() if ended else "earlier"
+    outcome = f" Outcome: {value['outcome']}." if value.get("outcome") else ""
+    return f"- [{alias}] {when}: {value.get('summary', '')}{outcome}"
+
+
+def render(
+    instructions: Sequence[tuple[str, Instruction]],
+    facts: Sequence[ScoredMemory],
+    episodes: Sequence[ScoredMemory],
+    *,
+    max_tokens: int,
+    count: TokenCounter,
+) -> Injection:
+    """Render the memory section best-first until the token budget is spent.
+
+    Each line is counted on its own; the sum over-estimates the block, so the block never
+    exceeds ``max_tokens``.
+    """
+    lines: list[str] = []
+    used = 0
+    refs: dict[str, str] = {}
+    kept_i: list[tuple[str, Instruction]] = []
+    kept_f: list[ScoredMemory] = []
+    kept_e: list[ScoredMemory] = []
+
+    def fits(*new: str) -> bool:
+        nonlocal used
+        cost = sum(count(line) for line in new)
+        if used + cost > max_tokens:
+            return False
+        used += cost
+        lines.extend(new)
+        return True
+
+    if not fits(HEADER):
+        return Injection("", {}, [], [], [])
+    pending_header: str | None = INSTRUCTIONS_HEADER
+    for key, instruction in instructions:
+        line = f"- (priority {instruction.priority}) {instruction.text}"
+        if not fits(*([pending_header] if pending_header else []), line):
+            break
+        pending_header = None
+        kept_i.append((key, instruction))
+    pending_header = FACTS_HEADER
+    for memory in facts:
+        alias = f"M{len(refs) + 1}"
+        line = _fact_line(alias, memory.value)
+        if not fits(*([pending_header] if pending_header else []), line):
+            break
+        pending_header = None
+        refs[alias] = memory.key
+        kept_f.append(memory)
+    pending_header = EPISODES_HEADER
+    for memory in episodes:
+        alias = f"M{len(refs) + 1}"
+        line = _episode_line(alias, memory.value)
+        if not fits(*([pending_header] if pending_header else []), line):
+            break
+        pending_header = None
+        refs[alias] = memory.key
+        kept_e.append(memory)
+    if not (kept_i or kept_f or kept_e):
+        return Injection("", {}, [], [], [])
+    preview = [i.text for _, i in kept_i] + [str(m.value.get("text", "")) for m in kept_f]
+    preview += [str(m.value.get("summary", "")) for m in kept_e]
+    return Injection(
+        context="\n".join(lines),
+        refs=refs,
+        instructions=kept_i,
+        facts=kept_f,
+        episodes=kept_e,
+        preview=[p if len(p) <= 80 else p[:77] + "..." for p in preview[:5]],
+    )
+
+
+def inject_plan(
+    messages: Sequence[BaseMessage],
+    config: Mapping[str, Any] | None,
+    opts: InjectOptions,
+    count: TokenCounter,
+    now: datetime | None = None,
+) -> StorePlan[Injection]:
+    """The store reads and ranking of one inject turn (driven sync or async)."""
+    moment = now or utcnow()
+    ns = opts.namespaces.resolve(config)
+    message = latest_user_text(messages)
+    instruction_items, fact_items, episode_items = yield [
+        SearchOp(ns.instructions, filter={"active": True}, limit=100, refresh_ttl=False),
+        fact_search_op(ns.semantic, message, candidates=opts.candidates),
+        # Recent episodes without a query: one embedding per turn is enough.
+        SearchOp(ns.episodes, limit=max(opts.max_episodes * 5, 10), refresh_ttl=False),
+    ]
+    instructions = applicable_instructions(instruction_items, message, moment)
+    instructions = instructions[: opts.max_instructions]
+    scored = score_items(
+        fact_items, moment, use_relevance=message is not None, weights=opts.weights
+    )
+    if not opts.include_private:
+        scored = [m for m in scored if not m.value.get("private")]
+    facts = balance_categories(scored, opts.max_facts, max_share=opts.max_share)
+    episodes = sorted(
+        (
+            ScoredMemory(
+                i.key,
+                i.value,
+                _episode_score(i.value, moment, opts.weights),
+                namespace=tuple(i.namespace),
+            )
+            for i in episode_items
+        ),
+        key=lambda m: m.score,
+        reverse=True,
+    )[: opts.max_episodes]
+    return render(instructions, facts, episodes, max_tokens=opts.max_tokens, count=count)
+
+
+class MemoryNode(RunnableLambda[Any, dict[str, Any]]):
+    """A node runnable with native sync and async paths; ``.node`` is the node object.
+
+    LangGraph runs ``invoke`` under ``graph.invoke``/``stream`` and ``ainvoke`` under
+    ``graph.ainvoke``/``astream``, so async graphs never block on a thread.
+    """
+
+    def __init__(self, node: Any, *, name: str) -> None:
+        super().__init__(node.invoke, afunc=node.ainvoke, name=name)
+        self.node = node
+
+
+class InjectNode:
+    """The inject node (build it with :func:`create_inject_node`)."""
+
+    def __init__(
+        self,
+        *,
+        store: BaseStore | None,
+        options: InjectOptions,
+        token_counter: TokenCounter,
+        recorder: AccessRecorder,
+        emit_events: bool,
+    ) -> None:
+        self.store = store
+        self.options = options
+        self.count = token_counter
+        self.recorder = recorder
+        self.emit_events = emit_events
+
+    def _targets(self, injection: Injection) -> list[tuple[tuple[str, ...], str]]:
+        targets = [(m.namespace, m.key) for m in injection.facts]
+        targets += [(m.namespace, m.key) for m in injection.episodes]
+        return targets
+
+    def _emit(self, injection: Injection) -> None:
+        if not self.emit_events:
+            return
+        try:
+            writer = get_stream_writer()
+        except RuntimeError:  # called outside a graph run
+            return
+        writer(
+            {
+                "type": "memory_injected",
+                "count": injection.count,
+                "facts": len(injection.facts),
+                "episodes": len(injection.episodes),
+                "instructions": len(injection.instructions),
+                "preview": injection.preview,
+            }
+        )
+
+    def _update(self, injection: Injection) -> dict[str, Any]:
+        self._emit(injection)
+        return {"memory_context": injection.context, "memory_refs": injection.refs}
+
+    def _instruction_targets(
+        self, injection: Injection, config: RunnableConfig
+    ) -> list[tuple[tuple[str, ...], str]]:
+        if not injection.instructions:
+            return []
+        ns = self.options.namespaces.resolve(config).instructions
+        return [(ns, key) for key, _ in injection.instructions]
+
+    def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Run inject synchronously; returns the state update."""
+        store = resolve_store(self.store)
+        plan = inject_plan(state.get("messages", []), config, self.options, self.count)
+        injection = run_store_plan(store, plan)
+        targets = self._targets(injection) + self._instruction_targets(injection, config)
+        self.recorder.record(store, targets)
+        return self._update(injection)
+
+    async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Run inject asynchronously; returns the state update."""
+        store = resolve_store(self.store)
+        plan = inject_plan(state.get("messages", []), config, self.options, self.count)
+        injection = await arun_store_plan(store, plan)
+        targets = self._targets(injection) + self._instruction_targets(injection, config)
+        await self.recorder.arecord(store, targets)
+        return self._update(injection)
+
+
+def create_inject_node(
+    *,
+    store: BaseStore | None = None,
+    namespaces: MemoryNamespaces | None = None,
+    max_tokens: int = 1000,
+    token_counter: TokenCounter | BaseLanguageModel[Any] | None = None,
+    max_facts: int = 20,
+    max_episodes: int = 3,
+    max_instructions: int = 10,
+    candidates: int = 50,
+    max_share: float = 0.4,
+    include_private: bool = True,
+    weights: ScoringWeights = DEFAULT_WEIGHTS,
+    record_access: AccessRecorder | bool = True,
+    emit_events: bool = True,
+    name: str = "inject",
+) -> MemoryNode:
+    """Build the inject node: a runnable with native sync and async paths.
+
+    ``max_tokens`` bounds the rendered section (counted with langchain-core's
+    ``count_tokens_approximately`` unless ``token_counter`` is a model or a function).
+    ``max_share`` caps one category's share of the facts. The store comes from ``store`` or
+    from the graph (``compile(store=...)``). The returned runnable's ``.node`` is the
+    :class:`InjectNode`; ``node.node.recorder.flush()`` waits for the access stamps.
+
+    >>> node = create_inject_node(max_tokens=500)
+    >>> node.name
+    'inject'
+    """
+    if max_tokens < 50:
+        raise ValueError(f"max_tokens must be at least 50, got {max_tokens}")
+    if not 0.0 < max_share <= 1.0:
+        raise ValueError(f"max_share must be in (0, 1], got {max_share}")
+    if isinstance(record_access, AccessRecorder):
+        recorder = record_access
+    else:
+        recorder = _NullRecorder() if not record_access else AccessRecorder()
+    options = InjectOptions(
+        namespaces=namespaces or MemoryNamespaces(),
+        max_tokens=max_tokens,
+        max_facts=max_facts,
+        max_episodes=max_episodes,
+        max_instructions=max_instructions,
+        candidates=max(candidates, max_facts),
+        max_share=max_share,
+        include_private=include_private,
+        weights=weights,
+    )
+    node = InjectNode(
+        store=store,
+        options=options,
+        token_counter=make_token_counter(token_counter),
+        recorder=recorder,
+        emit_events=emit_events,
+    )
+    return MemoryNode(node, name=name)
+
+
+class _NullRecorder(AccessRecorder):
+    def record(self, store: BaseStore, targets: Any, *, cited: Any = ()) -> None:
+        return None
+
+    async def arecord(self, store: BaseStore, targets: Any, *, cited: Any = ()) -> None:
+        return None

@@ -1,0 +1,199 @@
+"""respond: a reference chat node that answers with the injected memories and cites them.
+
+The system prompt is the app's prompt plus inject's ``memory_context`` and compact's
+``running_summary``; neither is written into ``messages``, so checkpoints stay small. The
+model is asked to cite memories as ``[M1]``; the aliases it cites land in ``state["cited"]``
+and the cited facts' utility rises a step in the background. Apps with their own agent node
+skip this node and read ``state["memory_context"]`` themselves.
+
+>>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+>>> node = create_respond_node(FakeListChatModel(responses=["Hi [M1]"]))
+>>> node.name
+'respond'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel, LanguageModelLike
+from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.store.base import BaseStore
+
+from langmem_vault.memory.access import AccessRecorder
+from langmem_vault.memory.namespaces import MemoryNamespaces, MissingConfigKeyError
+from langmem_vault.nodes.inject import MemoryNode, resolve_store
+
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "RespondNode",
+    "build_system_prompt",
+    "cited_aliases",
+    "create_respond_node",
+]
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant with a long-term memory of this user."
+CITATION_RULE = (
+    "When your answer uses one of the remembered facts or conversations below, cite it "
+    "inline by its label, for example [M1] or [M2]. Do not cite labels that are not listed."
+)
+_CITATION = re.compile(r"\[(M\d+)\]")
+
+
+def cited_aliases(text: str, refs: Mapping[str, str]) -> list[str]:
+    """Aliases cited in ``text`` that exist in ``refs``, in order of first citation.
+
+    >>> cited_aliases("You live in Lyon [M2], near [M9] and [M2].", {"M2": "k"})
+    ['M2']
+    """
+    seen: dict[str, None] = {}
+    for alias in _CITATION.findall(text):
+        if alias in refs:
+            seen.setdefault(alias, None)
+    return list(seen)
+
+
+def build_system_prompt(
+    system_prompt: str, memory_context: str, running_summary: str, *, cite: bool = True
+) -> str:
+    """The system message text: app prompt, citation rule, memory section, summary."""
+    parts = [system_prompt.strip()]
+    if memory_context.strip():
+        if cite:
+            parts.append(CITATION_RULE)
+        parts.append(memory_context.strip())
+    if running_summary.strip():
+        parts.append(
+            "Summary of the earlier part of this conversation:\n" + running_summary.strip()
+        )
+    return "\n\n".join(p for p in parts if p)
+
+
+def _message_text(message: BaseMessage) -> str:
+    return message.text if isinstance(message.text, str) else str(message.content)
+
+
+class RespondNode:
+    """The respond node (build it with :func:`create_respond_node`)."""
+
+    def __init__(
+        self,
+        model: LanguageModelLike,
+        *,
+        system_prompt: str,
+        cite: bool,
+        store: BaseStore | None,
+        namespaces: MemoryNamespaces,
+        recorder: AccessRecorder | None,
+    ) -> None:
+        self.model = model
+        self.system_prompt = system_prompt
+        self.cite = cite
+        self.store = store
+        self.namespaces = namespaces
+        self.recorder = recorder
+
+    def _prompt(self, state: Mapping[str, Any]) -> list[BaseMessage]:
+        system = build_system_prompt(
+            self.system_prompt,
+            state.get("memory_context") or "",
+            state.get("running_summary") or "",
+            cite=self.cite,
+        )
+        messages: Sequence[BaseMessage] = state.get("messages") or []
+        return [SystemMessage(system), *messages]
+
+    def _cited_targets(
+        self, cited: Sequence[str], refs: Mapping[str, str], config: RunnableConfig
+    ) -> list[tuple[tuple[str, ...], str]]:
+        if not cited or self.recorder is None:
+            return []
+        try:
+            semantic = self.namespaces.resolve(config).semantic
+        except MissingConfigKeyError:
+            return []
+        # Only facts carry utility; touch_plan leaves episodes (no utility field) unchanged.
+        return [(semantic, refs[alias]) for alias in cited]
+
+    def _store_or_none(self) -> BaseStore | None:
+        try:
+            return resolve_store(self.store)
+        except ValueError:
+            return None
+
+    def _finish(self, reply: Any, state: Mapping[str, Any]) -> tuple[AIMessage, list[str]]:
+        message = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply))
+        refs: Mapping[str, str] = state.get("memory_refs") or {}
+        return message, cited_aliases(_message_text(message), refs)
+
+    def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Answer synchronously; returns the state update."""
+        reply = self.model.invoke(self._prompt(state), config)
+        message, cited = self._finish(reply, state)
+        targets = self._cited_targets(cited, state.get("memory_refs") or {}, config)
+        store = self._store_or_none() if targets else None
+        if store is not None and self.recorder is not None:
+            self.recorder.record(store, [], cited=targets)
+        return {"messages": [message], "cited": cited}
+
+    async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Answer asynchronously; returns the state update."""
+        reply = await self.model.ainvoke(self._prompt(state), config)
+        message, cited = self._finish(reply, state)
+        targets = self._cited_targets(cited, state.get("memory_refs") or {}, config)
+        store = self._store_or_none() if targets else None
+        if store is not None and self.recorder is not None:
+            await self.recorder.arecord(store, [], cited=targets)
+        return {"messages": [message], "cited": cited}
+
+
+def load_model(model: str | LanguageModelLike) -> LanguageModelLike:
+    """An ``init_chat_model`` string (``"openai:gpt-4o-mini"``) or a model/runnable as is."""
+    if isinstance(model, str):
+        try:
+            from langchain.chat_models import init_chat_model
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ImportError(
+                f"model={model!r} needs init_chat_model: pip install langchain and the "
+                "provider package (for example langchain-openai), or pass a model object"
+            ) from exc
+        return init_chat_model(model)
+    return model
+
+
+def create_respond_node(
+    model: str | BaseChatModel | LanguageModelLike,
+    /,
+    *,
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    cite: bool = True,
+    store: BaseStore | None = None,
+    namespaces: MemoryNamespaces | None = None,
+    record_utility: AccessRecorder | bool = True,
+    name: str = "respond",
+) -> MemoryNode:
+    """Build the respond node around any LangChain chat model.
+
+    ``model`` is an ``init_chat_model`` string or a model object (tools bound or not).
+    ``record_utility`` raises the utility of facts the model cites (in the background).
+
+    >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    >>> create_respond_node(FakeListChatModel(responses=["ok"]), system_prompt="Be brief.").name
+    'respond'
+    """
+    if isinstance(record_utility, AccessRecorder):
+        recorder: AccessRecorder | None = record_utility
+    else:
+        recorder = AccessRecorder() if record_utility else None
+    node = RespondNode(
+        load_model(model),
+        system_prompt=system_prompt,
+        cite=cite,
+        store=store,
+        namespaces=namespaces or MemoryNamespaces(),
+        recorder=recorder,
+    )
+    return MemoryNode(node, name=name)

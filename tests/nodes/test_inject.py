@@ -1,0 +1,199 @@
+"""inject: selection, budget, state key not message, stream event, access stamps."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.graph import START, StateGraph
+from langgraph.store.base import BaseStore
+from memory.lmv_fixtures import astore, index, store, thread  # noqa: F401
+
+from langmem_vault.graphs.state import MemoryState
+from langmem_vault.memory import MissingConfigKeyError
+from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.nodes.inject import create_inject_node, latest_user_text
+
+CFG = thread("u1", "t1")
+
+
+def _graph(node: Any, store: BaseStore) -> Any:
+    builder = StateGraph(MemoryState).add_node("inject", node).add_edge(START, "inject")
+    return builder.compile(store=store)
+
+
+def _seed(vault: MemoryVault) -> dict[str, str]:
+    keys = {
+        "lyon": vault.remember("Lives in Lyon", category="personal").key,
+        "acme": vault.remember("Works at Acme Robotics", category="company").key,
+        "seat": vault.remember("Prefers window seats on flights", category="preference").key,
+        "rex": vault.remember("Has a dog named Rex", category="personal").key,
+    }
+    vault.add_instruction("Answer in French", priority=3)
+    vault.add_instruction("Keep answers under 100 words", priority=8)
+    vault.add_instruction("Mention the visa rules", priority=5, condition="topic contains travel")
+    return keys
+
+
+def test_injects_instructions_then_relevant_facts(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    keys = _seed(vault)
+    node = create_inject_node()
+    graph = _graph(node, store)
+    events: list[dict[str, Any]] = []
+    out: dict[str, Any] = {}
+    question = HumanMessage("Which airline seat should I book for my travel?")
+    for mode, chunk in graph.stream(
+        {"messages": [question]}, CFG, stream_mode=["custom", "values"]
+    ):
+        if mode == "custom":
+            events.append(chunk)
+        else:
+            out = chunk
+    ctx = out["memory_context"]
+    # highest priority first, the conditional one because the message is about travel
+    assert ctx.index("under 100 words") < ctx.index("visa rules") < ctx.index("French")
+    assert out["memory_refs"]["M1"] == keys["seat"]
+    assert len(out["messages"]) == 1  # the block is a state key, not a message
+    assert events == [
+        {
+            "type": "memory_injected",
+            "count": 7,
+            "facts": 4,
+            "episodes": 0,
+            "instructions": 3,
+            "preview": events[0]["preview"],
+        }
+    ]
+    assert events[0]["preview"][0] == "Keep answers under 100 words"
+
+
+def test_no_user_message_uses_base_score(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    vault.remember("Maybe likes jazz", confidence=0.3)
+    sure = vault.remember("Is vegetarian", category="personal", confidence=1.0).key
+    node = create_inject_node()
+    out = _graph(node, store).invoke({"messages": []}, CFG)
+    assert out["memory_refs"]["M1"] == sure
+    assert "conditional" not in out["memory_context"]
+
+
+def test_condition_false_and_pending_excluded(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    _seed(vault)
+    pending = vault.remember("Might move to Oslo", confidence=0.5).key
+    vault.update(pending, status="pending_confirmation")
+    out = _graph(create_inject_node(), store).invoke(
+        {"messages": [HumanMessage("what is for dinner?")]}, CFG
+    )
+    assert "visa" not in out["memory_context"]
+    assert "Oslo" not in out["memory_context"]
+    assert pending not in out["memory_refs"].values()
+
+
+def test_token_budget_respected(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    for i in range(40):
+        vault.remember(f"Fact number {i} about the user's long and detailed project history")
+    words: list[int] = []
+
+    def counter(text: str) -> int:
+        words.append(1)
+        return len(text.split())
+
+    node = create_inject_node(max_tokens=120, token_counter=counter, max_facts=40)
+    out = _graph(node, store).invoke({"messages": [HumanMessage("project?")]}, CFG)
+    assert len(out["memory_context"].split()) <= 120
+    assert 3 <= len(out["memory_refs"]) < 40
+    assert words  # the given counter was used
+    with pytest.raises(ValueError, match="max_tokens"):
+        create_inject_node(max_tokens=10)
+
+
+def test_category_balance(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    for food in ["sushi", "pizza", "tacos", "ramen", "curry", "pho", "paella", "falafel"]:
+        vault.remember(f"Likes eating {food}", category="preference")
+    vault.remember("Works as a chef at a restaurant", category="company")
+    node = create_inject_node(max_facts=5, max_share=0.4)
+    out = _graph(node, store).invoke({"messages": [HumanMessage("what food do I like?")]}, CFG)
+    assert "chef" in out["memory_context"]
+    assert out["memory_context"].count("Likes eating") == 4  # 2 capped + filled after chef
+
+
+def test_records_access_in_background(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    keys = _seed(vault)
+    node = create_inject_node()
+    _graph(node, store).invoke({"messages": [HumanMessage("where do I live?")]}, CFG)
+    node.node.recorder.flush()
+    fact = vault.get(keys["lyon"])
+    assert fact is not None and fact.value.access_count == 1
+    assert fact.value.last_accessed is not None
+    used = {i.value.text: i.value.usage_count for i in vault.instructions()}
+    assert used["Keep answers under 100 words"] == 1
+    # the stamp kept the embedding: search still finds the fact
+    assert vault.recall("city of residence", limit=1)[0].key == keys["lyon"]
+
+
+def test_episodes_recent_first(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    now = datetime.now(UTC)
+    old = now - timedelta(days=60)
+    vault.add_episode("Very old chat", importance=0.5, started_at=old, ended_at=old)
+    vault.add_episode("Planned the Rome trip", importance=0.8, outcome="booked")
+    out = _graph(create_inject_node(max_episodes=1), store).invoke({"messages": []}, CFG)
+    assert "Planned the Rome trip" in out["memory_context"]
+    assert "Outcome: booked" in out["memory_context"]
+    assert "Very old chat" not in out["memory_context"]
+    node = create_inject_node(max_episodes=1)
+    _graph(node, store).invoke({"messages": []}, CFG)
+    node.node.recorder.flush()
+    recent = vault.episodes(limit=1)[0]
+    assert recent.value.access_count == 1
+
+
+def test_missing_user_id_is_named(store: BaseStore) -> None:
+    graph = _graph(create_inject_node(), store)
+    with pytest.raises(MissingConfigKeyError, match="user_id"):
+        graph.invoke({"messages": []}, {"configurable": {"thread_id": "t"}})
+
+
+def test_store_required() -> None:
+    graph = StateGraph(MemoryState).add_node("inject", create_inject_node())
+    graph.add_edge(START, "inject")
+    with pytest.raises(ValueError, match="need a store"):
+        graph.compile().invoke({"messages": []}, CFG)
+
+
+def test_latest_user_text() -> None:
+    msgs = [HumanMessage("first"), AIMessage("reply"), HumanMessage("  second ")]
+    assert latest_user_text(msgs) == "second"
+    assert latest_user_text([AIMessage("hi")]) is None
+
+
+async def test_async_inject(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    lyon = (await vault.aremember("Lives in Lyon", category="personal")).key
+    await vault.aremember("Works at Acme Robotics", category="company")
+    await vault.aadd_instruction("Answer in French", priority=4)
+    node = create_inject_node()
+    graph = _graph(node, astore)
+    events = []
+    async for mode, chunk in graph.astream(
+        {"messages": [HumanMessage("which city is home?")]},
+        CFG,
+        stream_mode=["custom", "values"],
+    ):
+        if mode == "custom":
+            events.append(chunk)
+        else:
+            out = chunk
+    assert out["memory_refs"]["M1"] == lyon
+    assert "Answer in French" in out["memory_context"]
+    assert events[0]["count"] == 3
+    await node.node.recorder.aflush()
+    got = await vault.aget(lyon)
+    assert got is not None and got.value.access_count == 1
