@@ -22,6 +22,7 @@ from typing import Any
 from langgraph.checkpoint.base import WRITES_IDX_MAP, PendingWrite, writes_sort_key
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
+from langmem_vault.checkpointers.compression import pack, unpack
 from langmem_vault.checkpointers.msgpack_frames import join_array, split_array
 
 # The blob type of a channel value stored as element ranges (never a serde type name).
@@ -121,11 +122,11 @@ def decode_value(
 ) -> Any:
     """Rebuild a channel value from its ``saver_blobs`` row and the thread's elements."""
     if type_ == ELEMENTS_TYPE:
-        parts = [elements[i] for i in decode_ranges(elems or [])]
+        parts = [unpack(*elements[i]) for i in decode_ranges(elems or [])]
         if all(t == MSGPACK for t, _ in parts):
             return serde.loads_typed((MSGPACK, join_array([b for _, b in parts])))
         return [serde.loads_typed(part) for part in parts]
-    return serde.loads_typed((type_, blob if blob is not None else b""))
+    return serde.loads_typed(unpack(type_, blob))
 
 
 def dump_writes(
@@ -134,7 +135,7 @@ def dump_writes(
     """``(idx, channel, type, blob)`` per write; special channels take their fixed index."""
     out = []
     for idx, (channel, value) in enumerate(writes):
-        type_, blob = serde.dumps_typed(value)
+        type_, blob = pack(*serde.dumps_typed(value))
         out.append((WRITES_IDX_MAP.get(channel, idx), channel, type_, blob))
     return out
 
@@ -143,7 +144,7 @@ def load_writes(serde: SerializerProtocol, rows: Iterable[Mapping[str, Any]]) ->
     """Pending writes in ``writes_sort_key`` order, the order live execution applies them."""
     ordered = sorted(rows, key=lambda r: writes_sort_key(r["task_path"], r["task_id"], r["idx"]))
     return [
-        (r["task_id"], r["channel"], serde.loads_typed((r["type"], r["blob"] or b"")))
+        (r["task_id"], r["channel"], serde.loads_typed(unpack(r["type"], r["blob"])))
         for r in ordered
     ]
 

@@ -25,6 +25,7 @@ from langgraph.checkpoint.serde.types import TASKS
 from psycopg.types.json import Jsonb
 
 from langmem_vault.checkpointers import codec
+from langmem_vault.checkpointers.compression import pack
 from langmem_vault.checkpointers.config import Scope, Target, next_version, render, user_id_of
 from langmem_vault.db.runner import Plan, Query
 
@@ -336,17 +337,21 @@ def put_plan(
     params.update(
         e_ids=[ids[e.hash] for e in new],
         e_hashes=[e.hash for e in new],
-        e_types=[e.type for e in new],
-        e_blobs=[e.blob for e in new],
         b_channels=[v.channel for v in encoded],
-        b_types=[v.type for v in encoded],
-        b_blobs=[v.blob for v in encoded],
         b_elems=[
             codec.ranges_literal(codec.encode_ranges([ids[e.hash] for e in v.elements]))
             if v.elements is not None
             else None
             for v in encoded
         ],
+    )
+    packed_elements = [pack(e.type, e.blob) for e in new]
+    packed_blobs = [pack(v.type, v.blob) if v.blob is not None else (v.type, None) for v in encoded]
+    params.update(
+        e_types=[p[0] for p in packed_elements],
+        e_blobs=[p[1] for p in packed_elements],
+        b_types=[p[0] for p in packed_blobs],
+        b_blobs=[p[1] for p in packed_blobs],
     )
     yield Query(render(PUT_WITH_ELEMENTS_SQL if elements else PUT_PLAIN_SQL, schema), params)
     return {

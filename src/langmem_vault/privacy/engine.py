@@ -60,7 +60,7 @@ def model_path() -> Path:
 
 
 class LocalSpacyNlpEngine(SpacyNlpEngine):
-    """Presidio's spaCy engine loading a model folder by path, without the parser."""
+    """Presidio's spaCy engine loading a model folder by path, running only the NER component."""
 
     def __init__(self, path: Path) -> None:
         super().__init__(

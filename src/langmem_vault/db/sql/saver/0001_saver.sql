@@ -1,5 +1,5 @@
--- VaultSaver tables. toast_tuple_target = 128 makes Postgres compress values of a few hundred
--- bytes (a checkpoint's JSON, one message) instead of only rows over 2 kB. Identifiers are COLLATE "C": checkpoint ids sort by code point, as
+-- VaultSaver tables. Values of a few hundred bytes arrive compressed by the client (see
+-- checkpointers/compression.py): Postgres only compresses rows over 2 kB. Identifiers are COLLATE "C": checkpoint ids sort by code point, as
 -- Python sorts them, and byte-wise comparison is the cheapest.
 
 -- One row per thread: the per-user index, and the row every write to the thread locks first,
@@ -28,7 +28,7 @@ CREATE TABLE IF NOT EXISTS {schema}.saver_checkpoints (
     checkpoint            jsonb NOT NULL,
     metadata              jsonb NOT NULL DEFAULT '{}',
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-) WITH (toast_tuple_target = 128);
+);
 CREATE INDEX IF NOT EXISTS saver_checkpoints_run_idx
     ON {schema}.saver_checkpoints ((metadata ->> 'run_id'))
     WHERE metadata ? 'run_id';
@@ -45,7 +45,7 @@ CREATE TABLE IF NOT EXISTS {schema}.saver_blobs (
     blob           bytea,
     elems          integer[],
     PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
-) WITH (toast_tuple_target = 128);
+);
 
 -- Content-addressed list elements, stored once per thread.
 CREATE TABLE IF NOT EXISTS {schema}.saver_elements (
@@ -56,7 +56,7 @@ CREATE TABLE IF NOT EXISTS {schema}.saver_elements (
     blob       bytea,
     PRIMARY KEY (thread_id, elem_id),
     UNIQUE (thread_id, hash)
-) WITH (toast_tuple_target = 128);
+);
 
 CREATE TABLE IF NOT EXISTS {schema}.saver_writes (
     thread_id      text COLLATE "C" NOT NULL,
@@ -69,4 +69,4 @@ CREATE TABLE IF NOT EXISTS {schema}.saver_writes (
     type           text NOT NULL,
     blob           bytea,
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-) WITH (toast_tuple_target = 128);
+);

@@ -1,0 +1,376 @@
+"""VaultStore behaviour beyond InMemoryStore's: TTL, bad input, hybrid ranking, connections."""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from langgraph.store.base import PutOp, SearchOp
+
+from langmem_vault.store import AsyncVaultStore, InvalidValueError, SearchRanking, VaultStore
+from tests.store.conftest import DIMS, TrigramEmbeddings, index_config
+
+
+@pytest.fixture
+def store(pg_uri: str, schema: str, embeddings: TrigramEmbeddings) -> Iterator[VaultStore]:
+    with VaultStore.from_conn_string(
+        pg_uri, schema=schema, index=index_config(embeddings), ttl={"default_ttl": None}
+    ) as s:
+        s.setup()
+        yield s
+
+
+def count_rows(pg_uri: str, schema: str, table: str = "store_items") -> int:
+    with psycopg.connect(pg_uri) as conn:
+        row = conn.execute(f"SELECT count(*) FROM {schema}.{table}").fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+# --- TTL ---------------------------------------------------------------------------------
+
+
+def test_ttl_expires_refreshes_and_sweeps(store: VaultStore, pg_uri: str, schema: str) -> None:
+    store.put(("t",), "short", {"text": "ephemeral"}, ttl=1.5 / 60)  # 1.5 seconds
+    store.put(("t",), "keep", {"text": "durable"})
+    assert store.get(("t",), "short") is not None
+    time.sleep(1.0)
+    assert store.get(("t",), "short") is not None  # refreshes: 1.5 s from now
+    time.sleep(1.0)
+    assert store.get(("t",), "short", refresh_ttl=False) is not None
+    time.sleep(0.8)
+    # Expired but not yet swept: never returned by get, search or list.
+    assert store.get(("t",), "short") is None
+    assert [i.key for i in store.search(("t",))] == ["keep"]
+    assert [i.key for i in store.search(("t",), query="ephemeral")] == ["keep"]
+    assert count_rows(pg_uri, schema) == 2
+    assert store.sweep_ttl() == 1
+    assert count_rows(pg_uri, schema) == 1
+
+
+def test_fractional_default_ttl_is_kept(pg_uri: str, schema: str) -> None:
+    # PostgresStore truncates 0.5 minutes to 0 and expires the item at once.
+    with VaultStore.from_conn_string(pg_uri, schema=schema, ttl={"default_ttl": 0.5}) as s:
+        s.setup()
+        s.put(("t",), "k", {"v": 1})
+        assert s.get(("t",), "k") is not None
+        with psycopg.connect(pg_uri) as conn:
+            row = conn.execute(
+                f"SELECT extract(epoch FROM expires_at - now()) FROM {schema}.store_items"
+            ).fetchone()
+        assert row is not None and 25 < float(row[0]) <= 30
+
+
+def test_ttl_sweeper_thread(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as s:
+        s.setup()
+        s.put(("t",), "k", {"v": 1}, ttl=0.2 / 60)
+        s.start_ttl_sweeper(sweep_interval_minutes=0.3 / 60)
+        time.sleep(1.0)
+        assert count_rows(pg_uri, schema) == 0
+        assert s.stop_ttl_sweeper(timeout=5)
+
+
+async def test_async_ttl(pg_uri: str, schema: str) -> None:
+    async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema) as s:
+        await s.setup()
+        await s.aput(("t",), "k", {"v": 1}, ttl=0.5 / 60)
+        assert await s.aget(("t",), "k") is not None
+        await asyncio.sleep(0.8)
+        assert await s.aget(("t",), "k") is None
+        assert await s.sweep_ttl() == 1
+
+
+# --- Bad input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        (PutOp(("a",), "k\x00", {"v": 1}), "NUL"),
+        (PutOp(("a",), "k", {"text": "bad\x00text"}), "NUL"),
+        (PutOp(("a",), "k", {"ok": {"bad\x00key": 1}}), "NUL"),
+        (PutOp(("a",), "k", {"v": object()}), "not JSON-serialisable"),
+        (PutOp(("a",), "k", {"v": float("nan")}), "not JSON-serialisable"),
+        (PutOp(("a",), "k", {1: "int key"}), "keys must be strings"),
+        (PutOp(("a",), "k", {"big": "x" * 2_000_000}), "over the limit"),
+        (PutOp(("a",), "", {"v": 1}), "empty"),
+        (PutOp(("a",), "k", {"v": 1}, ttl=-1), "ttl"),
+        (PutOp(("a",), "k", ["not", "a", "dict"]), "must be a dict"),  # type: ignore[arg-type]
+        (SearchOp(("a",), query="bad\x00query"), "NUL"),
+        (SearchOp(("a",), filter={"n": {"$regex": "x"}}), "unsupported filter operator"),
+        (SearchOp(("a",), filter={"n": {"$gt": [1]}}), "needs a number or a string"),
+        (SearchOp(("a",), limit=-1), "limit"),
+    ],
+)
+def test_bad_input_fails_the_whole_batch(
+    store: VaultStore, pg_uri: str, schema: str, op: Any, message: str
+) -> None:
+    store.put(("a",), "before", {"text": "unchanged"})
+    with pytest.raises(InvalidValueError, match=message):
+        store.batch([PutOp(("a",), "good", {"text": "fine"}), PutOp(("a",), "before", None), op])
+    assert store.get(("a",), "good") is None
+    assert store.get(("a",), "before") is not None
+    assert count_rows(pg_uri, schema) == 1
+
+
+def test_wrong_embedding_dimension_writes_nothing(pg_uri: str, schema: str) -> None:
+    def short(texts: list[str]) -> list[list[float]]:
+        return [[0.1] * (DIMS - 1) for _ in texts]
+
+    with VaultStore.from_conn_string(
+        pg_uri, schema=schema, index={"dims": DIMS, "embed": short, "fields": ["text"]}
+    ) as s:
+        s.setup()
+        with pytest.raises(InvalidValueError, match=f"dims={DIMS}"):
+            s.put(("a",), "k", {"text": "hello"})
+        with pytest.raises(InvalidValueError, match=f"dims={DIMS}"):
+            s.search(("a",), query="hello")
+    assert count_rows(pg_uri, schema) == 0
+
+
+def test_max_value_bytes_is_configurable(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=schema, max_value_bytes=100) as s:
+        s.setup()
+        s.put(("a",), "small", {"v": "x" * 50})
+        with pytest.raises(InvalidValueError, match="limit of 100 bytes"):
+            s.put(("a",), "big", {"v": "x" * 200})
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"schema": "Bad-Name"}, "invalid schema name"),
+        ({"index": {"dims": 0, "embed": TrigramEmbeddings()}}, "dims"),
+        ({"index": {"dims": 3}}, "embed"),
+        ({"index": {"dims": 3, "embed": TrigramEmbeddings(), "fields": "text"}}, "fields"),
+        ({"ranking": None, "max_value_bytes": -5}, "max_value_bytes"),
+    ],
+)
+def test_bad_configuration(pg_uri: str, kwargs: dict[str, Any], message: str) -> None:
+    with (
+        pytest.raises(ValueError, match=message),
+        VaultStore.from_conn_string(pg_uri, **kwargs) as s,
+    ):
+        s.setup()
+
+
+def test_changing_dims_on_an_existing_schema_is_refused(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=schema, index=index_config(TrigramEmbeddings())) as s:
+        s.setup()
+    other = {"dims": 8, "embed": TrigramEmbeddings(8), "fields": ["text"]}
+    with VaultStore.from_conn_string(pg_uri, schema=schema, index=other) as s:
+        with pytest.raises(InvalidValueError, match=r"vector\(64\).*dims=8"):
+            s.setup()
+
+
+# --- Ranking -----------------------------------------------------------------------------
+
+
+def test_keyword_match_lifts_the_cosine(store: VaultStore, embeddings: TrigramEmbeddings) -> None:
+    store.put(("d",), "cat", {"text": "Priya adopted a cat named Miso"})
+    store.put(("d",), "near", {"text": "Pryia adored the cats name"})  # similar letters
+    results = store.search(("d",), query="Miso")
+    assert results[0].key == "cat"
+    q = embeddings.embed_query("Miso")
+    cos = sum(a * b for a, b in zip(q, embeddings.embed_query("Priya adopted a cat named Miso"), strict=True))
+    # One query lexeme, matched: score = cos + (1 - cos) * 0.3 * 1.
+    assert results[0].score == pytest.approx(cos + (1 - cos) * 0.3, abs=1e-5)
+
+
+def test_text_weight_zero_is_pure_cosine(pg_uri: str, schema: str) -> None:
+    emb = TrigramEmbeddings()
+    with VaultStore.from_conn_string(
+        pg_uri, schema=schema, index=index_config(emb), ranking=SearchRanking(text_weight=0)
+    ) as s:
+        s.setup()
+        s.put(("d",), "a", {"text": "green tea"})
+        [hit] = s.search(("d",), query="green tea")
+        assert hit.score == pytest.approx(1.0, abs=1e-5)
+        s.put(("d",), "b", {"text": "tea"})
+        hits = {h.key: h.score for h in s.search(("d",), query="green")}
+        q = emb.embed_query("green")
+        assert hits["b"] == pytest.approx(
+            sum(x * y for x, y in zip(q, emb.embed_query("tea"), strict=True)), abs=1e-5
+        )
+
+
+def test_keyword_only_store_without_embeddings(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as s:
+        s.setup()
+        s.put(("d",), "a", {"text": "Deploying the billing service on Fridays", "n": 1})
+        s.put(("d",), "b", {"text": "Billing invoices are sent monthly", "n": 2})
+        s.put(("d",), "c", {"text": "Lunch at noon"})
+        s.put(("d",), "u", {"text": "billing"}, index=False)
+        hits = s.search(("d",), query="When do we deploy billing?")
+        assert [h.key for h in hits[:2]] == ["a", "b"]
+        assert hits[0].score == pytest.approx(1.0)  # "deploy" stems to match "Deploying"
+        assert hits[1].score == pytest.approx(0.5)
+        assert (hits[2].key, hits[2].score) == ("c", 0.0)
+        assert (hits[3].key, hits[3].score) == ("u", None)
+        # Values' strings are indexed, not the JSON syntax: "text" is a key, not content.
+        assert [h.key for h in s.search(("d",), query="text", limit=1)] == ["c"]
+        assert s.search(("d",), query="text", limit=1)[0].score == 0.0
+
+
+def test_boosts_reorder_without_changing_scores(pg_uri: str, schema: str) -> None:
+    emb = TrigramEmbeddings()
+    ranking = SearchRanking(boosts={"confidence": 1.0})
+    with VaultStore.from_conn_string(
+        pg_uri, schema=schema, index=index_config(emb), ranking=ranking
+    ) as s:
+        s.setup()
+        s.put(("d",), "exact", {"text": "hiking boots", "confidence": 0.0})
+        s.put(("d",), "close", {"text": "hiking boot", "confidence": 1.0})
+        hits = s.search(("d",), query="hiking boots")
+        assert [h.key for h in hits] == ["close", "exact"]
+        assert hits[1].score > hits[0].score
+
+
+def test_reput_with_index_false_drops_old_vectors(
+    store: VaultStore, pg_uri: str, schema: str
+) -> None:
+    store.put(("d",), "a", {"text": "volcano"})
+    assert count_rows(pg_uri, schema, "store_vectors") == 1
+    store.put(("d",), "a", {"text": "volcano"}, index=False)
+    assert count_rows(pg_uri, schema, "store_vectors") == 0
+    assert store.search(("d",), query="volcano")[0].score is None
+
+
+def test_one_embedding_call_per_batch_and_cached_queries(
+    store: VaultStore, embeddings: TrigramEmbeddings
+) -> None:
+    store.batch([PutOp(("d",), f"k{i}", {"text": f"note {i % 3}"}) for i in range(9)])
+    assert embeddings.calls == [["note 0", "note 1", "note 2"]]  # distinct texts, one call
+    calls: list[str] = []
+    original = embeddings.embed_query
+
+    def counting(text: str) -> list[float]:
+        calls.append(text)
+        return original(text)
+
+    embeddings.embed_query = counting  # type: ignore[method-assign]
+    for _ in range(3):
+        store.search(("d",), query="note")
+    assert calls == ["note"]
+
+
+def test_filtered_vector_search_returns_a_full_page(store: VaultStore) -> None:
+    # With a selective filter, HNSW alone would return few rows (pgvector #216).
+    store.batch(
+        [PutOp(("d",), f"k{i}", {"text": f"item number {i}", "shard": i % 50}) for i in range(500)]
+    )
+    hits = store.search(("d",), query="item number 7", filter={"shard": 7}, limit=10)
+    assert len(hits) == 10
+    assert all(h.value["shard"] == 7 for h in hits)
+    assert hits[0].key == "k7"
+
+
+# --- Connections ---------------------------------------------------------------------------
+
+
+def test_caller_connection_used_as_is(pg_uri: str, schema: str) -> None:
+    # Not autocommit, default tuple rows: langgraph's saver would raise TypeError (#1384).
+    with psycopg.connect(pg_uri) as conn:
+        store = VaultStore(conn, schema=schema)
+        with conn.transaction():  # setup inside the caller's own transaction
+            store.setup()
+        store.put(("c",), "k", {"v": 1})
+        conn.commit()
+        assert store.get(("c",), "k").value == {"v": 1}  # type: ignore[union-attr]
+        assert conn.row_factory is psycopg.rows.tuple_row
+    with psycopg.connect(pg_uri) as other:
+        row = other.execute(f"SELECT count(*) FROM {schema}.store_items").fetchone()
+        assert row == (1,)
+
+
+async def test_async_caller_connection(pg_uri: str, schema: str) -> None:
+    async with await psycopg.AsyncConnection.connect(pg_uri) as conn:
+        store = AsyncVaultStore(conn, schema=schema)
+        await store.setup()
+        await store.aput(("c",), "k", {"v": 1})
+        await conn.commit()
+        got = await store.aget(("c",), "k")
+        assert got is not None and got.value == {"v": 1}
+
+
+def test_pooled_operations_are_not_serialised(store: VaultStore, pg_uri: str, schema: str) -> None:
+    store.put(("p",), "locked", {"v": 1})
+    store.put(("p",), "free", {"v": 1})
+    with psycopg.connect(pg_uri) as blocker:
+        blocker.execute(f"SELECT 1 FROM {schema}.store_items WHERE key = 'locked' FOR UPDATE")
+        writer = threading.Thread(target=store.put, args=(("p",), "locked", {"v": 2}))
+        writer.start()
+        time.sleep(0.3)
+        assert writer.is_alive()  # waiting on the row lock
+        # Another operation on the same store proceeds meanwhile.
+        assert store.get(("p",), "free") is not None
+        assert writer.is_alive()
+        blocker.rollback()
+    writer.join(5)
+    assert store.get(("p",), "locked").value == {"v": 2}  # type: ignore[union-attr]
+
+
+def test_prepare_threshold_none_for_pgbouncer(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=schema, prepare_threshold=None) as s:
+        s.setup()
+        for i in range(10):  # past psycopg's default threshold of 5
+            s.put(("p",), f"k{i}", {"v": i})
+            assert s.get(("p",), f"k{i}") is not None
+
+
+def _setup_in_process(uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(
+        uri, schema=schema, index=index_config(TrigramEmbeddings())
+    ) as s:
+        s.setup()
+
+
+def test_concurrent_setup_from_several_processes(pg_uri: str, schema: str) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_setup_in_process, args=(pg_uri, schema)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    with psycopg.connect(pg_uri) as conn:
+        rows = conn.execute(
+            f"SELECT track, version FROM {schema}.vault_migrations ORDER BY track"
+        ).fetchall()
+    assert rows == [("store", 1), ("store_vectors", 1)]
+
+
+def test_schemas_isolate_apps(pg_uri: str, schema: str) -> None:
+    with (
+        VaultStore.from_conn_string(pg_uri, schema=schema) as a,
+        VaultStore.from_conn_string(pg_uri, schema=schema + "_b") as b,
+    ):
+        a.setup()
+        b.setup()
+        a.put(("x",), "k", {"app": "a"})
+        assert b.get(("x",), "k") is None
+        assert b.list_namespaces() == []
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema}_b CASCADE")
+
+
+def test_async_store_sync_bridge_from_worker_thread(pg_uri: str, schema: str) -> None:
+    async def main() -> Any:
+        async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema) as s:
+            await s.setup()
+            await s.aput(("x",), "k", {"v": 1})
+            # A sync node of a graph run with ainvoke calls store.get from a worker thread.
+            got = await asyncio.to_thread(s.get, ("x",), "k")
+            with pytest.raises(RuntimeError, match="deadlock"):
+                s.get(("x",), "k")
+            return got
+
+    got = asyncio.run(main())
+    assert got is not None and got.value == {"v": 1}
