@@ -113,7 +113,7 @@ def test_langgraph_postgres_store_smoke(pg_uri: str, schema: str, index: dict[st
 
     with psycopg.connect(pg_uri, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
-    uri = f"{pg_uri}{'&' if '?' in pg_uri else '?'}options=-csearch_path%3D{schema}"
+    uri = f"{pg_uri}{'&' if '?' in pg_uri else '?'}options=-csearch_path%3D{schema}%2Cpublic"
     with PostgresStore.from_conn_string(uri, index=index) as pg_store:  # type: ignore[arg-type]
         pg_store.setup()
         graph = _graph(pg_store)

@@ -27,8 +27,18 @@ def _langgraph_tests() -> Path:
     if not (suite / "tests" / "test_store.py").exists():
         cache.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-             "-d", str(cache), f"langgraph-checkpoint=={release}"],
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                "-d",
+                str(cache),
+                f"langgraph-checkpoint=={release}",
+            ],
             check=True,
             capture_output=True,
         )
@@ -41,9 +51,25 @@ def test_langgraph_store_suite_passes_on_vault_store(pg_uri: str) -> None:
     suite = _langgraph_tests()
     env = {**os.environ, "LANGMEM_VAULT_DSN": pg_uri, "PYTHONPATH": str(PLUGIN_DIR)}
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "vault_as_inmemory", "tests/test_store.py",
-         "-q", "-p", "no:cacheprovider", "--rootdir", ".", "-W", "ignore",
-         "-o", "asyncio_mode=auto", "-o", "addopts="],
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "vault_as_inmemory",
+            "tests/test_store.py",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            ".",
+            "-W",
+            "ignore",
+            "-o",
+            "asyncio_mode=auto",
+            "-o",
+            "addopts=",
+        ],
         cwd=suite,
         env=env,
         capture_output=True,

@@ -113,8 +113,9 @@ async def test_filters(make_store, filter, expected) -> None:
     d = await make_store()
     # InMemoryStore raises when a range operator meets a missing field, so it is undefined
     # there; VaultStore's own tests cover it (no match).
-    ranged = any(isinstance(v, dict) and {"$gt", "$gte", "$lt", "$lte"} & v.keys()
-                 for v in filter.values())
+    ranged = any(
+        isinstance(v, dict) and {"$gt", "$gte", "$lt", "$lte"} & v.keys() for v in filter.values()
+    )
     for key, value in FILTER_ITEMS.items():
         if not (ranged and "n" not in value):
             await d.put(("f",), key, value)
@@ -204,8 +205,15 @@ async def test_list_namespaces(make_store) -> None:
         ("a", "b", "d", "i"),
         ("a", "b", "f"),
     ]
-    assert await d.list_namespaces(suffix=("f",)) == [("a", "b", "f"), ("a", "c", "f"), ("b", "a", "f")]
-    assert await d.list_namespaces(prefix=("a",), suffix=("f",)) == [("a", "b", "f"), ("a", "c", "f")]
+    assert await d.list_namespaces(suffix=("f",)) == [
+        ("a", "b", "f"),
+        ("a", "c", "f"),
+        ("b", "a", "f"),
+    ]
+    assert await d.list_namespaces(prefix=("a",), suffix=("f",)) == [
+        ("a", "b", "f"),
+        ("a", "c", "f"),
+    ]
     assert await d.list_namespaces(prefix=("a", "*", "f")) == [("a", "b", "f"), ("a", "c", "f")]
     assert await d.list_namespaces(suffix=("*", "f")) == [
         ("a", "b", "f"),

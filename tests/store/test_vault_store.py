@@ -162,7 +162,9 @@ def test_bad_configuration(pg_uri: str, kwargs: dict[str, Any], message: str) ->
 
 
 def test_changing_dims_on_an_existing_schema_is_refused(pg_uri: str, schema: str) -> None:
-    with VaultStore.from_conn_string(pg_uri, schema=schema, index=index_config(TrigramEmbeddings())) as s:
+    with VaultStore.from_conn_string(
+        pg_uri, schema=schema, index=index_config(TrigramEmbeddings())
+    ) as s:
         s.setup()
     other = {"dims": 8, "embed": TrigramEmbeddings(8), "fields": ["text"]}
     with VaultStore.from_conn_string(pg_uri, schema=schema, index=other) as s:
@@ -179,7 +181,10 @@ def test_keyword_match_lifts_the_cosine(store: VaultStore, embeddings: TrigramEm
     results = store.search(("d",), query="Miso")
     assert results[0].key == "cat"
     q = embeddings.embed_query("Miso")
-    cos = sum(a * b for a, b in zip(q, embeddings.embed_query("Priya adopted a cat named Miso"), strict=True))
+    cos = sum(
+        a * b
+        for a, b in zip(q, embeddings.embed_query("Priya adopted a cat named Miso"), strict=True)
+    )
     # One query lexeme, matched: score = cos + (1 - cos) * 0.3 * 1.
     assert results[0].score == pytest.approx(cos + (1 - cos) * 0.3, abs=1e-5)
 

@@ -34,9 +34,9 @@ MSGPACK = "msgpack"
 MIN_LIST_BYTES = 512
 MIN_ELEMENT_BYTES = 48
 TITLE_CHARS = 80
-# Exact types kept inline in the checkpoint's JSON. Floats are not: jsonb rewrites 1e20 as
-# an integer, and get_tuple must return exactly what was put.
-_INLINE_TYPES = (str, int, bool, type(None))
+# Exact types kept inline in the checkpoint's JSON body (JSON round-trips them exactly,
+# NUL characters, big integers and non-finite floats included).
+_INLINE_TYPES = (str, int, float, bool, type(None))
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +59,8 @@ class EncodedValue:
 
 
 def is_inline(value: Any) -> bool:
-    """Whether ``value`` is stored inside the checkpoint's JSON rather than as a blob."""
-    if type(value) not in _INLINE_TYPES:
-        return False
-    if isinstance(value, str):
-        return "\x00" not in value  # jsonb cannot hold NUL
-    return True  # ints of any size: jsonb numbers are exact
+    """Whether ``value`` is stored inside the checkpoint's body rather than as a blob."""
+    return type(value) in _INLINE_TYPES
 
 
 def element_hash(type_: str, blob: bytes) -> bytes:

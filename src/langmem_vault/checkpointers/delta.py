@@ -14,32 +14,30 @@ from langgraph.checkpoint.base import DeltaChannelHistory, PendingWrite
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langmem_vault.checkpointers import codec
+from langmem_vault.checkpointers.compression import unpack_json
 from langmem_vault.checkpointers.config import Target, render
 from langmem_vault.db.runner import Plan, Query
 
 CHAIN_SQL = """
 WITH RECURSIVE chain AS (
-    SELECT checkpoint_id, parent_checkpoint_id, checkpoint, 0 AS depth
+    SELECT checkpoint_id, parent_checkpoint_id, channel_versions, body, 0 AS depth
     FROM {schema}.saver_checkpoints
     WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
       AND checkpoint_id = coalesce(%(checkpoint_id)s, (
           SELECT max(checkpoint_id) FROM {schema}.saver_checkpoints
           WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s))
     UNION ALL
-    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.checkpoint, chain.depth + 1
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.body, chain.depth + 1
     FROM chain JOIN {schema}.saver_checkpoints c
       ON c.thread_id = %(thread_id)s AND c.checkpoint_ns = %(checkpoint_ns)s
      AND c.checkpoint_id = chain.parent_checkpoint_id
 )
 SELECT chain.checkpoint_id, chain.depth, ch.name AS channel,
-       chain.checkpoint -> 'channel_versions' ->> ch.name AS version,
-       coalesce(chain.checkpoint -> 'channel_values' ? ch.name, false) AS has_inline,
-       chain.checkpoint -> 'channel_values' -> ch.name AS inline,
-       b.type AS blob_type
+       chain.channel_versions ->> ch.name AS version, chain.body, b.type AS blob_type
 FROM chain CROSS JOIN unnest(%(channels)s::text[]) AS ch(name)
 LEFT JOIN {schema}.saver_blobs b
   ON b.thread_id = %(thread_id)s AND b.checkpoint_ns = %(checkpoint_ns)s
- AND b.channel = ch.name AND b.version = chain.checkpoint -> 'channel_versions' ->> ch.name
+ AND b.channel = ch.name AND b.version = chain.channel_versions ->> ch.name
 ORDER BY chain.depth"""
 
 CHAIN_WRITES_SQL = """
@@ -93,9 +91,11 @@ def delta_history_plan(
         if row["blob_type"] is not None and row["blob_type"] != codec.EMPTY_TYPE:
             seed_version[channel] = row["version"]
             done.add(channel)
-        elif row["has_inline"]:
-            seed_inline[channel] = row["inline"]
-            done.add(channel)
+        else:
+            inline = unpack_json(row["body"]).get("channel_values") or {}
+            if channel in inline:
+                seed_inline[channel] = inline[channel]
+                done.add(channel)
     ids = sorted({cid for cids in path.values() for cid in cids})
     writes: dict[tuple[str, str], list[dict[str, Any]]] = {}
     if ids:

@@ -57,7 +57,7 @@ GC_BLOBS_SQL = """
 WITH refs AS MATERIALIZED (
     SELECT c.thread_id, c.checkpoint_ns, v.key AS channel, v.value AS version
     FROM {schema}.saver_checkpoints c
-    CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v
+    CROSS JOIN LATERAL jsonb_each_text(c.channel_versions) AS v
     WHERE c.thread_id = ANY(%(ids)s)
 ), d AS (
     DELETE FROM {schema}.saver_blobs b
@@ -94,8 +94,10 @@ WITH t AS (
         message_count = EXCLUDED.message_count, last_activity = now()
 ), c AS (
     INSERT INTO {schema}.saver_checkpoints
-        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-    SELECT %(dst)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata
+        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, v, channel_versions,
+         body, metadata)
+    SELECT %(dst)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, v, channel_versions,
+           body, metadata
     FROM {schema}.saver_checkpoints WHERE thread_id = %(src)s
 ), b AS (
     INSERT INTO {schema}.saver_blobs
@@ -118,7 +120,7 @@ SELECT EXISTS (SELECT 1 FROM {schema}.saver_checkpoints WHERE thread_id = %(id)s
 # The newest `keep` checkpoints of each namespace of a thread.
 NEWEST_SQL = """
 SELECT checkpoint_ns, checkpoint_id, parent_checkpoint_id AS parent_id,
-       (checkpoint ->> 'v')::int AS v, metadata -> 'parents' ->> '' AS root,
+       v, metadata -> 'parents' ->> '' AS root,
        metadata ? 'counters_since_delta_snapshot' AS delta
 FROM (
     SELECT *, row_number() OVER (PARTITION BY checkpoint_ns ORDER BY checkpoint_id DESC) AS rn

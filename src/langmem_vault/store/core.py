@@ -36,7 +36,7 @@ def normalize_index(index: IndexConfig | dict[str, Any] | None) -> IndexConfig |
     for path in fields:
         if path != "$":
             tokenize_path(path)
-    distance = index.get("distance_type", "cosine")  # type: ignore[misc]
+    distance = dict(index).get("distance_type", "cosine")
     if distance != "cosine":
         raise InvalidValueError(f"only cosine distance is supported, got {distance!r}")
     return IndexConfig(dims=dims, embed=index["embed"], fields=list(fields))

@@ -9,7 +9,7 @@ last put to a key wins.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -101,7 +101,7 @@ def _string_leaves(obj: Any) -> Iterable[str]:
             yield from _string_leaves(v)
 
 
-def _texts(value: dict[str, Any], paths: Sequence[str]) -> list[tuple[str, str]]:
+def _texts(value: Mapping[str, Any], paths: Sequence[str]) -> list[tuple[str, str]]:
     """(field name, text) pairs to index, named as InMemoryStore names its vectors."""
     found: list[tuple[str, str]] = []
     for path in paths:
@@ -313,14 +313,14 @@ def batch_plan(
             if row and op.refresh_ttl and row["ttl_minutes"] is not None:
                 refresh[(op.namespace, op.key)] = None
 
-    for i, op in enumerate(batch.ops):
-        if isinstance(op, SearchOp):
-            items = yield from _search_plan(op, settings, query_vectors)
+    for i, read in enumerate(batch.ops):
+        if isinstance(read, SearchOp):
+            items = yield from _search_plan(read, settings, query_vectors)
             results[i] = items
-            if op.refresh_ttl:
+            if read.refresh_ttl:
                 refresh.update(((item.namespace, item.key), None) for item in items)
-        elif isinstance(op, ListNamespacesOp):
-            results[i] = yield from _list_namespaces_plan(op, schema)
+        elif isinstance(read, ListNamespacesOp):
+            results[i] = yield from _list_namespaces_plan(read, schema)
 
     if refresh:
         yield Query(q.refresh_ttl(schema), _key_arrays(list(refresh)))

@@ -102,7 +102,6 @@ def encode_value(value: Any, *, max_bytes: int) -> str:
     size = len(text.encode())
     if size > max_bytes:
         raise InvalidValueError(
-            f"value is {size} bytes as JSON, over the limit of {max_bytes} bytes "
-            "(max_value_bytes)"
+            f"value is {size} bytes as JSON, over the limit of {max_bytes} bytes (max_value_bytes)"
         )
     return text

@@ -18,14 +18,17 @@ CREATE TABLE IF NOT EXISTS {schema}.saver_threads (
 -- Retention's idle scan reads the whole (small) table instead of an index on last_activity.
 CREATE INDEX IF NOT EXISTS saver_threads_user_idx ON {schema}.saver_threads (user_id);
 
--- The checkpoint itself, without its channel values (those live in saver_blobs), except for
--- small primitives kept inline in checkpoint -> 'channel_values'.
+-- The checkpoint without its channel values (those live in saver_blobs): the channel
+-- versions as jsonb, which the SQL joins blobs on, and everything else (timestamp, versions
+-- seen, small inline values) as compressed JSON in `body`, half the size of a jsonb column.
 CREATE TABLE IF NOT EXISTS {schema}.saver_checkpoints (
     thread_id             text COLLATE "C" NOT NULL,
     checkpoint_ns         text COLLATE "C" NOT NULL DEFAULT '',
     checkpoint_id         text COLLATE "C" NOT NULL,
     parent_checkpoint_id  text COLLATE "C",
-    checkpoint            jsonb NOT NULL,
+    v                     integer NOT NULL,
+    channel_versions      jsonb NOT NULL,
+    body                  bytea NOT NULL,
     metadata              jsonb NOT NULL DEFAULT '{}',
     PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
 );

@@ -1,0 +1,142 @@
+"""add_memory: memory wired around an app's own agent node, with a tool loop and compaction."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode, tools_condition
+from langgraph.store.base import BaseStore
+
+from langmem_vault.graphs import MemoryState, add_memory
+from langmem_vault.nodes.offline_extractor import OfflineExtractor
+
+
+@tool
+def get_weather(city: str) -> str:
+    """The weather in a city."""
+    return f"Sunny in {city}"
+
+
+class Agent:
+    """A scripted agent: asks the weather tool when the user says 'weather', else echoes the
+    memory section it was given (so tests can see what inject provided)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.contexts: list[str] = []
+
+    def __call__(self, state: dict[str, Any]) -> dict[str, Any]:
+        self.calls += 1
+        last = state["messages"][-1]
+        self.contexts.append(state.get("memory_context", ""))
+        if isinstance(last, HumanMessage) and "weather" in str(last.content).lower():
+            call = {"name": "get_weather", "args": {"city": "Lyon"}, "id": f"call_{self.calls}"}
+            return {"messages": [AIMessage("", tool_calls=[call])]}
+        if isinstance(last, ToolMessage):
+            return {"messages": [AIMessage(f"It is {last.content}.")]}
+        return {"messages": [AIMessage("Noted. " + state.get("memory_context", "")[-200:])]}
+
+
+def _app(agent: Agent, state: Any = MemoryState) -> StateGraph[Any, Any, Any, Any]:
+    builder = StateGraph(state)
+    builder.add_node("agent", agent)
+    builder.add_node("tools", ToolNode([get_weather]))
+    builder.add_edge(START, "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder
+
+
+def _cfg(thread: str) -> dict[str, Any]:
+    return {"configurable": {"user_id": "dana", "thread_id": thread}}
+
+
+def test_memory_around_agent_with_tools(store: BaseStore) -> None:
+    agent = Agent()
+    builder = add_memory(
+        _app(agent),
+        "agent",
+        extractor=OfflineExtractor(use_spacy=False),
+        extract_options={"every_n_messages": 2},
+    )
+    graph = builder.compile(store=store, checkpointer=InMemorySaver())
+    graph.invoke({"messages": [HumanMessage("I live in Lyon.")]}, _cfg("t1"))
+    graph.invoke({"messages": [HumanMessage("What's the weather like?")]}, _cfg("t1"))
+    # a tool turn: agent ran twice, inject once per user turn
+    assert agent.calls == 3
+    graph.invoke({"messages": [HumanMessage("I work at Acme Robotics.")]}, _cfg("t1"))
+    graph.invoke({"messages": [HumanMessage("ok")]}, _cfg("t1"))
+    graph.invoke({"messages": [HumanMessage("hello again")]}, _cfg("t2"))
+    assert "User lives in Lyon" in agent.contexts[-1]
+    assert "User works at Acme Robotics" in agent.contexts[-1]
+    assert set(graph.get_graph().nodes) >= {"inject", "extract", "reconcile", "compact"}
+
+
+def test_app_state_without_memory_keys(store: BaseStore) -> None:
+    agent = Agent()
+    builder = add_memory(
+        _app(agent, MessagesState),
+        "agent",
+        extractor=OfflineExtractor(use_spacy=False),
+        compact=False,
+        extract_options={"every_n_messages": 2},
+    )
+    graph = builder.compile(store=store, checkpointer=InMemorySaver())
+    graph.invoke({"messages": [HumanMessage("I live in Lyon.")]}, _cfg("t1"))
+    out = graph.invoke({"messages": [HumanMessage("Where do I live?")]}, _cfg("t2"))
+    assert "User lives in Lyon" in out["memory_context"]
+
+
+def test_compaction_keeps_tool_pairs(store: BaseStore) -> None:
+    agent = Agent()
+    builder = add_memory(
+        _app(agent),
+        "agent",
+        extractor=OfflineExtractor(use_spacy=False),
+        compact_options={"max_tokens": 200, "keep_last_exchanges": 1},
+    )
+    graph = builder.compile(store=store, checkpointer=InMemorySaver())
+    for i in range(6):
+        text = f"What's the weather for trip {i}?" if i % 2 else f"I like hiking trail number {i}."
+        graph.invoke({"messages": [HumanMessage(text)]}, _cfg("t1"))
+    state = graph.get_state(_cfg("t1")).values
+    messages = state["messages"]
+    assert len(messages) < 6 * 2  # older turns were compacted away
+    assert state["running_summary"]
+    calls = {c["id"] for m in messages if isinstance(m, AIMessage) for c in m.tool_calls}
+    answered = {m.tool_call_id for m in messages if isinstance(m, ToolMessage)}
+    assert answered <= calls and calls <= answered  # no orphan on either side
+
+
+def test_wiring_errors() -> None:
+    builder = StateGraph(MemoryState)
+    with pytest.raises(ValueError, match="not in the graph"):
+        add_memory(builder, "agent", extractor=OfflineExtractor(use_spacy=False))
+    builder.add_node("agent", Agent())
+    builder.add_edge("agent", END)
+    with pytest.raises(ValueError, match="START"):
+        add_memory(builder, "agent", extractor=OfflineExtractor(use_spacy=False))
+    builder.add_edge(START, "agent")
+    builder.add_node("inject", Agent())
+    with pytest.raises(ValueError, match="already used"):
+        add_memory(builder, "agent", extractor=OfflineExtractor(use_spacy=False))
+
+
+async def test_add_memory_async(astore: BaseStore) -> None:
+    agent = Agent()
+    builder = add_memory(
+        _app(agent),
+        "agent",
+        extractor=OfflineExtractor(use_spacy=False),
+        extract_options={"every_n_messages": 2},
+    )
+    graph = builder.compile(store=astore, checkpointer=InMemorySaver())
+    await graph.ainvoke({"messages": [HumanMessage("I live in Lyon.")]}, _cfg("t1"))
+    await graph.ainvoke({"messages": [HumanMessage("What's the weather?")]}, _cfg("t1"))
+    await graph.ainvoke({"messages": [HumanMessage("hi")]}, _cfg("t2"))
+    assert "User lives in Lyon" in agent.contexts[-1]
