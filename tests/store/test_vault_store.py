@@ -379,3 +379,29 @@ def test_async_store_sync_bridge_from_worker_thread(pg_uri: str, schema: str) ->
 
     got = asyncio.run(main())
     assert got is not None and got.value == {"v": 1}
+
+
+def test_common_words_do_not_drive_keyword_candidates(pg_uri: str, schema: str) -> None:
+    ranking = SearchRanking(common_rows=20)
+    with VaultStore.from_conn_string(pg_uri, schema=schema, ranking=ranking) as s:
+        s.setup()
+        s.batch([PutOp(("d",), f"k{i}", {"text": f"weekly meeting notes {i}"}) for i in range(60)])
+        s.put(("d",), "rare", {"text": "meeting about the zeppelin"})
+        with psycopg.connect(pg_uri, autocommit=True) as conn:
+            conn.execute(f"ANALYZE {schema}.store_items")  # what autovacuum does in production
+        hits = s.search(("d",), query="meeting zeppelin", limit=3)
+        assert hits[0].key == "rare" and hits[0].score == pytest.approx(1.0)
+        # "meeting" is common, but still counts in the score of what is found.
+        assert [h.score for h in hits[1:]] == [pytest.approx(0.5)] * 2
+        # Keyword-only stores fall back to common words when nothing rarer is asked for.
+        hits = s.search(("d",), query="weekly meeting", limit=5)
+        assert len(hits) == 5 and all(h.score == pytest.approx(1.0) for h in hits)
+
+
+def test_pages_larger_than_the_hnsw_beam_are_complete(store: VaultStore) -> None:
+    store.batch([PutOp(("d",), f"k{i}", {"text": f"entry {i}"}) for i in range(1100)])
+    store.put(("d",), "plain", {"text": "entry"}, index=False)
+    hits = store.search(("d",), query="entry 5", limit=1101)
+    assert len(hits) == 1101
+    assert [h.key for h in hits if h.score is None] == ["plain"]  # last, after every scored one
+    assert hits[-1].key == "plain"

@@ -32,7 +32,7 @@ from langmem_vault.db.migrations import migrate_plan
 from langmem_vault.db.runner import Plan, Query
 from langmem_vault.store import sql as q
 from langmem_vault.store.filters import FilterBuilder
-from langmem_vault.store.ranking import SearchRanking
+from langmem_vault.store.ranking import MAX_EF_SEARCH, SearchRanking
 from langmem_vault.store.validation import (
     InvalidValueError,
     check_key,
@@ -249,10 +249,12 @@ def _search_plan(
         "k": ranking.candidate_count(wanted),
         "wanted": wanted,
         "text_weight": ranking.text_weight,
+        "schema_name": schema,
+        "common_rows": ranking.common_rows,
     }
     if settings.hybrid:
         params["qv"] = Vector(query_vectors[op.query]).to_text()
-        yield Query(q.HNSW_SETTINGS, {"ef": str(params["k"])})
+        yield Query(q.HNSW_SETTINGS, {"ef": str(min(params["k"], MAX_EF_SEARCH))})
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
     rows = yield Query(q.search_ranked(schema, where, score, order, hybrid=settings.hybrid), params)
@@ -261,6 +263,8 @@ def _search_plan(
         # Fewer candidates than the page needs: every scored item is already here. Fill with
         # the items the query could not score, as InMemoryStore does with un-indexed items.
         params["fill"] = wanted - len(ranked)
+        params["ranked_prefixes"] = [prefix_of(item.namespace) for item in ranked]
+        params["ranked_keys"] = [item.key for item in ranked]
         rest = yield Query(q.search_fill(schema, where, hybrid=settings.hybrid), params)
         ranked += [_search_item(r, r["score"]) for r in rest or []]
     return ranked[op.offset : wanted]

@@ -26,8 +26,11 @@ from langmem_vault.store.validation import InvalidValueError
 
 DEFAULT_TEXT_WEIGHT = 0.3
 # Each retriever (vector, keyword) proposes at least this many candidates before re-ranking.
-DEFAULT_CANDIDATES = 100
+DEFAULT_CANDIDATES = 50
+# pgvector's limit for hnsw.ef_search; iterative scans still return more rows than this.
 MAX_EF_SEARCH = 1000
+# Lexemes estimated to occur in more rows than this are not used to find keyword candidates.
+DEFAULT_COMMON_ROWS = 500
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,7 @@ class SearchRanking:
     candidates: int = DEFAULT_CANDIDATES
     boosts: Mapping[str, float] = field(default_factory=dict)
     text_config: str = "english"
+    common_rows: int = DEFAULT_COMMON_ROWS
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.text_weight <= 1.0:
@@ -54,7 +58,7 @@ class SearchRanking:
 
     def candidate_count(self, wanted: int) -> int:
         """Candidates each retriever proposes for a page ending at result ``wanted``."""
-        return min(max(self.candidates, 4 * wanted), MAX_EF_SEARCH)
+        return max(self.candidates, 2 * wanted)
 
     def score_sql(self, *, hybrid: bool) -> str:
         """SQL for the relevance score over columns ``cos`` and ``coverage``."""

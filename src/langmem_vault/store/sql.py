@@ -16,12 +16,33 @@ HNSW_SETTINGS = (
 
 _KEYS = "unnest(%(prefixes)s::text[], %(keys)s::text[]) AS u(prefix, key)"
 
-# The query's distinct lexemes (stemmed, stop words removed) and an OR tsquery over them.
-_QUERY_TERMS = """
+
+# The query's distinct lexemes (stemmed, stop words removed), and an OR tsquery over the ones
+# that are rare enough to be worth a keyword lookup. A lexeme in most documents matches too many
+# rows to rank quickly and says little; Postgres's own statistics (pg_stats.most_common_elems,
+# kept by ANALYZE/autovacuum) tell which those are, at no cost to writes. Coverage, in the final
+# score, still counts every lexeme.
+def _query_terms(s: str) -> str:
+    return f"""
+common AS MATERIALIZED (
+    SELECT coalesce(array_agg(e.elem), '{{}}') AS lexemes
+    FROM pg_stats AS st
+    CROSS JOIN LATERAL unnest(st.most_common_elems::text::text[], st.most_common_elem_freqs)
+        AS e(elem, freq)
+    WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
+      AND st.attname = 'search_tsv' AND e.elem IS NOT NULL
+      AND e.freq * (SELECT greatest(c.reltuples, 0) FROM pg_class AS c
+                    WHERE c.oid = '{s}.store_items'::regclass) > %(common_rows)s
+),
 terms AS MATERIALIZED (
-    SELECT lex, (SELECT string_agg(quote_literal(l), ' | ') FROM unnest(lex) AS l)::tsquery AS tq
-    FROM (SELECT tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s)) AS lex) AS x
+    SELECT lex,
+        (SELECT string_agg(quote_literal(l), ' | ') FROM unnest(lex) AS l, common AS c
+         WHERE NOT l = ANY (c.lexemes))::tsquery AS tq_rare,
+        (SELECT string_agg(quote_literal(l), ' | ') FROM unnest(lex) AS l)::tsquery AS tq_all
+    FROM (SELECT tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s)) AS lex)
+        AS x
 )"""
+
 
 _COVERAGE = """
 CASE WHEN cardinality(t.lex) = 0 OR i.search_tsv IS NULL THEN 0.0
@@ -91,58 +112,68 @@ LIMIT %(limit)s OFFSET %(offset)s"""
 
 
 def search_ranked(s: str, where: str, score: str, order: str, *, hybrid: bool) -> str:
-    """Candidates from each retriever, re-scored exactly, best first."""
+    """Candidates from each retriever, re-scored exactly, best first.
+
+    Each retriever returns whole rows, so candidates need no second visit to store_items, and
+    ``scored`` is materialised so each candidate's cosine and coverage are computed once.
+    """
+    # Keyword-only stores fall back to every lexeme when all of them are common.
+    tq = "t.tq_rare" if hybrid else "coalesce(t.tq_rare, t.tq_all)"
+    columns = f"i.prefix, {ITEM_COLUMNS}, i.search_tsv"
     keyword = f"""
 kw AS (
-    SELECT i.prefix, i.key FROM {s}.store_items AS i, terms AS t
-    WHERE i.search_tsv @@ t.tq AND {where}
-    ORDER BY ts_rank(i.search_tsv, t.tq) DESC
+    SELECT {columns} FROM {s}.store_items AS i, terms AS t
+    WHERE i.search_tsv @@ {tq} AND {where}
+    ORDER BY ts_rank(i.search_tsv, {tq}) DESC
     LIMIT %(k)s
 )"""
-    if not hybrid:
-        return f"""
-WITH {_QUERY_TERMS}, {keyword},
-scored AS (
-    SELECT {ITEM_COLUMNS}, NULL::float8 AS cos, {_COVERAGE} AS coverage
-    FROM kw JOIN {s}.store_items AS i USING (prefix, key) CROSS JOIN terms AS t
-)
-SELECT *, {order} AS rank, {score} AS score FROM scored
-ORDER BY rank DESC, updated_at DESC LIMIT %(wanted)s"""
-    # The ORDER BY of the vector CTE repeats the parameter so the planner can use HNSW.
-    return f"""
-WITH {_QUERY_TERMS}, {keyword},
+    if hybrid:
+        # The ORDER BY repeats the parameter so the planner can use the HNSW index.
+        candidates = f"""{keyword},
 vec AS (
-    SELECT v.prefix, v.key FROM {s}.store_vectors AS v
+    SELECT {columns} FROM {s}.store_vectors AS v
     JOIN {s}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key
     WHERE {where}
     ORDER BY v.embedding <=> %(qv)s::vector
     LIMIT %(k)s
 ),
-cand AS (SELECT prefix, key FROM vec UNION SELECT prefix, key FROM kw),
-scored AS (
-    SELECT {ITEM_COLUMNS},
-        (SELECT max(1 - (v.embedding <=> %(qv)s::vector)) FROM {s}.store_vectors AS v
-         WHERE v.prefix = i.prefix AND v.key = i.key) AS cos,
-        {_COVERAGE} AS coverage
-    FROM cand JOIN {s}.store_items AS i USING (prefix, key) CROSS JOIN terms AS t
+cand AS (
+    SELECT DISTINCT ON (prefix, key) * FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw) AS u
+)"""
+        cos = f"""(SELECT max(1 - (v.embedding <=> %(qv)s::vector)) FROM {s}.store_vectors AS v
+         WHERE v.prefix = i.prefix AND v.key = i.key)"""
+    else:
+        candidates = f"{keyword},\ncand AS (SELECT * FROM kw)"
+        cos = "NULL::float8"
+    return f"""
+WITH {_query_terms(s)}, {candidates},
+scored AS MATERIALIZED (
+    SELECT i.*, {cos} AS cos, {_COVERAGE} AS coverage
+    FROM cand AS i CROSS JOIN terms AS t
 )
 SELECT *, {order} AS rank, {score} AS score FROM scored
 ORDER BY rank DESC, updated_at DESC LIMIT %(wanted)s"""
 
 
 def search_fill(s: str, where: str, *, hybrid: bool) -> str:
-    """Items a query could not score: un-indexed ones (and, keyword-only, non-matching ones)."""
+    """The rest of a page the candidates could not fill, after the ranked items.
+
+    Hybrid: the un-indexed items (score None), as InMemoryStore appends them. Keyword-only:
+    every other item, scored by coverage (None when un-indexed).
+    """
     if hybrid:
         return f"""
 SELECT {ITEM_COLUMNS}, NULL::float8 AS score FROM {s}.store_items AS i
 WHERE NOT i.indexed AND {where}
 ORDER BY i.updated_at DESC, i.prefix, i.key LIMIT %(fill)s"""
     return f"""
-WITH {_QUERY_TERMS}
-SELECT {ITEM_COLUMNS}, CASE WHEN i.indexed THEN 0.0::float8 END AS score
+WITH {_query_terms(s)}
+SELECT {ITEM_COLUMNS}, CASE WHEN i.indexed THEN {_COVERAGE} END AS score
 FROM {s}.store_items AS i CROSS JOIN terms AS t
-WHERE NOT coalesce(i.search_tsv @@ t.tq, false) AND {where}
-ORDER BY i.indexed DESC, i.updated_at DESC, i.prefix, i.key LIMIT %(fill)s"""
+WHERE (i.prefix, i.key) NOT IN (
+        SELECT * FROM unnest(%(ranked_prefixes)s::text[], %(ranked_keys)s::text[]))
+  AND {where}
+ORDER BY score DESC NULLS LAST, i.updated_at DESC, i.prefix, i.key LIMIT %(fill)s"""
 
 
 def list_namespaces(s: str, column: str, where: str) -> str:
