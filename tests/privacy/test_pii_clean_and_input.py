@@ -32,6 +32,13 @@ CLEAN = [
     "I was born to code, honestly",
     "I enjoy Thai food on Friday nights",
     "Commit 3f9a0c1b2d4e5f60718293a4b5c6d7e8f9a0b1c2 fixed it",
+    "I had lunch with Marketing today",
+    "Send the report to Finance by Friday",
+    "My password is stored in 1Password",
+    "The api key is rotated weekly",
+    "Our secret: ship small",
+    "We use UUIDs like 123e4567-e89b-12d3-a456-426614174000",
+    "We deployed build 20240311 to prod",
 ]
 
 

@@ -44,6 +44,7 @@ CASES = [
     ("I had lunch with Priya Patel yesterday", "Priya Patel", Entity.PERSON),
     ("My sister Anna Weber is visiting", "Anna Weber", Entity.PERSON),
     ("I've known Sven since college", "Sven", Entity.PERSON),
+    ("My colleague José Müller left", "José Müller", Entity.PERSON),
 ]
 
 

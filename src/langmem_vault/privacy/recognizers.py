@@ -89,7 +89,7 @@ _SECRET_PREFIXED = re.compile(
 _SECRET_BEARER = re.compile(r"\b[Bb]earer\s+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)")
 _SECRET_URL_CREDENTIALS = re.compile(r"://[^\s:/@]+:(?P<value>[^\s@/]{3,})@")
 _SECRET_CUE = re.compile(
-    r"(?i:(?<![A-Za-z])(?:password|passwd|pwd|passcode|passphrase|pass\s?word|pin(?:\s?code)?|secret"
+    r"(?i:(?<![A-Za-z])(?:password|passwd|pwd|passcode|passphrase|pass\s?word|pin(?:\s?code)?"
     r"|api[\s_-]?key|access[\s_-]?key|secret[\s_-]?key|(?:auth|access|api|bearer|refresh)?"
     r"[\s_-]?token|client[\s_-]?secret|credentials?)"
     r"(?:\s+(?:for|to|of|on|at)\s+(?:[\w.'-]+\s+){0,3}?)?\s*(?:is|was|are|=|:|->)\s*)"
@@ -227,9 +227,10 @@ DOB_RULES = [Rule(_DOB, 0.85)]
 
 # --- names introduced by a cue -------------------------------------------------------------
 
-_NAME = (
-    r"[A-Z][a-z]+(?:[-'][A-Z]?[a-z]+)?(?:\s+(?:van |de |von |da |O')?[A-Z][a-z]+(?:-[A-Z][a-z]+)?)?"
-)
+# Latin-1 letters too, so "José Müller" is one name, not "Jos".
+_UP, _LOW = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"
+_WORD = rf"[{_UP}][{_LOW}]+"
+_NAME = rf"{_WORD}(?:[-'][{_UP}]?[{_LOW}]+)?(?:\s+(?:van |de |von |da |O')?{_WORD}(?:-{_WORD})?)?"
 _RELATION = (
     r"wife|husband|partner|spouse|son|daughter|mom|mum|mother|dad|father|brother|sister"
     r"|friend|best friend|boss|manager|colleague|coworker|co-worker|neighbou?r|doctor|dentist"

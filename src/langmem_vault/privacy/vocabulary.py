@@ -50,6 +50,8 @@ api sdk cli ui ux ci cd qa pr prs devops mlops ml ai llm nlp etl bi crm erp saas
 hi hello hey thanks thank dear cheers regards ok okay yes no please sorry
 mom dad mum grandma grandpa auntie uncle doctor nurse boss
 email e-mail mail call phone text ping ask tell send message meet remind note todo
+marketing finance sales legal hr engineering support accounting ops security product design
+procurement compliance research management leadership operations it admin devrel
 """
 
 # Verbs that open an imperative ("Use Kotlin", "Ask Sofia about it"): the model folds them into
