@@ -145,6 +145,11 @@ def ingest(store: BaseStore, data: dict[str, Any], batch: int = 250) -> float:
     start = time.perf_counter()
     for i in range(0, len(ops), batch):
         store.batch(ops[i : i + batch])
+    # After a bulk load, refresh the statistics VaultStore weighs keywords with (autovacuum
+    # would do it within a minute in production). PostgresStore and the others have none.
+    analyze = getattr(store, "analyze", None)
+    if callable(analyze):
+        analyze()
     return time.perf_counter() - start
 
 

@@ -17,7 +17,13 @@ from langmem_vault.db.connection import (
     aopen_pool,
 )
 from langmem_vault.store.core import DEFAULT_SCHEMA, StoreCore
-from langmem_vault.store.plans import batch_plan, prepare_batch, setup_plan, sweep_plan
+from langmem_vault.store.plans import (
+    analyze_plan,
+    batch_plan,
+    prepare_batch,
+    setup_plan,
+    sweep_plan,
+)
 from langmem_vault.store.ranking import SearchRanking
 
 
@@ -124,6 +130,10 @@ class AsyncVaultStore(StoreCore, BaseStore):
                 "use the a-prefixed methods (aget, asearch, aput...)"
             )
         return asyncio.run_coroutine_threadsafe(self.abatch(ops), loop).result()
+
+    async def analyze(self) -> None:
+        """Refresh the statistics search uses to weigh keywords by rarity (see VaultStore)."""
+        await self._db.run(analyze_plan(self.schema))
 
     async def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many."""

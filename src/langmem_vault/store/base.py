@@ -18,7 +18,13 @@ from langmem_vault.db.connection import (
     open_pool,
 )
 from langmem_vault.store.core import DEFAULT_SCHEMA, StoreCore
-from langmem_vault.store.plans import batch_plan, prepare_batch, setup_plan, sweep_plan
+from langmem_vault.store.plans import (
+    analyze_plan,
+    batch_plan,
+    prepare_batch,
+    setup_plan,
+    sweep_plan,
+)
 from langmem_vault.store.ranking import SearchRanking
 
 
@@ -109,6 +115,14 @@ class VaultStore(StoreCore, BaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         # A sync store used from async code: run in a thread. Use AsyncVaultStore for real async.
         return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
+
+    def analyze(self) -> None:
+        """Refresh the statistics search uses to weigh keywords by rarity.
+
+        Autovacuum does this on its own as the table changes; call it after a bulk load to
+        have the weights at once.
+        """
+        self._db.run(analyze_plan(self.schema))
 
     def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many. Expired items are never returned anyway."""

@@ -398,6 +398,11 @@ def setup_plan(settings: StoreSettings) -> Plan[list[int]]:
     return applied
 
 
+def analyze_plan(schema: str) -> Plan[None]:
+    """Refresh the statistics that weigh keywords by rarity (autovacuum also does it)."""
+    yield Query(q.analyze(schema))
+
+
 def sweep_plan(schema: str) -> Plan[int]:
     """Delete expired items; returns how many were removed."""
     rows = yield Query(q.sweep_expired(schema))

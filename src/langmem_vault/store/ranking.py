@@ -1,8 +1,10 @@
 """How hybrid search ranks: one absolute relevance score, plus optional boosts for ordering.
 
 ``SearchItem.score`` is the cosine similarity between the query and the item's best indexed
-field, lifted toward 1 by keyword coverage (the share of the query's distinct lexemes, after
-stemming and stop-word removal, that the item's indexed text contains)::
+field, lifted toward 1 by keyword coverage: the share of the query's distinct lexemes (after
+stemming and stop-word removal) that the item's indexed text contains, each lexeme weighted by
+its inverse document frequency in the store (from Postgres's statistics; equal weights until
+ANALYZE has run), so a rare name counts for more than "work" or "back"::
 
     score = cos + (1 - cos) * text_weight * coverage
 

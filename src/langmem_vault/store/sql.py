@@ -17,38 +17,45 @@ HNSW_SETTINGS = (
 _KEYS = "unnest(%(prefixes)s::text[], %(keys)s::text[]) AS u(prefix, key)"
 
 
-# The query's distinct lexemes (stemmed, stop words removed), and an OR tsquery over the ones
-# that are rare enough to be worth a keyword lookup. A lexeme in most documents matches too many
-# rows to rank quickly and says little; Postgres's own statistics (pg_stats.most_common_elems,
-# kept by ANALYZE/autovacuum) tell which those are, at no cost to writes. Coverage, in the final
-# score, still counts every lexeme.
+# The query's distinct lexemes (stemmed, stop words removed), each weighted by its inverse
+# document frequency, and OR tsqueries over all of them and over the rare ones. Frequencies come
+# from Postgres's own statistics (pg_stats.most_common_elems, kept by ANALYZE and autovacuum),
+# so writes pay nothing; a lexeme missing from that list is rarer than every listed one. With no
+# statistics yet (a new or small table) every lexeme weighs the same. Common lexemes match too
+# many rows to rank quickly and say little, so they do not propose keyword candidates; they
+# still count, lightly, in coverage.
 def _query_terms(s: str) -> str:
     return f"""
-common AS MATERIALIZED (
-    SELECT coalesce(array_agg(e.elem), '{{}}') AS lexemes
-    FROM pg_stats AS st
+stats AS MATERIALIZED (
+    SELECT e.elem, e.freq FROM pg_stats AS st
     CROSS JOIN LATERAL unnest(st.most_common_elems::text::text[], st.most_common_elem_freqs)
         AS e(elem, freq)
     WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
       AND st.attname = 'search_tsv' AND e.elem IS NOT NULL
-      AND e.freq * (SELECT greatest(c.reltuples, 0) FROM pg_class AS c
-                    WHERE c.oid = '{s}.store_items'::regclass) > %(common_rows)s
+),
+qterms AS MATERIALIZED (
+    SELECT l,
+        -ln(least(greatest(coalesce(s.freq, (SELECT min(freq) / 2 FROM stats), 0.01),
+                           1e-6), 0.99)) AS w,
+        coalesce(s.freq, 0) * (SELECT greatest(c.reltuples, 0) FROM pg_class AS c
+                               WHERE c.oid = '{s}.store_items'::regclass) > %(common_rows)s
+            AS common
+    FROM unnest(tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s))) AS l
+    LEFT JOIN stats AS s ON s.elem = l
 ),
 terms AS MATERIALIZED (
-    SELECT lex,
-        (SELECT string_agg(quote_literal(l), ' | ') FROM unnest(lex) AS l, common AS c
-         WHERE NOT l = ANY (c.lexemes))::tsquery AS tq_rare,
-        (SELECT string_agg(quote_literal(l), ' | ') FROM unnest(lex) AS l)::tsquery AS tq_all
-    FROM (SELECT tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s)) AS lex)
-        AS x
+    SELECT
+        (SELECT string_agg(quote_literal(l), ' | ') FROM qterms WHERE NOT common)::tsquery
+            AS tq_rare,
+        (SELECT string_agg(quote_literal(l), ' | ') FROM qterms)::tsquery AS tq_all,
+        (SELECT sum(w) FROM qterms) AS total_w
 )"""
 
 
+# Coverage: the IDF-weighted share of the query's lexemes that the item's text contains.
 _COVERAGE = """
-CASE WHEN cardinality(t.lex) = 0 OR i.search_tsv IS NULL THEN 0.0
-     ELSE (SELECT count(*) FROM unnest(t.lex) AS l
-           WHERE l = ANY (tsvector_to_array(i.search_tsv)))::float8 / cardinality(t.lex)
-END"""
+coalesce((SELECT sum(q.w) FROM qterms AS q
+          WHERE q.l = ANY (tsvector_to_array(i.search_tsv))) / nullif(t.total_w, 0), 0.0)"""
 
 
 def get_items(s: str) -> str:
@@ -193,3 +200,7 @@ def vector_type(s: str) -> str:
     return f"""
 SELECT format_type(a.atttypid, a.atttypmod) AS type FROM pg_attribute AS a
 WHERE a.attrelid = '{s}.store_vectors'::regclass AND a.attname = 'embedding'"""
+
+
+def analyze(s: str) -> str:
+    return f"ANALYZE {s}.store_items"
