@@ -165,7 +165,7 @@ def run_vault(users: int, turns: int, every_n: int) -> dict[str, float]:
         "calls/turn": model.calls / n,
         "prompt tok/turn": model.prompt_tokens / n,
         "calls/extraction": model.calls / max(extractions, 1),
-        "memories stored": float(len(list(_all(store)))),
+        "facts stored": float(len([i for i in _all(store) if i.namespace[-1] == "semantic"])),
     }
 
 
@@ -200,7 +200,7 @@ def run_langmem(users: int, turns: int, *, full_history: bool) -> dict[str, floa
         "calls/turn": model.calls / n,
         "prompt tok/turn": model.prompt_tokens / n,
         "calls/extraction": float(max_calls),
-        "memories stored": float(len(_all(store))),
+        "facts stored": float(len(_all(store))),
     }
 
 
@@ -295,37 +295,50 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=5)
     parser.add_argument("--turns", type=int, default=12)
     parser.add_argument("--latency-turns", type=int, default=200)
+    parser.add_argument("--latency-only", action="store_true", help="skip the write-path table")
+    parser.add_argument("--no-latency", action="store_true", help="skip the latency table")
     args = parser.parse_args()
+    if not args.latency_only:
+        write_path(args.users, args.turns)
+    if not args.no_latency:
+        print_latency(args.latency_turns)
+
+
+def write_path(users: int, turns: int) -> None:
+    """Print the calls and tokens per turn table."""
 
     results = [
-        ("langmem-vault extract, every 4 msgs (default)", run_vault(args.users, args.turns, 4)),
-        ("langmem-vault extract, every 2 msgs (each turn)", run_vault(args.users, args.turns, 2)),
+        ("langmem-vault extract, every 4 msgs (default)", run_vault(users, turns, 4)),
+        ("langmem-vault extract, every 2 msgs (each turn)", run_vault(users, turns, 2)),
         (
             "LangMem store manager, full history each turn",
-            run_langmem(args.users, args.turns, full_history=True),
+            run_langmem(users, turns, full_history=True),
         ),
         (
             "LangMem store manager, latest turn each turn",
-            run_langmem(args.users, args.turns, full_history=False),
+            run_langmem(users, turns, full_history=False),
         ),
     ]
-    cols = ["calls/turn", "prompt tok/turn", "calls/extraction", "memories stored"]
-    print(f"\nWrite path, {args.users} users x {args.turns} turns (counting fake model)\n")
+    cols = ["calls/turn", "prompt tok/turn", "calls/extraction", "facts stored"]
+    print(f"\nWrite path, {users} users x {turns} turns (counting fake model)\n")
     print(f"| {'system':<50} | " + " | ".join(f"{c:>16}" for c in cols) + " |")
     print(f"|{'-' * 52}|" + "|".join("-" * 18 for _ in cols) + "|")
     for name, row in results:
         print(f"| {name:<50} | " + " | ".join(f"{row[c]:>16.2f}" for c in cols) + " |")
 
+
+def print_latency(turns: int) -> None:
+    """Print the chat-path latency table."""
     import os
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(
-        f"\nChat-path added latency per turn ({args.latency_turns} turns, ms; "
+        f"\nChat-path added latency per turn ({turns} turns, ms; "
         f"load average {load:.1f} on {os.cpu_count()} CPUs)\n"
     )
     print(f"| {'extract step':<50} | {'p50 ms':>8} | {'p95 ms':>8} |")
     print(f"|{'-' * 52}|{'-' * 10}|{'-' * 10}|")
-    for name, p50, p95 in latency(args.latency_turns):
+    for name, p50, p95 in latency(turns):
         print(f"| {name:<50} | {p50:>8.2f} | {p95:>8.2f} |")
 
 

@@ -280,3 +280,34 @@ def test_wrong_driver_is_a_clear_error(env: tuple[VaultStore, JobQueue]) -> None
         asyncio.run(worker.arun_pending())
     with pytest.raises(ValueError, match="lease_seconds"):
         ExtractionWorker(queue, store, ScriptedModel(), lease_seconds=0)
+
+
+def test_enqueue_failure_does_not_break_the_turn(
+    env: tuple[VaultStore, JobQueue], pg_uri: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    _, queue = env
+    import psycopg
+
+    node = create_extract_node(
+        ScriptedModel(), queue=queue, every_n_messages=2, debounce_seconds=0, start_worker=False
+    )
+    with psycopg.connect(pg_uri, autocommit=True) as conn:  # the queue's table is gone
+        conn.execute(f"ALTER TABLE {queue.schema}.vault_jobs RENAME TO vault_jobs_away")
+    first = turn("Oslo")
+    with caplog.at_level("WARNING", logger="langmem_vault.extract"):
+        node.invoke({"messages": first}, CONFIG)
+    assert "the next turn retries it" in caplog.text
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(f"ALTER TABLE {queue.schema}.vault_jobs_away RENAME TO vault_jobs")
+    node.invoke({"messages": [*first, *turn("Lima")]}, CONFIG)
+    [job] = queue.list()
+    assert len(job.payload["message_ids"]) == 4  # nothing skipped
+
+
+def test_async_queue_in_a_sync_run_is_a_clear_error(pg_uri: str) -> None:
+    from psycopg_pool import AsyncConnectionPool
+
+    pool = AsyncConnectionPool(pg_uri, open=False)
+    node = create_extract_node(ScriptedModel(), queue=AsyncJobQueue(pool))
+    with pytest.raises(TypeError, match="ainvoke"):
+        node.invoke({"messages": turn("Oslo")}, CONFIG)

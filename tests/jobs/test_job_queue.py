@@ -199,3 +199,45 @@ async def test_async_queue_round_trip(aqueue: AsyncJobQueue) -> None:
     assert await aqueue.complete(job)
     assert (await aqueue.counts())["done"] == 1
     assert [j.id for j in await aqueue.list(thread_id="t1", status="done")] == [job.id]
+
+
+def test_concurrent_enqueues_of_one_thread_make_one_job(queue: JobQueue) -> None:
+    results: list[Any] = []
+    barrier = threading.Barrier(4)
+
+    def go() -> None:
+        barrier.wait()
+        results.append(queue.enqueue_span("extract", "t1", ids(4), payload_for, min_new=4))
+
+    threads = [threading.Thread(target=go) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert sum(r is not None for r in results) == 1
+    [job] = queue.list(thread_id="t1")
+    assert job.payload["message_ids"] == ids(4)
+
+
+def test_purge_keeps_live_jobs_and_watermarks(queue: JobQueue) -> None:
+    for t in ("t1", "t2", "t3"):
+        queue.enqueue_span("extract", t, ids(4), payload_for, min_new=4)
+    first, second = queue.claim(["extract"], worker_id="w", limit=2)
+    assert queue.complete(first)
+    assert queue.fail(second, "boom", retry_in_seconds=0) == "pending"
+    queue.purge(0)
+    assert [j.thread_id for j in queue.list()] == ["t2", "t3"]
+    # The purged thread's messages are still known: nothing is enqueued again.
+    assert queue.enqueue_span("extract", "t1", ids(4), payload_for, min_new=1) is None
+    with pytest.raises(ValueError, match="older_than_seconds"):
+        queue.purge(-1)
+
+
+async def test_async_purge(aqueue: AsyncJobQueue) -> None:
+    await aqueue.enqueue_span("extract", "t1", ids(4), payload_for, min_new=4)
+    [job] = await aqueue.claim(["extract"], worker_id="w")
+    assert await aqueue.complete(job)
+    await aqueue.purge(3600)
+    assert len(await aqueue.list()) == 1
+    await aqueue.purge(0)
+    assert await aqueue.list() == []

@@ -214,3 +214,22 @@ def test_bad_options_and_config_raise() -> None:
         node.invoke({"messages": msgs}, {"configurable": {"thread_id": "t"}})
     with pytest.raises(KeyError, match="messages"):
         node.invoke({}, CONFIG)
+
+
+async def test_compaction_archives_on_vault_store(pg_uri: str, schema: str) -> None:
+    from langmem_vault.embeddings import local_embeddings
+    from langmem_vault.store import AsyncVaultStore
+
+    index: Any = {"dims": 384, "embed": local_embeddings(), "fields": ["text"]}
+    async with AsyncVaultStore.from_conn_string(pg_uri, index=index, schema=schema) as store:
+        await store.setup()
+        node = create_compact_node(
+            None, max_tokens=300, keep_last_exchanges=1, token_counter=chars, store=store
+        )
+        msgs: list[BaseMessage] = []
+        for i in range(3):
+            msgs += tool_exchange(i)
+        update = await node.ainvoke({"messages": msgs}, CONFIG)
+        assert len(update["messages"]) == 8
+        [item] = await store.asearch(NS.episodes, query="question 0")
+        assert item.value["source"] == "compaction" and len(item.value["messages"]) == 8

@@ -23,46 +23,79 @@ from langmem_vault.db.runner import Plan, Query
 
 JOB_STATUSES = ("pending", "running", "done", "failed")
 
-_ASYNC_COMMIT = "SET LOCAL synchronous_commit = off"
-_LOCK_THREAD = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
-
-_GET_WATERMARK = """
-SELECT message_ids FROM {schema}.vault_job_watermarks WHERE kind = %s AND thread_id = %s
+# The enqueue sits on the chat path, so it takes three statements. The first skips waiting for
+# the WAL flush (a few ms per commit): if the server crashes before the flush, the job and the
+# watermark are lost together and the next turn enqueues the same messages again, so nothing is
+# skipped. It also takes a per-thread lock so two concurrent runs of one thread never both see
+# the same messages as new; the next statement's snapshot is taken after the lock is held.
+_LOCK_THREAD = """
+SELECT set_config('synchronous_commit', 'off', true),
+       pg_advisory_xact_lock(hashtextextended(%s, 0))
 """
 
-_SET_WATERMARK = """
-INSERT INTO {schema}.vault_job_watermarks (kind, thread_id, message_ids, updated_at)
-VALUES (%s, %s, %s, now())
-ON CONFLICT (kind, thread_id)
-DO UPDATE SET message_ids = EXCLUDED.message_ids, updated_at = now()
+# The watermark, and a job of the thread that no worker has touched yet (it absorbs the new
+# span: one LLM call for a burst of turns; this is the debounce).
+_READ_THREAD = """
+SELECT w.message_ids, j.id AS waiting_id, j.first_id
+FROM (SELECT 1) AS one
+LEFT JOIN {schema}.vault_job_watermarks AS w
+       ON w.kind = %(kind)s AND w.thread_id = %(thread)s
+LEFT JOIN LATERAL (
+    SELECT id, payload->'message_ids'->>0 AS first_id FROM {schema}.vault_jobs
+    WHERE kind = %(kind)s AND thread_id = %(thread)s AND status = 'pending' AND attempts = 0
+    ORDER BY id DESC LIMIT 1
+) AS j ON true
 """
 
-# A job of the same thread that no worker has touched yet absorbs the new span (the debounce):
-# one LLM call for both spans instead of two. Workers skip locked rows, and once a worker has
-# claimed the row the status check fails after the lock wait, so no claimed job is changed.
-_FIND_WAITING = """
-SELECT id, payload FROM {schema}.vault_jobs
-WHERE kind = %s AND thread_id = %s AND status = 'pending' AND attempts = 0
-ORDER BY id DESC LIMIT 1
-FOR UPDATE
+_SET_WATERMARK_CTE = """
+mark AS (
+    INSERT INTO {schema}.vault_job_watermarks (kind, thread_id, message_ids, updated_at)
+    VALUES (%(kind)s, %(thread)s, %(present)s, now())
+    ON CONFLICT (kind, thread_id)
+    DO UPDATE SET message_ids = EXCLUDED.message_ids, updated_at = now()
+)
 """
 
-_MERGE_WAITING = """
-UPDATE {schema}.vault_jobs
-SET payload = %s, dedupe_key = %s, run_after = now() + make_interval(secs => %s),
-    updated_at = now()
-WHERE id = %s
-RETURNING id
-"""
+# Lists are appended in SQL, so a long waiting span never travels back to the client. The
+# status check runs again after any row lock wait: a job a worker claimed meanwhile is left
+# alone (no row comes back) and a new job is inserted instead.
+_MERGE_WAITING = (
+    """
+WITH merged AS (
+    UPDATE {schema}.vault_jobs
+    SET payload = %(new)s::jsonb || jsonb_build_object(
+            'messages',
+            coalesce(payload->'messages', '[]'::jsonb) || (%(new)s::jsonb->'messages'),
+            'message_ids',
+            coalesce(payload->'message_ids', '[]'::jsonb) || (%(new)s::jsonb->'message_ids')),
+        dedupe_key = %(key)s, run_after = now() + make_interval(secs => %(delay)s),
+        updated_at = now()
+    WHERE id = %(id)s AND status = 'pending' AND attempts = 0
+    RETURNING id
+), """
+    + _SET_WATERMARK_CTE
+    + "SELECT id FROM merged"
+)
 
-_INSERT_JOB = """
-INSERT INTO {schema}.vault_jobs (kind, dedupe_key, thread_id, payload, max_attempts, run_after)
-VALUES (%s, %s, %s, %s, %s, now() + make_interval(secs => %s))
-ON CONFLICT (dedupe_key) DO NOTHING
-RETURNING id
+# ON CONFLICT: the same span was enqueued before (idempotent) and the second SELECT finds it;
+# it cannot see a row this statement inserted, so exactly one id comes back.
+_INSERT_JOB = (
+    """
+WITH inserted AS (
+    INSERT INTO {schema}.vault_jobs
+        (kind, dedupe_key, thread_id, payload, max_attempts, run_after)
+    VALUES (%(kind)s, %(key)s, %(thread)s, %(new)s, %(max_attempts)s,
+            now() + make_interval(secs => %(delay)s))
+    ON CONFLICT (dedupe_key) DO NOTHING
+    RETURNING id
+), """
+    + _SET_WATERMARK_CTE
+    + """
+SELECT id FROM inserted
+UNION ALL
+SELECT id FROM {schema}.vault_jobs WHERE dedupe_key = %(key)s
 """
-
-_FIND_BY_KEY = "SELECT id FROM {schema}.vault_jobs WHERE dedupe_key = %s"
+)
 
 # Jobs whose lease expired with no attempts left are failed, not retried forever.
 _EXHAUST = """
@@ -128,6 +161,12 @@ _LIST = """
 SELECT * FROM {schema}.vault_jobs
 WHERE (%s::text IS NULL OR thread_id = %s) AND (%s::text IS NULL OR status = %s)
 ORDER BY id
+"""
+
+_PURGE = """
+DELETE FROM {schema}.vault_jobs
+WHERE status IN ('done', 'failed') AND finished_at < now() - make_interval(secs => %s)
+  AND (%s OR status = 'done')
 """
 
 _COUNTS = "SELECT status, count(*) AS n FROM {schema}.vault_jobs GROUP BY status"
@@ -212,9 +251,10 @@ def enqueue_span_plan(
     """Enqueue the thread's messages not handed to a job yet, if there are ``min_new`` of them.
 
     ``present_ids`` are the ids of the thread's messages now in state, in order.
-    ``payload_for(new_ids)`` builds the job payload for the new messages; its ``messages`` and
-    ``message_ids`` lists are appended to those of a job of this thread still waiting for a
-    worker, so a burst of turns becomes one job. The watermark moves in the same transaction.
+    ``payload_for(new_ids)`` builds the job payload for the new messages (a dict with
+    ``messages`` and ``message_ids`` lists); those lists are appended to those of a job of this
+    thread still waiting for a worker, so a burst of turns becomes one job. The watermark moves
+    in the same transaction.
     Returns ``None`` when fewer than ``min_new`` messages are new.
     """
     if not thread_id:
@@ -224,43 +264,34 @@ def enqueue_span_plan(
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
     _check_positive("delay_seconds", delay_seconds)
-    # The enqueue sits on the chat path: do not wait for the WAL flush (a few ms per commit).
-    # If the server crashes before the flush, the job and the watermark are lost together, so
-    # the next turn sees the same messages as new and enqueues them again: nothing skipped.
-    yield Query(_ASYNC_COMMIT)
-    # Serialise enqueues of one thread: two concurrent graph runs must not both see the same
-    # messages as new.
     yield Query(_LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",))
-    rows = yield Query(_q(_GET_WATERMARK, schema), (kind, thread_id))
-    done = set(rows[0]["message_ids"]) if rows else set()
+    base = {"kind": kind, "thread": thread_id}
+    rows = yield Query(_q(_READ_THREAD, schema), base)
+    state = rows[0]  # type: ignore[index]
+    done = set(state["message_ids"] or [])
     new_ids = [i for i in present_ids if i not in done]
     if len(new_ids) < min_new:
         return None
-    payload = payload_for(new_ids)
-    rows = yield Query(_q(_FIND_WAITING, schema), (kind, thread_id))
-    job_id: int
-    merged = False
-    if rows:
-        old = rows[0]["payload"]
-        combined = dict(payload)
-        for field in ("messages", "message_ids"):
-            combined[field] = list(old.get(field, [])) + list(payload.get(field, []))
-        key = span_key(kind, thread_id, combined["message_ids"])
-        rows = yield Query(
-            _q(_MERGE_WAITING, schema),
-            (Jsonb(combined), key, delay_seconds, rows[0]["id"]),
-        )
-        job_id, merged = rows[0]["id"], True  # type: ignore[index]
-    else:
-        key = span_key(kind, thread_id, new_ids)
-        rows = yield Query(
-            _q(_INSERT_JOB, schema),
-            (kind, key, thread_id, Jsonb(payload), max_attempts, delay_seconds),
-        )
-        if not rows:  # the same span was enqueued before: idempotent
-            rows = yield Query(_q(_FIND_BY_KEY, schema), (key,))
-        job_id = rows[0]["id"]  # type: ignore[index]
-    yield Query(_q(_SET_WATERMARK, schema), (kind, thread_id, list(present_ids)))
+    params = {
+        **base,
+        "new": Jsonb(payload_for(new_ids)),
+        "present": list(present_ids),
+        "delay": delay_seconds,
+        "max_attempts": max_attempts,
+    }
+    rows = None
+    if state["waiting_id"] is not None:
+        first = state["first_id"] or new_ids[0]
+        params |= {
+            "id": state["waiting_id"],
+            "key": span_key(kind, thread_id, [first, new_ids[-1]]),
+        }
+        rows = yield Query(_q(_MERGE_WAITING, schema), params)
+    merged = bool(rows)
+    if not merged:
+        params["key"] = span_key(kind, thread_id, new_ids)
+        rows = yield Query(_q(_INSERT_JOB, schema), params)
+    job_id: int = rows[0]["id"]  # type: ignore[index]
     return Enqueued(job_id, tuple(new_ids), merged)
 
 
@@ -324,3 +355,14 @@ def counts_plan(schema: str) -> Plan[dict[str, int]]:
     counts = dict.fromkeys(JOB_STATUSES, 0)
     counts.update({r["status"]: r["n"] for r in rows or []})
     return counts
+
+
+def purge_plan(
+    schema: str, older_than_seconds: float, *, include_failed: bool = False
+) -> Plan[None]:
+    """Delete finished jobs older than ``older_than_seconds`` (failed ones only if asked).
+
+    Watermarks are kept: they are what stops old messages from being enqueued again.
+    """
+    _check_positive("older_than_seconds", older_than_seconds)
+    yield Query(_q(_PURGE, schema), (older_than_seconds, include_failed))

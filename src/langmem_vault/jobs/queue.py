@@ -153,6 +153,12 @@ class JobQueue(_QueueBase):
         """Number of jobs per status."""
         return self.db.run(plans.counts_plan(self.schema))
 
+    def purge(self, older_than_seconds: float, *, include_failed: bool = False) -> None:
+        """Delete done (and optionally failed) jobs finished more than this long ago."""
+        self.db.run(
+            plans.purge_plan(self.schema, older_than_seconds, include_failed=include_failed)
+        )
+
 
 class AsyncJobQueue(_QueueBase):
     """Async twin of :class:`JobQueue`.
@@ -247,6 +253,12 @@ class AsyncJobQueue(_QueueBase):
     async def counts(self) -> dict[str, int]:
         """See :meth:`JobQueue.counts`."""
         return await self.db.run(plans.counts_plan(self.schema))
+
+    async def purge(self, older_than_seconds: float, *, include_failed: bool = False) -> None:
+        """See :meth:`JobQueue.purge`."""
+        await self.db.run(
+            plans.purge_plan(self.schema, older_than_seconds, include_failed=include_failed)
+        )
 
 
 def _token(job: Job) -> str:

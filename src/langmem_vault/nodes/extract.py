@@ -23,33 +23,27 @@ same graph works on ``InMemoryStore``.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import threading
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from langchain_core.messages import (
-    BaseMessage,
-    HumanMessage,
-    SystemMessage,
-    messages_from_dict,
-    messages_to_dict,
-)
+import psycopg
+from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.store.base import BaseStore, SearchItem, SearchOp
+from langgraph.store.base import BaseStore
 
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
 from langmem_vault.memory.models import Extraction
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.nodes.extract_call import (
-    AliasMap,
-    Checked,
-    Extractor,
+    aextract_span,
     as_extractor,
-    check_proposal,
-    message_text,
+    content_messages,
+    deserialize_span,
+    extract_span,
+    message_id,
+    serialize_span,
 )
 from langmem_vault.nodes.inject import MemoryNode, resolve_store
 
@@ -60,125 +54,26 @@ WATERMARK_NAMESPACE = ("langmem_vault", "watermarks", "extract")
 #: config["configurable"] key that makes the node extract now, below the threshold
 FLUSH_KEY = "extract_now"
 DEFAULT_BACKGROUND_DEBOUNCE = 2.0
-MAX_SEARCH_QUERIES = 4
 
 Mode = Literal["background", "inline"]
 
-
-# --- the span: which messages, with which ids -------------------------------------------------
-
-
-def message_id(msg: BaseMessage) -> str:
-    """The message's id; messages without one get a stable id from their type and content."""
-    if msg.id:
-        return msg.id
-    digest = hashlib.sha1(f"{msg.type}\0{message_text(msg)}".encode()).hexdigest()[:16]
-    return f"anon-{digest}"
-
-
-def content_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
-    """The messages extraction reads: everything but system messages."""
-    return [m for m in messages if not isinstance(m, SystemMessage)]
-
-
-def serialize_span(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
-    """Messages as JSON (``messages_to_dict``) so a job never depends on the checkpointer."""
-    return messages_to_dict(list(messages))
+__all__ = [
+    "EXTRACT_JOB",
+    "FLUSH_KEY",
+    "WATERMARK_NAMESPACE",
+    "aapply",
+    "aextract_span",
+    "apply",
+    "create_extract_node",
+    "deserialize_span",
+    "extract_span",
+    "message_id",
+    "namespaces_from_payload",
+    "serialize_span",
+]
 
 
-def deserialize_span(data: Sequence[dict[str, Any]]) -> list[BaseMessage]:
-    """The inverse of :func:`serialize_span`."""
-    return messages_from_dict(list(data))
-
-
-# --- the extraction itself: similar facts, one call, checks ----------------------------------
-
-
-def _search_ops(
-    namespace: tuple[str, ...], messages: Sequence[BaseMessage], limit: int
-) -> list[SearchOp]:
-    queries = [message_text(m) for m in messages if isinstance(m, HumanMessage)]
-    queries = [q for q in queries if q.strip()][-MAX_SEARCH_QUERIES:]
-    return [
-        SearchOp(namespace, filter={"status": {"$ne": "superseded"}}, limit=limit, query=q)
-        for q in queries
-    ]
-
-
-def _alias_map(results: Sequence[Any], limit: int) -> AliasMap:
-    # Several queries (one per user message) share one batch round trip; keep each fact once,
-    # at its best score, most relevant first.
-    best: dict[str, SearchItem] = {}
-    for items in results:
-        for item in items or []:
-            seen = best.get(item.key)
-            if seen is None or (item.score or 0.0) > (seen.score or 0.0):
-                best[item.key] = item
-    ranked = sorted(best.values(), key=lambda it: -(it.score or 0.0))[:limit]
-    rows = [
-        (
-            it.key,
-            str(it.value.get("text", "")),
-            str(it.value.get("category", "general")),
-            float(it.value.get("confidence", 0.0)),
-        )
-        for it in ranked
-    ]
-    return AliasMap.build(rows)
-
-
-def _finish(checked: Checked, thread_id: str | None, messages: Sequence[BaseMessage]) -> Checked:
-    ids = [message_id(m) for m in messages]
-    checked.extraction = checked.extraction.model_copy(
-        update={"thread_id": thread_id, "message_ids": ids}
-    )
-    return checked
-
-
-def extract_span(
-    store: BaseStore,
-    extractor: Any,
-    messages: Sequence[BaseMessage],
-    *,
-    namespaces: ResolvedNamespaces,
-    thread_id: str | None = None,
-    similar_limit: int = 8,
-) -> Checked:
-    """One extraction over ``messages``: similar stored facts, one call, the checks.
-
-    ``extractor`` is a chat model, an ``init_chat_model`` string or an ``Extractor``.
-
-    >>> checked = extract_span(store, model, msgs, namespaces=ns)  # doctest: +SKIP
-    >>> checked.extraction.facts                                   # doctest: +SKIP
-    """
-    ex: Extractor = as_extractor(extractor)
-    span = content_messages(messages)
-    aliases = _alias_map(
-        store.batch(_search_ops(namespaces.semantic, span, similar_limit)), similar_limit
-    )
-    proposal = ex.extract(span, aliases.facts)
-    return _finish(check_proposal(proposal, span, aliases), thread_id, span)
-
-
-async def aextract_span(
-    store: BaseStore,
-    extractor: Any,
-    messages: Sequence[BaseMessage],
-    *,
-    namespaces: ResolvedNamespaces,
-    thread_id: str | None = None,
-    similar_limit: int = 8,
-) -> Checked:
-    """Async twin of :func:`extract_span`."""
-    ex: Extractor = as_extractor(extractor)
-    span = content_messages(messages)
-    results = await store.abatch(_search_ops(namespaces.semantic, span, similar_limit))
-    aliases = _alias_map(results, similar_limit)
-    proposal = await ex.aextract(span, aliases.facts)
-    return _finish(check_proposal(proposal, span, aliases), thread_id, span)
-
-
-# --- applying (B1's reconcile) -----------------------------------------------------------------
+# --- applying (reconcile) -----------------------------------------------------------------
 
 
 def apply(store: BaseStore, extraction: Extraction, namespaces: ResolvedNamespaces) -> Any:
@@ -326,22 +221,30 @@ class _ExtractNode:
         thread_id = _thread_id(config)
         ns = self.namespaces.resolve(config)
         span = self._span(state)
-        store = self._store()
-        if self.mode == "background" and self._sync_queue() is not None:
+        if self.mode == "background":
             queue = self._sync_queue()
-            assert queue is not None
-            queued = queue.enqueue_span(
-                EXTRACT_JOB,
-                thread_id,
-                [message_id(m) for m in span],
-                self._payload_for(span, ns),
-                min_new=self._min_new(config),
-                delay_seconds=self.debounce,
-                max_attempts=self.max_attempts,
-            )
+            if queue is None:
+                raise TypeError(
+                    "this extract node was given an AsyncJobQueue: run the graph with "
+                    "ainvoke/astream, or pass a JobQueue or a DSN for sync runs"
+                )
+            try:
+                queued = queue.enqueue_span(
+                    EXTRACT_JOB,
+                    thread_id,
+                    [message_id(m) for m in span],
+                    self._payload_for(span, ns),
+                    min_new=self._min_new(config),
+                    delay_seconds=self.debounce,
+                    max_attempts=self.max_attempts,
+                )
+            except psycopg.Error as exc:
+                _enqueue_failed(exc)
+                return {}
             if queued is not None and self.start_worker:
-                self._ensure_thread_worker(queue, store)
+                self._ensure_thread_worker(queue, self._store())
             return {}
+        store = self._store()
         mark_item = store.get(WATERMARK_NAMESPACE, thread_id)
         new = self._new_inline(span, mark_item.value if mark_item else None, self._min_new(config))
         if new is None:
@@ -385,7 +288,6 @@ class _ExtractNode:
         thread_id = _thread_id(config)
         ns = self.namespaces.resolve(config)
         span = self._span(state)
-        store = self._store()
         if self.mode == "background":
             aqueue = await self._async_queue()
             args = (
@@ -399,17 +301,22 @@ class _ExtractNode:
                 "delay_seconds": self.debounce,
                 "max_attempts": self.max_attempts,
             }
-            if aqueue is not None:
-                queued = await aqueue.enqueue_span(*args, **kwargs)
-                if queued is not None and self.start_worker:
-                    self._ensure_task_worker(aqueue, store)
+            try:
+                if aqueue is not None:
+                    queued = await aqueue.enqueue_span(*args, **kwargs)
+                    if queued is not None and self.start_worker:
+                        self._ensure_task_worker(aqueue, self._store())
+                    return {}
+                queue = self._sync_queue()
+                if queue is not None:  # a sync queue in an async graph: keep the loop free
+                    queued = await asyncio.to_thread(queue.enqueue_span, *args, **kwargs)
+                    if queued is not None and self.start_worker:
+                        self._ensure_thread_worker(queue, self._store())
+                    return {}
+            except psycopg.Error as exc:
+                _enqueue_failed(exc)
                 return {}
-            queue = self._sync_queue()
-            if queue is not None:  # a sync queue in an async graph: keep the loop free
-                queued = await asyncio.to_thread(queue.enqueue_span, *args, **kwargs)
-                if queued is not None and self.start_worker:
-                    self._ensure_thread_worker(queue, store)
-                return {}
+        store = self._store()
         mark_item = await store.aget(WATERMARK_NAMESPACE, thread_id)
         new = self._new_inline(span, mark_item.value if mark_item else None, self._min_new(config))
         if new is None:
@@ -446,6 +353,12 @@ class _ExtractNode:
             worker.astart()
             self._worker = worker
         worker.wake()
+
+
+def _enqueue_failed(exc: Exception) -> None:
+    # Memory must not break the chat turn. The watermark did not move, so the next turn
+    # enqueues these messages again: nothing is lost.
+    logger.warning("extract: enqueue failed (%s); the next turn retries it", exc)
 
 
 def create_extract_node(

@@ -1,4 +1,5 @@
-"""The one extraction call: alias-based schema, prompt, and the checks applied to its answer.
+"""The one extraction call: the span it reads, the similar facts it is shown (one batched
+store search), the alias-based schema and prompt, and the checks applied to its answer.
 
 The model sees the stored facts most similar to the new turns under short aliases
 (``F1``, ``F2`` ...), never their store keys, so it cannot point at a fact that does not exist:
@@ -18,6 +19,7 @@ checked in code, not only in the prompt:
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from collections.abc import Sequence
@@ -31,7 +33,10 @@ from langchain_core.messages import (
     HumanMessage,
     SystemMessage,
     ToolMessage,
+    messages_from_dict,
+    messages_to_dict,
 )
+from langgraph.store.base import BaseStore, SearchItem, SearchOp
 from pydantic import BaseModel, Field, ValidationError
 
 from langmem_vault.memory.models import (
@@ -41,6 +46,7 @@ from langmem_vault.memory.models import (
     ProposedFact,
     ProposedInstruction,
 )
+from langmem_vault.memory.namespaces import ResolvedNamespaces
 
 logger = logging.getLogger("langmem_vault.extract")
 
@@ -50,6 +56,8 @@ MISSING_EVIDENCE_CAP = 0.5
 #: Quotes shorter than this cannot support an instruction ("always" alone matches anything).
 MIN_INSTRUCTION_EVIDENCE = 8
 TOOL_TEXT_LIMIT = 500
+#: user messages of a span used as similarity queries (one batched store round trip)
+MAX_SEARCH_QUERIES = 4
 
 
 # --- the schema the model fills (aliases, loose types: we clamp instead of failing the call) --
@@ -366,3 +374,116 @@ def check_proposal(
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     return f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+
+
+# --- the span: which messages, with which ids -------------------------------------------------
+
+
+def message_id(msg: BaseMessage) -> str:
+    """The message's id; messages without one get a stable id from their type and content."""
+    if msg.id:
+        return msg.id
+    digest = hashlib.sha1(f"{msg.type}\0{message_text(msg)}".encode()).hexdigest()[:16]
+    return f"anon-{digest}"
+
+
+def content_messages(messages: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The messages extraction reads: everything but system messages."""
+    return [m for m in messages if not isinstance(m, SystemMessage)]
+
+
+def serialize_span(messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+    """Messages as JSON (``messages_to_dict``) so a job never depends on the checkpointer."""
+    return messages_to_dict(list(messages))
+
+
+def deserialize_span(data: Sequence[dict[str, Any]]) -> list[BaseMessage]:
+    """The inverse of :func:`serialize_span`."""
+    return messages_from_dict(list(data))
+
+
+# --- the extraction itself: similar facts, one call, checks ----------------------------------
+
+
+def _search_ops(
+    namespace: tuple[str, ...], messages: Sequence[BaseMessage], limit: int
+) -> list[SearchOp]:
+    queries = [message_text(m) for m in messages if isinstance(m, HumanMessage)]
+    queries = [q for q in queries if q.strip()][-MAX_SEARCH_QUERIES:]
+    return [
+        SearchOp(namespace, filter={"status": {"$ne": "superseded"}}, limit=limit, query=q)
+        for q in queries
+    ]
+
+
+def _alias_map(results: Sequence[Any], limit: int) -> AliasMap:
+    # Several queries (one per user message) share one batch round trip; keep each fact once,
+    # at its best score, most relevant first.
+    best: dict[str, SearchItem] = {}
+    for items in results:
+        for item in items or []:
+            seen = best.get(item.key)
+            if seen is None or (item.score or 0.0) > (seen.score or 0.0):
+                best[item.key] = item
+    ranked = sorted(best.values(), key=lambda it: -(it.score or 0.0))[:limit]
+    rows = [
+        (
+            it.key,
+            str(it.value.get("text", "")),
+            str(it.value.get("category", "general")),
+            float(it.value.get("confidence", 0.0)),
+        )
+        for it in ranked
+    ]
+    return AliasMap.build(rows)
+
+
+def _finish(checked: Checked, thread_id: str | None, messages: Sequence[BaseMessage]) -> Checked:
+    ids = [message_id(m) for m in messages]
+    checked.extraction = checked.extraction.model_copy(
+        update={"thread_id": thread_id, "message_ids": ids}
+    )
+    return checked
+
+
+def extract_span(
+    store: BaseStore,
+    extractor: Any,
+    messages: Sequence[BaseMessage],
+    *,
+    namespaces: ResolvedNamespaces,
+    thread_id: str | None = None,
+    similar_limit: int = 8,
+) -> Checked:
+    """One extraction over ``messages``: similar stored facts, one call, the checks.
+
+    ``extractor`` is a chat model, an ``init_chat_model`` string or an ``Extractor``.
+
+    >>> checked = extract_span(store, model, msgs, namespaces=ns)  # doctest: +SKIP
+    >>> checked.extraction.facts                                   # doctest: +SKIP
+    """
+    ex: Extractor = as_extractor(extractor)
+    span = content_messages(messages)
+    aliases = _alias_map(
+        store.batch(_search_ops(namespaces.semantic, span, similar_limit)), similar_limit
+    )
+    proposal = ex.extract(span, aliases.facts)
+    return _finish(check_proposal(proposal, span, aliases), thread_id, span)
+
+
+async def aextract_span(
+    store: BaseStore,
+    extractor: Any,
+    messages: Sequence[BaseMessage],
+    *,
+    namespaces: ResolvedNamespaces,
+    thread_id: str | None = None,
+    similar_limit: int = 8,
+) -> Checked:
+    """Async twin of :func:`extract_span`."""
+    ex: Extractor = as_extractor(extractor)
+    span = content_messages(messages)
+    results = await store.abatch(_search_ops(namespaces.semantic, span, similar_limit))
+    aliases = _alias_map(results, similar_limit)
+    proposal = await ex.aextract(span, aliases.facts)
+    return _finish(check_proposal(proposal, span, aliases), thread_id, span)
