@@ -22,6 +22,7 @@ from psycopg import sql
 
 from langmem_vault.db.runner import Plan, Query
 
+DEFAULT_SCHEMA = "langmem_vault"
 # One lock for every track and schema: CREATE EXTENSION and CREATE SCHEMA race otherwise.
 ADVISORY_LOCK_KEY = 0x6C6D7661  # "lmva"
 _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")

@@ -19,7 +19,7 @@ from langmem_vault.db.connection import (
     aopen_pool,
     open_pool,
 )
-from langmem_vault.db.migrations import check_schema, migrate_plan
+from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
 from langmem_vault.db.runner import Plan
 from langmem_vault.jobs import plans
 from langmem_vault.jobs.plans import Enqueued, Job
@@ -66,14 +66,14 @@ class JobQueue(_QueueBase):
     >>> queue.setup()                                   # doctest: +SKIP
     """
 
-    def __init__(self, conn: SyncConn, *, schema: str = "public") -> None:
+    def __init__(self, conn: SyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
         super().__init__(schema)
         self.db = Database(conn)
 
     @classmethod
     @contextmanager
     def from_conn_string(
-        cls, dsn: str | None = None, *, schema: str = "public", max_size: int = 4
+        cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
     ) -> Iterator[JobQueue]:
         """Open a pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
         pool = open_pool(dsn, max_size=max_size)
@@ -167,14 +167,14 @@ class AsyncJobQueue(_QueueBase):
     ...     await queue.setup()
     """
 
-    def __init__(self, conn: AsyncConn, *, schema: str = "public") -> None:
+    def __init__(self, conn: AsyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
         super().__init__(schema)
         self.db = AsyncDatabase(conn)
 
     @classmethod
     @asynccontextmanager
     async def from_conn_string(
-        cls, dsn: str | None = None, *, schema: str = "public", max_size: int = 4
+        cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
     ) -> AsyncIterator[AsyncJobQueue]:
         """Open an async pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
         pool = await aopen_pool(dsn, max_size=max_size)

@@ -57,6 +57,11 @@ class AsyncVaultStore(StoreCore, BaseStore):
         except RuntimeError:
             self._loop = None
 
+    @property
+    def conn(self) -> AsyncConn:
+        """The pool or connection the store runs on (share it with a JobQueue or a saver)."""
+        return self._db.conn
+
     @classmethod
     @asynccontextmanager
     async def from_conn_string(

@@ -63,6 +63,11 @@ class VaultStore(StoreCore, BaseStore):
         self._sweeper: threading.Thread | None = None
         self._stop_sweeper = threading.Event()
 
+    @property
+    def conn(self) -> SyncConn:
+        """The pool or connection the store runs on (share it with a JobQueue or a saver)."""
+        return self._db.conn
+
     @classmethod
     @contextmanager
     def from_conn_string(

@@ -10,12 +10,11 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import IndexConfig, TTLConfig, ensure_embeddings, tokenize_path
 
-from langmem_vault.db.migrations import check_schema
+from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.store.plans import PreparedBatch, StoreSettings, check_vectors
 from langmem_vault.store.ranking import SearchRanking
 from langmem_vault.store.validation import DEFAULT_MAX_VALUE_BYTES, InvalidValueError
 
-DEFAULT_SCHEMA = "langmem_vault"
 DEFAULT_QUERY_CACHE_SIZE = 1024
 
 
