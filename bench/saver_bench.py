@@ -8,7 +8,7 @@ Measures, on the same server (a fresh temporary data directory):
 2. throughput of put + get_tuple with 8 concurrent threads on a pool (async savers);
 3. latency p50/p95 of put and get_tuple at turn 10 and turn 200 of a thread (sync savers).
 
-Run:  python bench/saver_bench.py [--turns 200] [--steps 40] [--samples 40]
+Run:  python bench/saver_bench.py [--turns 200] [--steps 40] [--rounds 3] [--samples 40]
 """
 
 from __future__ import annotations
@@ -150,43 +150,59 @@ async def throughput(saver: BaseCheckpointSaver[Any], steps: int) -> float:
     return CONCURRENCY * steps / (time.perf_counter() - start)
 
 
-async def throughput_both(uri: str, steps: int) -> tuple[float, float]:
+async def throughput_both(uri: str, steps: int, rounds: int) -> tuple[float, float]:
+    """Median rate of each saver over ``rounds`` alternating runs (fair on a busy machine)."""
     kwargs = {"autocommit": True, "row_factory": dict_row, "prepare_threshold": 0}
-    async with AsyncConnectionPool(uri, max_size=CONCURRENCY, kwargs=kwargs, open=False) as pool:
+    theirs_rates, ours_rates = [], []
+    async with (
+        AsyncConnectionPool(uri, max_size=CONCURRENCY, kwargs=kwargs, open=False) as pool,
+        AsyncVaultSaver.from_conn_string(uri, schema=SCHEMA, pool_size=CONCURRENCY) as ours,
+    ):
         theirs = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
         await theirs.setup()
-        await throughput(theirs, 3)  # warm up
-        their_rate = await throughput(theirs, steps)
-    async with AsyncVaultSaver.from_conn_string(uri, schema=SCHEMA, pool_size=CONCURRENCY) as ours:
         await ours.setup()
+        await throughput(theirs, 3)  # warm up both
         await throughput(ours, 3)
-        our_rate = await throughput(ours, steps)
-    return their_rate, our_rate
+        for _ in range(rounds):
+            theirs_rates.append(await throughput(theirs, steps))
+            ours_rates.append(await throughput(ours, steps))
+    return statistics.median(theirs_rates), statistics.median(ours_rates)
 
 
-def latency(saver: BaseCheckpointSaver[Any], turn: int, samples: int) -> dict[str, float]:
-    """p50/p95 in ms of put and get_tuple once a thread has reached ``turn``."""
+def latency(
+    savers: list[BaseCheckpointSaver[Any]], turn: int, samples: int
+) -> list[dict[str, float]]:
+    """p50/p95 in ms of put and get_tuple once a thread has reached ``turn``.
+
+    The savers take turns sample by sample, so a busy machine slows them alike.
+    """
     history = conversation(turn + samples)
-    s = Steps(saver, f"lat-{uuid.uuid4().hex}")
-    for k in range(1, turn):
-        s.done(saver.put(*s.next(history[: 2 * k])))
-    puts, gets = [], []
+    steps = [Steps(saver, f"lat-{uuid.uuid4().hex}") for saver in savers]
+    for s in steps:
+        for k in range(1, turn):
+            s.done(s.saver.put(*s.next(history[: 2 * k])))
+    puts: list[list[float]] = [[] for _ in savers]
+    gets: list[list[float]] = [[] for _ in savers]
     for k in range(turn, turn + samples):
-        args = s.next(history[: 2 * k])
-        t0 = time.perf_counter()
-        stored = saver.put(*args)
-        t1 = time.perf_counter()
-        saver.get_tuple(stored)
-        t2 = time.perf_counter()
-        s.done(stored)
-        puts.append((t1 - t0) * 1000)
-        gets.append((t2 - t1) * 1000)
-    return {
-        "put p50": statistics.median(puts),
-        "put p95": quantile(puts, 0.95),
-        "get p50": statistics.median(gets),
-        "get p95": quantile(gets, 0.95),
-    }
+        for i, s in enumerate(steps):
+            args = s.next(history[: 2 * k])
+            t0 = time.perf_counter()
+            stored = s.saver.put(*args)
+            t1 = time.perf_counter()
+            s.saver.get_tuple(stored)
+            t2 = time.perf_counter()
+            s.done(stored)
+            puts[i].append((t1 - t0) * 1000)
+            gets[i].append((t2 - t1) * 1000)
+    return [
+        {
+            "put p50": statistics.median(p),
+            "put p95": quantile(p, 0.95),
+            "get p50": statistics.median(g),
+            "get p95": quantile(g, 0.95),
+        }
+        for p, g in zip(puts, gets, strict=True)
+    ]
 
 
 def quantile(values: list[float], q: float) -> float:
@@ -201,7 +217,8 @@ def latency_both(uri: str, samples: int) -> dict[int, tuple[dict[str, float], di
         VaultSaver.from_conn_string(uri, schema=SCHEMA, pool_size=2) as ours,
     ):
         for turn in (10, 200):
-            out[turn] = (latency(theirs, turn, samples), latency(ours, turn, samples))
+            their_lat, our_lat = latency([theirs, ours], turn, samples)
+            out[turn] = (their_lat, our_lat)
     return out
 
 
@@ -214,6 +231,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--turns", type=int, default=200, help="conversation turns (storage)")
     parser.add_argument("--steps", type=int, default=40, help="put+get per thread (throughput)")
+    parser.add_argument("--rounds", type=int, default=3, help="alternating throughput runs")
     parser.add_argument("--samples", type=int, default=40, help="samples per latency figure")
     args = parser.parse_args()
 
@@ -221,7 +239,7 @@ def main() -> None:
     try:
         uri = embedded_uri(data_dir)
         size = storage(uri, args.turns)
-        their_rate, our_rate = asyncio.run(throughput_both(uri, args.steps))
+        their_rate, our_rate = asyncio.run(throughput_both(uri, args.steps, args.rounds))
         lat = latency_both(uri, args.samples)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

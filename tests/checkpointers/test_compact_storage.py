@@ -9,6 +9,7 @@ import psycopg
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from saver_helpers import AnySaver, call, checkpoint, config, meta
 
+from langmem_vault.checkpointers import AsyncVaultSaver
 from langmem_vault.checkpointers.codec import ELEMENTS_TYPE
 
 
@@ -140,3 +141,74 @@ async def test_copy_thread_keeps_elements_usable_after_source_is_deleted(
     await put_messages(any_saver, dst, [[*lists[-1], message(99)]])
     got = await call(any_saver, "get_tuple", config(dst))
     assert got.checkpoint["channel_values"]["messages"] == [*lists[-1], message(99)]
+
+
+async def test_concurrent_puts_and_prunes_of_one_thread_stay_consistent(
+    asaver: AsyncVaultSaver,
+) -> None:
+    """Puts racing on one thread (and a prune) number elements once; every list reads back."""
+    import asyncio
+
+    t = f"race-{uuid.uuid4().hex[:8]}"
+    shared = [message(i) for i in range(30)]
+
+    async def writer(ns: str, offset: int) -> list[tuple[Any, list[Any]]]:
+        out = []
+        parent = None
+        for k in range(8):
+            messages = [*shared, *(message(1000 + offset + j) for j in range(k + 1))]
+            cp = checkpoint({"messages": messages}, {"messages": k + 1})
+            cfg = config(t, ns, parent)
+            stored = await asaver.aput(cfg, cp, meta(k), {"messages": k + 1})
+            parent = stored["configurable"]["checkpoint_id"]
+            out.append((stored, messages))
+        return out
+
+    async def pruner() -> None:
+        for _ in range(4):
+            await asyncio.sleep(0.01)
+            await asaver.aprune([t])
+
+    writers = [writer(f"ns{i}:x" if i else "", i * 100) for i in range(4)]
+    *results, _ = await asyncio.gather(*writers, pruner())
+    for per_ns in results:
+        assert per_ns is not None
+        stored, messages = per_ns[-1]  # the latest of each namespace survives any prune
+        got = await asaver.aget_tuple(stored)
+        assert got is not None
+        assert got.checkpoint["channel_values"]["messages"] == messages
+
+
+async def test_a_saver_learning_elements_stays_exact_with_other_writers(
+    pg_uri: str, schema: str
+) -> None:
+    """Each saver remembers the element ids it saw; another saver's writes, or elements it
+    never asked about, must send it back to the database, never to a wrong id."""
+    from langmem_vault.checkpointers import VaultSaver
+
+    t = f"cache-{uuid.uuid4().hex[:8]}"
+    old = [message(i) for i in range(10)]
+    fresh = [message(100 + i) for i in range(10)]
+    with (
+        VaultSaver.from_conn_string(pg_uri, schema=schema, pool_size=2) as one,
+        VaultSaver.from_conn_string(pg_uri, schema=schema, pool_size=2) as two,
+    ):
+        one.setup()
+        await put_messages(two, t, [old])  # elements `one` has never heard of
+        await put_messages(one, t, [fresh])  # `one` learns only these
+        await put_messages(one, t, [[*old, *fresh]])  # `old` looks new to it: must recover
+        await put_messages(two, t, [[*fresh, message(7)]])  # moves the counter under `one`
+        await put_messages(one, t, [[*old, *fresh, message(200)]])
+        for saver in (one, two):
+            got = saver.get_tuple(config(t))
+            assert got is not None
+            assert got.checkpoint["channel_values"]["messages"] == [*old, *fresh, message(200)]
+        one.delete_thread(t)  # a recreated thread must not match what `two` remembers
+        await put_messages(one, t, [[message(300), message(301), *fresh]])
+        await put_messages(two, t, [[message(300), message(301), *fresh, message(302)]])
+        got = one.get_tuple(config(t))
+        assert got is not None
+        expected = [message(300), message(301), *fresh, message(302)]
+        assert got.checkpoint["channel_values"]["messages"] == expected
+    rows_ = rows(pg_uri, f"SELECT count(*), count(DISTINCT hash) FROM {schema}.saver_elements")
+    assert rows_[0][0] == rows_[0][1]  # no element stored twice

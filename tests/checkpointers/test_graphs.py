@@ -292,3 +292,101 @@ async def test_delta_channel_state_is_rebuilt_from_history(any_saver: AnySaver) 
 
     got = await compare(any_saver, build, scenario)
     assert len(got[0]["log"]) == 14
+
+
+async def test_delta_history_matches_the_base_class_walk(any_saver: AnySaver) -> None:
+    """Our three-query history equals BaseCheckpointSaver's get_tuple-by-get_tuple walk."""
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+    def step(state: Log) -> dict[str, Any]:
+        return {"log": [f"entry {len(state['log'])}"]}
+
+    graph = StateGraph(Log).add_node(step).add_edge(START, "step").compile(any_saver)
+    run = Runner(graph, isinstance(any_saver, AsyncVaultSaver))
+    c = cfg()
+    for i in range(5):
+        await run.invoke({"log": [f"in {i}"]}, c)
+    for snapshot in await run.history(c):
+        target = snapshot.config
+        if isinstance(any_saver, AsyncVaultSaver):
+            ours = await any_saver.aget_delta_channel_history(config=target, channels=["log"])
+            base = await BaseCheckpointSaver.aget_delta_channel_history(
+                any_saver, config=target, channels=["log"]
+            )
+        else:
+            ours = any_saver.get_delta_channel_history(config=target, channels=["log"])
+            base = BaseCheckpointSaver.get_delta_channel_history(
+                any_saver, config=target, channels=["log"]
+            )
+        assert ours == base
+
+
+async def test_memory_graph_from_the_nodes_issue(any_saver: AnySaver) -> None:
+    """The package's own memory graph (inject -> respond -> extract -> reconcile -> compact)."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+    from langgraph.store.memory import InMemoryStore
+
+    from langmem_vault.graphs import build_memory_graph
+    from langmem_vault.nodes.offline_extractor import OfflineExtractor
+
+    def build(saver: Any) -> Any:
+        return build_memory_graph(
+            FakeListChatModel(responses=["Noted.", "You like tea.", "Sure."]),
+            store=InMemoryStore(),
+            checkpointer=saver,
+            extractor=OfflineExtractor(),
+            summarizer=None,
+        )
+
+    async def scenario(run: Runner) -> Any:
+        c = cfg(user_id="u-memory")
+        for text in ("I like tea.", "What do I like?", "Thanks"):
+            await run.invoke({"messages": [HumanMessage(text)]}, c)
+        state = await run.state(c)
+        return texts(state.values["messages"]), state.next, len(await run.history(c))
+
+    got = await compare(any_saver, build, scenario)
+    assert got[0][0] == "human:I like tea."
+
+
+async def test_prune_and_retention_keep_delta_channel_state(any_saver: AnySaver) -> None:
+    """langgraph's saver refuses keep_latest on DeltaChannel threads; ours keeps the
+    ancestors the latest value is rebuilt from, and the state is unchanged."""
+
+    def build(saver: Any) -> Any:
+        def step(state: Log) -> dict[str, Any]:
+            return {"log": [f"entry {len(state['log'])}"]}
+
+        return StateGraph(Log).add_node(step).add_edge(START, "step").compile(saver)
+
+    async def scenario(run: Runner, maintain: Any) -> Any:
+        c = cfg()
+        for i in range(7):
+            await run.invoke({"log": [f"in {i}"]}, c)
+        before = (await run.state(c)).values
+        count = len(await run.history(c))
+        await maintain(c["configurable"]["thread_id"])
+        after = (await run.state(c)).values
+        await run.invoke({"log": ["more"]}, c)
+        return before, after, (await run.state(c)).values, count, len(await run.history(c))
+
+    is_async = isinstance(any_saver, AsyncVaultSaver)
+    for name, kwargs in (("prune", {}), ("apply_retention", {"keep_last": 2})):
+
+        async def maintain(thread_id: str, name: str = name, kwargs: Any = kwargs) -> None:
+            if name == "prune":
+                args: tuple[Any, ...] = ([thread_id],)
+            else:
+                args = ()
+            if is_async:
+                await getattr(any_saver, "a" + name)(*args, **kwargs)
+            else:
+                getattr(any_saver, name)(*args, **kwargs)
+
+        before, after, later, count, pruned_count = await scenario(
+            Runner(build(any_saver), is_async), maintain
+        )
+        assert after == before
+        assert later["log"][: len(before["log"])] == before["log"]
+        assert len(later["log"]) == len(before["log"]) + 2
+        assert pruned_count < count

@@ -85,7 +85,7 @@ def test_setup_runs_concurrently_from_several_processes(pg_uri: str, schema: str
         rows = conn.execute(
             f"SELECT version FROM {schema}.vault_migrations WHERE track = 'saver'"
         ).fetchall()
-    assert rows == [(1,)]
+    assert sorted(rows) == [(1,), (2,)]
 
 
 @pytest.mark.parametrize(("threshold", "prepared"), [(None, False), (0, True)])
@@ -111,6 +111,8 @@ async def test_async_saver_sync_methods_work_from_worker_threads(asaver: AsyncVa
     got = await asyncio.to_thread(asaver.get_tuple, config("bridge"))
     assert got is not None
     assert len(await asyncio.to_thread(lambda: list(asaver.list(config("bridge"))))) == 2
+    await asyncio.to_thread(asaver.prune, ["bridge"])
+    assert len(await asyncio.to_thread(lambda: list(asaver.list(config("bridge"))))) == 1
     with pytest.raises(asyncio.InvalidStateError, match="aget_tuple"):
         asaver.get_tuple(config("bridge"))
 
@@ -123,3 +125,44 @@ def test_constructor_rejects_a_dsn_string() -> None:
         VaultSaver.from_conn_string("postgresql://nowhere", schema="Bad-Name"),
     ):
         pass
+
+
+def test_callers_pool_without_autocommit_or_dict_rows(pg_uri: str, schema: str) -> None:
+    with ConnectionPool(pg_uri, min_size=1, max_size=2) as pool:  # psycopg defaults
+        saver = VaultSaver(pool, schema=schema)
+        saver.setup()
+        for i in range(3):
+            saver.put_writes(config("plain-pool", checkpoint_id="x"), [("w", i)], f"task{i}")
+        stored = saver.put(config("plain-pool"), _cp(), {"source": "input", "step": -1}, {})  # type: ignore[arg-type]
+        assert saver.get_tuple(stored) is not None
+        with pool.connection() as conn:  # nothing left open or uncommitted
+            (n,) = conn.execute(
+                f"SELECT count(*) FROM {schema}.saver_writes WHERE thread_id = 'plain-pool'"
+            ).fetchone()  # type: ignore[misc]
+        assert n == 3
+
+
+def test_sync_saver_is_safe_from_many_threads(saver: VaultSaver) -> None:
+    """Graph.batch and web servers call one sync saver from several threads at once."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from saver_helpers import checkpoint, meta
+
+    def worker(n: int) -> list[str]:
+        parent = None
+        items: list[str] = []
+        for k in range(10):
+            items = [*items, f"item {n}-{k} " + "x" * 80]
+            cp = checkpoint({"items": items}, {"items": k + 1})
+            stored = saver.put(
+                config(f"mt-{n}", checkpoint_id=parent), cp, meta(k), {"items": k + 1}
+            )
+            parent = stored["configurable"]["checkpoint_id"]
+        return items
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(worker, range(8)))
+    for n, items in enumerate(results):
+        got = saver.get_tuple(config(f"mt-{n}"))
+        assert got is not None and got.checkpoint["channel_values"]["items"] == items
+        assert len(list(saver.list(config(f"mt-{n}")))) == 10

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-from collections.abc import AsyncIterator, Coroutine, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from typing import Any, TypeVar
@@ -18,19 +18,22 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg import AsyncConnection
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
 
 from langmem_vault.checkpointers import maintenance
 from langmem_vault.checkpointers.base import DEFAULT_SCHEMA, VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
+from langmem_vault.checkpointers.pool import aretry_broken, asaver_pool
 from langmem_vault.db.connection import (
     DEFAULT_POOL_SIZE,
     DEFAULT_PREPARE_THRESHOLD,
     AsyncConn,
     AsyncDatabase,
-    aopen_pool,
 )
 from langmem_vault.db.migrations import check_schema
-from langmem_vault.db.runner import arun_plan
+from langmem_vault.db.runner import Plan, arun_plan
 
 T = TypeVar("T")
 
@@ -59,6 +62,8 @@ class AsyncVaultSaver(VaultSaverBase):
         super().__init__(schema=schema, serde=serde)
         self._db = AsyncDatabase(conn)
         self.conn = conn
+        # See VaultSaver: reads on our own autocommit pool skip BEGIN/COMMIT.
+        self._autocommit_pool: AsyncConnectionPool[Any] | None = None
         try:
             self.loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -77,11 +82,13 @@ class AsyncVaultSaver(VaultSaverBase):
     ) -> AsyncIterator[AsyncVaultSaver]:
         """A saver on its own async pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or embedded."""
         check_schema(schema)
-        pool = await aopen_pool(
+        pool = await asaver_pool(
             conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
         )
         try:
-            yield cls(pool, schema=schema, serde=serde)
+            saver = cls(pool, schema=schema, serde=serde)
+            saver._autocommit_pool = pool
+            yield saver
         finally:
             await pool.close()
 
@@ -96,9 +103,22 @@ class AsyncVaultSaver(VaultSaverBase):
             finally:
                 conn.prepare_threshold = threshold
 
+    async def _direct(self, make: Callable[[], Plan[T]]) -> T:
+        """See :meth:`VaultSaver._direct`."""
+        pool = self._autocommit_pool
+        if pool is None:
+            return await self._db.run(make())
+
+        async def run(conn: AsyncConnection[Any]) -> T:
+            # Binary results: element and write blobs arrive as bytes, not hex text to decode.
+            async with conn.cursor(row_factory=dict_row, binary=True) as cur:
+                return await arun_plan(cur, make())
+
+        return await aretry_broken(pool, run)
+
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint named by ``config``, or the latest of its thread and namespace."""
-        return await self._db.run(self._get_tuple_plan(config))
+        return await self._direct(lambda: self._get_tuple_plan(config))
 
     async def alist(
         self,
@@ -109,7 +129,7 @@ class AsyncVaultSaver(VaultSaverBase):
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
         """Checkpoints newest first, filtered by thread, namespace, metadata and ``before``."""
-        for item in await self._db.run(self._list_plan(config, filter, before, limit)):
+        for item in await self._direct(lambda: self._list_plan(config, filter, before, limit)):
             yield item
 
     async def aput(
@@ -120,7 +140,9 @@ class AsyncVaultSaver(VaultSaverBase):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint; returns the config that points at it."""
-        return await self._db.run(self._put_plan(config, checkpoint, metadata, new_versions))
+        return await self._direct(
+            lambda: self._put_plan(config, checkpoint, metadata, new_versions)
+        )
 
     async def aput_writes(
         self,
@@ -130,7 +152,7 @@ class AsyncVaultSaver(VaultSaverBase):
         task_path: str = "",
     ) -> None:
         """Store the writes a task made against the checkpoint ``config`` names."""
-        await self._db.run(self._put_writes_plan(config, writes, task_id, task_path))
+        await self._direct(lambda: self._put_writes_plan(config, writes, task_id, task_path))
 
     async def adelete_thread(self, thread_id: str) -> None:
         """Delete a thread: its checkpoints, writes, values and index row."""
@@ -154,16 +176,14 @@ class AsyncVaultSaver(VaultSaverBase):
         if strategy == "delete":
             await self._db.run(self._delete_threads_plan(ids))
             return
-        self._refuse_delta(await self._db.run(maintenance.delta_threads_plan(self.schema, ids)))
         for thread_id in ids:
-            if await self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, 1)) is None:
-                self._refuse_delta([thread_id])
+            await self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, 1))
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Writes and seed per DeltaChannel, read with three queries instead of one per step."""
-        return await self._db.run(self._delta_plan(config, channels))
+        return await self._direct(lambda: self._delta_plan(config, channels))
 
     # -- per-user index and retention ----------------------------------------------------
 
@@ -183,19 +203,17 @@ class AsyncVaultSaver(VaultSaverBase):
         idle = DeletedThreads()
         if idle_longer_than is not None:
             idle = await self._db.run(maintenance.idle_threads_plan(self.schema, idle_longer_than))
-        deleted, trimmed, skipped = idle.checkpoints, [], []
+        deleted, trimmed = idle.checkpoints, []
         if keep_last is not None:
             long_ids = await self._db.run(maintenance.long_threads_plan(self.schema, keep_last))
             for thread_id in long_ids:
                 n = await self._db.run(
                     maintenance.trim_thread_plan(self.schema, thread_id, keep_last)
                 )
-                if n is None:
-                    skipped.append(thread_id)
-                elif n:
+                if n:
                     trimmed.append(thread_id)
                     deleted += n
-        return RetentionReport(idle.thread_ids, deleted, trimmed, skipped)
+        return RetentionReport(idle.thread_ids, deleted, trimmed)
 
     # -- sync bridges, for sync callers in other threads (e.g. graph.get_state) ----------
 
@@ -204,7 +222,13 @@ class AsyncVaultSaver(VaultSaverBase):
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
-        if self.loop is None or running is self.loop:
+        if self.loop is None:
+            coro.close()
+            raise asyncio.InvalidStateError(
+                f"AsyncVaultSaver.{name}() needs the event loop the saver was created in; "
+                "create it inside a running loop (async with from_conn_string(...))"
+            )
+        if running is self.loop:
             coro.close()
             raise asyncio.InvalidStateError(
                 f"AsyncVaultSaver.{name}() was called synchronously from its event loop; "
@@ -223,8 +247,8 @@ class AsyncVaultSaver(VaultSaverBase):
         before: RunnableConfig | None = None,
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
-        plan = self._list_plan(config, filter, before, limit)
-        yield from self._bridge(self._db.run(plan), "list")
+        found = self._direct(lambda: self._list_plan(config, filter, before, limit))
+        yield from self._bridge(found, "list")
 
     def put(
         self,
@@ -254,3 +278,12 @@ class AsyncVaultSaver(VaultSaverBase):
             self.aget_delta_channel_history(config=config, channels=channels),
             "get_delta_channel_history",
         )
+
+    def delete_for_runs(self, run_ids: Sequence[str]) -> None:
+        self._bridge(self.adelete_for_runs(run_ids), "delete_for_runs")
+
+    def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
+        self._bridge(self.acopy_thread(source_thread_id, target_thread_id), "copy_thread")
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        self._bridge(self.aprune(thread_ids, strategy=strategy), "prune")

@@ -21,8 +21,10 @@ from langgraph.checkpoint.base import (
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
-from langmem_vault.checkpointers import delta, maintenance, queries
+from langmem_vault.checkpointers import delta, maintenance, put, queries
 from langmem_vault.checkpointers.config import next_version, scope, target
+from langmem_vault.checkpointers.elements import ElementCache
+from langmem_vault.checkpointers.writes import put_writes_plan
 from langmem_vault.db.migrations import check_schema, migrate_plan
 from langmem_vault.db.runner import Plan
 
@@ -39,6 +41,8 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
     def __init__(self, *, schema: str = DEFAULT_SCHEMA, serde: SerializerProtocol | None = None):
         super().__init__(serde=serde)
         self.schema = check_schema(schema)
+        # Element ids this saver learnt per thread, so most puts skip one round trip.
+        self._elements = ElementCache()
 
     def get_next_version(self, current: str | None, channel: None = None) -> str:
         """A version string that sorts after ``current`` (see :func:`next_version`)."""
@@ -84,8 +88,15 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         where = target(config, "put")
         if not isinstance(checkpoint, dict) or not checkpoint.get("id"):
             raise ValueError("put: checkpoint['id'] is required")
-        return queries.put_plan(
-            self.schema, self.serde, config, where, checkpoint, metadata, new_versions
+        return put.put_plan(
+            self.schema,
+            self.serde,
+            config,
+            where,
+            checkpoint,
+            metadata,
+            new_versions,
+            self._elements,
         )
 
     def _put_writes_plan(
@@ -96,7 +107,7 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         task_path: str,
     ) -> Plan[None]:
         where = target(config, "put_writes")
-        return queries.put_writes_plan(self.schema, self.serde, where, writes, task_id, task_path)
+        return put_writes_plan(self.schema, self.serde, where, writes, task_id, task_path)
 
     def _delete_threads_plan(self, thread_ids: Sequence[str]) -> Plan[maintenance.DeletedThreads]:
         return maintenance.delete_threads_plan(self.schema, thread_ids)
@@ -116,11 +127,3 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         if isinstance(thread_ids, str | bytes):
             raise TypeError("prune: thread_ids must be a list of thread ids, not one string")
         return sorted({str(t) for t in thread_ids})
-
-    @staticmethod
-    def _refuse_delta(delta_ids: list[str]) -> None:
-        if delta_ids:
-            raise NotImplementedError(
-                "prune: keep_latest cannot prune threads that use a DeltaChannel (their "
-                f"latest value is rebuilt from older checkpoints): {', '.join(delta_ids)}"
-            )

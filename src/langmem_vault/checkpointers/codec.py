@@ -1,8 +1,8 @@
 """How channel values become rows and back: inline primitives, blobs and list elements.
 
 No I/O here. Values go through the saver's serde (``JsonPlusSerializer`` by default). A long
-list (a thread's messages) is split into its elements, each serialized on its own and named
-by a hash of its bytes; the channel value then becomes a few ranges of per-thread element ids.
+list (a thread's messages) is serialized once and cut into its elements' bytes, each named by
+a hash of those bytes; the channel value then becomes a few ranges of per-thread element ids.
 An append-only list of N messages therefore costs one element row per message plus two
 integers per version, where PostgresSaver stores the whole list again at every step.
 
@@ -128,7 +128,12 @@ def decode_value(
 def dump_writes(
     serde: SerializerProtocol, writes: Sequence[tuple[str, Any]]
 ) -> list[tuple[int, str, str, bytes]]:
-    """``(idx, channel, type, blob)`` per write; special channels take their fixed index."""
+    """``(idx, channel, type, blob)`` per write; special channels take their fixed index.
+
+    Written values stay whole blobs: a node's new message usually gets its id from the
+    add_messages reducer after the write is saved, so it would rarely match the element the
+    next checkpoint stores, and a stray element id would split that list's id ranges.
+    """
     out = []
     for idx, (channel, value) in enumerate(writes):
         type_, blob = pack(*serde.dumps_typed(value))

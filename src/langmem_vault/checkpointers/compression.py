@@ -78,7 +78,8 @@ def pack_json(value: Any) -> bytes:
     >>> unpack_json(pack_json({"ts": "2026", "versions_seen": {"a": {"b": 1}}}))
     {'ts': '2026', 'versions_seen': {'a': {'b': 1}}}
     """
-    raw = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    # ensure_ascii: a lone surrogate in a str would not encode as UTF-8.
+    raw = json.dumps(value, separators=(",", ":")).encode()
     z = zlib.compressobj(6, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, _BODY_DICTIONARY)
     packed = z.compress(raw) + z.flush()
     return _DEFLATED + packed if len(packed) < len(raw) else _RAW + raw

@@ -57,11 +57,17 @@ WITH bl AS MATERIALIZED (
 SELECT 'b' AS kind, channel, type, blob, elems, NULL::integer AS elem_id FROM bl
 UNION ALL
 SELECT 'e', NULL, e.type, e.blob, NULL, e.elem_id
-FROM {schema}.saver_elements e
-WHERE e.thread_id = %(thread_id)s AND e.elem_id IN (
-    SELECT generate_series(bl.elems[g.i], bl.elems[g.i + 1])
+FROM (
+    SELECT unnest(range_agg(int4range(bl.elems[g.i], bl.elems[g.i + 1], '[]'))) AS ids
     FROM bl CROSS JOIN LATERAL generate_series(1, cardinality(bl.elems), 2) AS g(i)
-    WHERE bl.elems IS NOT NULL)"""
+    WHERE bl.elems IS NOT NULL
+) AS r
+CROSS JOIN LATERAL (
+    SELECT e.elem_id, e.type, e.blob FROM {schema}.saver_elements e
+    WHERE e.thread_id = %(thread_id)s
+      AND e.elem_id >= lower(r.ids) AND e.elem_id < upper(r.ids)
+    OFFSET 0  -- a per-range index scan (see queries.LOAD_SQL)
+) AS e"""
 
 
 def delta_history_plan(
@@ -128,3 +134,56 @@ def delta_history_plan(
             entry["seed"] = seeds[channel]
         result[channel] = entry
     return result
+
+
+# Every ancestor of one checkpoint, with the channels it has a version of and whether a
+# non-empty blob holds that version (inline values are in the body).
+ANCESTRY_SQL = """
+WITH RECURSIVE chain AS (
+    SELECT checkpoint_id, parent_checkpoint_id, channel_versions, body, 0 AS depth
+    FROM {schema}.saver_checkpoints
+    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+      AND checkpoint_id = %(checkpoint_id)s
+    UNION ALL
+    SELECT c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.body, chain.depth + 1
+    FROM chain JOIN {schema}.saver_checkpoints c
+      ON c.thread_id = %(thread_id)s AND c.checkpoint_ns = %(checkpoint_ns)s
+     AND c.checkpoint_id = chain.parent_checkpoint_id
+)
+SELECT chain.checkpoint_id, chain.depth, chain.body,
+       ARRAY(SELECT v.key FROM jsonb_each_text(chain.channel_versions) AS v
+             JOIN {schema}.saver_blobs b
+               ON b.thread_id = %(thread_id)s AND b.checkpoint_ns = %(checkpoint_ns)s
+              AND b.channel = v.key AND b.version = v.value AND b.type <> 'empty')
+           AS stored,
+       ARRAY(SELECT jsonb_object_keys(chain.channel_versions)) AS versioned
+FROM chain ORDER BY chain.depth"""
+
+
+def replay_ancestors_plan(
+    schema: str, thread_id: str, checkpoint_ns: str, checkpoint_id: str
+) -> Plan[set[str]]:
+    """The ancestors a checkpoint needs to rebuild its DeltaChannels: for each channel it has
+    a version of but no stored value, every ancestor back to (and with) the nearest one that
+    stores a value for it. Pruning keeps these, so pruned threads still load the same state.
+    """
+    params = {
+        "thread_id": thread_id,
+        "checkpoint_ns": checkpoint_ns,
+        "checkpoint_id": checkpoint_id,
+    }
+    rows = yield Query(render(ANCESTRY_SQL, schema), params)
+    chain = []
+    for row in rows or []:
+        inline = unpack_json(row["body"]).get("channel_values") or {}
+        chain.append((row["checkpoint_id"], set(row["stored"]) | set(inline), row["versioned"]))
+    if not chain:
+        return set()
+    _, head_stored, head_versioned = chain[0]
+    keep: set[str] = set()
+    for channel in set(head_versioned) - head_stored:
+        for cid, stored, _ in chain[1:]:
+            keep.add(cid)
+            if channel in stored:
+                break
+    return keep

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from langmem_vault.checkpointers.config import render
+from langmem_vault.checkpointers.delta import replay_ancestors_plan
 from langmem_vault.db.runner import Plan, Query
 
 LOCK_THREADS_SQL = """
@@ -71,14 +72,16 @@ SELECT count(*) AS n FROM d"""
 
 GC_ELEMENTS_SQL = """
 WITH refs AS MATERIALIZED (
-    SELECT DISTINCT b.thread_id, generate_series(b.elems[g.i], b.elems[g.i + 1]) AS elem_id
+    SELECT b.thread_id,
+           range_agg(int4range(b.elems[g.i], b.elems[g.i + 1], '[]')) AS ids
     FROM {schema}.saver_blobs b
     CROSS JOIN LATERAL generate_series(1, cardinality(b.elems), 2) AS g(i)
     WHERE b.thread_id = ANY(%(ids)s) AND b.elems IS NOT NULL
+    GROUP BY b.thread_id
 ), d AS (
     DELETE FROM {schema}.saver_elements e
     WHERE e.thread_id = ANY(%(ids)s) AND NOT EXISTS (
-        SELECT 1 FROM refs r WHERE r.thread_id = e.thread_id AND r.elem_id = e.elem_id)
+        SELECT 1 FROM refs r WHERE r.thread_id = e.thread_id AND e.elem_id <@ r.ids)
     RETURNING 1
 )
 SELECT count(*) AS n FROM d"""
@@ -90,7 +93,7 @@ WITH t AS (
     SELECT %(dst)s, user_id, title, message_count, next_elem
     FROM {schema}.saver_threads WHERE thread_id = %(src)s
     ON CONFLICT (thread_id) DO UPDATE SET
-        next_elem = EXCLUDED.next_elem, title = EXCLUDED.title,
+        next_elem = EXCLUDED.next_elem, epoch = EXCLUDED.epoch, title = EXCLUDED.title,
         message_count = EXCLUDED.message_count, last_activity = now()
 ), c AS (
     INSERT INTO {schema}.saver_checkpoints
@@ -165,10 +168,6 @@ WITH kept AS (
 )
 SELECT count(*) AS n FROM d"""
 
-DELTA_THREADS_SQL = """
-SELECT DISTINCT thread_id FROM {schema}.saver_checkpoints
-WHERE thread_id = ANY(%(ids)s) AND metadata ? 'counters_since_delta_snapshot'"""
-
 IDLE_THREADS_SQL = """
 SELECT thread_id FROM {schema}.saver_threads
 WHERE last_activity < now() - %(idle)s ORDER BY thread_id FOR UPDATE SKIP LOCKED"""
@@ -180,7 +179,11 @@ GROUP BY thread_id, checkpoint_ns HAVING count(*) > %(keep)s"""
 
 @dataclass(frozen=True, slots=True)
 class ThreadInfo:
-    """One row of the per-user thread index."""
+    """One row of the per-user thread index.
+
+    >>> [t.title for t in saver.list_threads("alice")]  # doctest: +SKIP
+    ['Plan my trip to Lyon']
+    """
 
     thread_id: str
     user_id: str | None
@@ -192,7 +195,11 @@ class ThreadInfo:
 
 @dataclass(frozen=True, slots=True)
 class DeletedThreads:
-    """What a delete removed: the threads, and how many rows of each kind."""
+    """What a delete removed: the threads, and how many rows of each kind.
+
+    >>> saver.delete_user_threads("alice").thread_ids  # doctest: +SKIP
+    ['chat-1', 'chat-2']
+    """
 
     thread_ids: list[str] = field(default_factory=list)
     checkpoints: int = 0
@@ -203,12 +210,15 @@ class DeletedThreads:
 
 @dataclass(frozen=True, slots=True)
 class RetentionReport:
-    """What :meth:`VaultSaver.apply_retention` removed."""
+    """What :meth:`VaultSaver.apply_retention` removed.
+
+    >>> saver.apply_retention(keep_last=20).checkpoints_deleted  # doctest: +SKIP
+    380
+    """
 
     idle_threads_deleted: list[str] = field(default_factory=list)
     checkpoints_deleted: int = 0
     threads_trimmed: list[str] = field(default_factory=list)
-    skipped_delta_threads: list[str] = field(default_factory=list)
 
 
 def _ids(thread_ids: Sequence[str], what: str) -> list[str]:
@@ -255,8 +265,17 @@ def list_threads_plan(schema: str, user_id: str, limit: int) -> Plan[list[Thread
     return [ThreadInfo(**row) for row in rows or []]
 
 
+BUMP_COUNTER_SQL = """
+UPDATE {schema}.saver_threads SET next_elem = next_elem + 1 WHERE thread_id = ANY(%(ids)s)"""
+
+
 def gc_plan(schema: str, ids: list[str]) -> Plan[None]:
-    """Delete blobs and elements of ``ids`` that nothing refers to any more."""
+    """Delete blobs and elements of ``ids`` that nothing refers to any more.
+
+    Moving the threads' element counter makes a put that read the elements before this
+    deletion start over instead of pointing at an element deleted here (see put.py).
+    """
+    yield Query(render(BUMP_COUNTER_SQL, schema), {"ids": ids})
     yield Query(render(GC_BLOBS_SQL, schema), {"ids": ids})
     yield Query(render(GC_ELEMENTS_SQL, schema), {"ids": ids})
     return None
@@ -294,20 +313,24 @@ def copy_thread_plan(schema: str, source: str, target: str) -> Plan[None]:
     return None
 
 
-def trim_thread_plan(schema: str, thread_id: str, keep: int) -> Plan[int | None]:
+def trim_thread_plan(schema: str, thread_id: str, keep: int) -> Plan[int]:
     """Keep the newest ``keep`` checkpoints of each namespace of one thread.
 
     Also kept: the parent a pre-v4 checkpoint reads its pending sends from. A subgraph call's
     namespace (``node:task_id``) goes with the root checkpoint it started from, once that one
-    is saved and deleted. Returns the number of checkpoints deleted, or None when the thread
-    uses a DeltaChannel (its latest value is rebuilt from older checkpoints; left alone).
+    is saved and deleted. A checkpoint whose DeltaChannel value is rebuilt from older
+    checkpoints keeps those (back to the nearest stored value), so it loads the same state.
+    Returns the number of checkpoints deleted.
     """
     yield Query(render(LOCK_THREADS_SQL, schema), {"ids": [thread_id]})
     newest = yield Query(render(NEWEST_SQL, schema), {"id": thread_id, "keep": keep})
     newest = newest or []
-    if any(r["delta"] for r in newest):
-        return None
     kept = {(r["checkpoint_ns"], r["checkpoint_id"]) for r in newest}
+    for r in newest:
+        if r["delta"]:  # a DeltaChannel: keep what rebuilding its value reads
+            ns, cid = r["checkpoint_ns"], r["checkpoint_id"]
+            extra = yield from replay_ancestors_plan(schema, thread_id, ns, cid)
+            kept |= {(ns, a) for a in extra}
     old = [r for r in newest if r["v"] < 4 and r["parent_id"]]
     old = [r for r in old if (r["checkpoint_ns"], r["parent_id"]) not in kept]
     if old:
@@ -350,12 +373,6 @@ def trim_thread_plan(schema: str, thread_id: str, keep: int) -> Plan[int | None]
     if deleted:
         yield from gc_plan(schema, [thread_id])
     return deleted
-
-
-def delta_threads_plan(schema: str, thread_ids: Sequence[str]) -> Plan[list[str]]:
-    """The threads among ``thread_ids`` whose graph uses a DeltaChannel."""
-    rows = yield Query(render(DELTA_THREADS_SQL, schema), {"ids": list(thread_ids)})
-    return sorted(r["thread_id"] for r in rows or [])
 
 
 def idle_threads_plan(schema: str, idle: timedelta) -> Plan[DeletedThreads]:

@@ -1,4 +1,4 @@
-"""Plans for reading and writing checkpoints: get_tuple, list, put and put_writes.
+"""Plans for reading checkpoints: get_tuple and list.
 
 Each plan is a generator of :class:`~langmem_vault.db.runner.Query` (see ``db/runner.py``), so
 ``VaultSaver`` and ``AsyncVaultSaver`` run the very same SQL and row parsing. A read is one
@@ -13,20 +13,15 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
-    WRITES_IDX_MAP,
-    ChannelVersions,
-    Checkpoint,
-    CheckpointMetadata,
     CheckpointTuple,
-    get_serializable_checkpoint_metadata,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
 from langgraph.checkpoint.serde.types import TASKS
 from psycopg.types.json import Jsonb
 
 from langmem_vault.checkpointers import codec
-from langmem_vault.checkpointers.compression import pack, pack_json, unpack_json
-from langmem_vault.checkpointers.config import Scope, Target, next_version, render, user_id_of
+from langmem_vault.checkpointers.compression import unpack_json
+from langmem_vault.checkpointers.config import Scope, Target, render
 from langmem_vault.db.runner import Plan, Query
 
 # {select} is the statement choosing checkpoint rows; everything else hangs off it.
@@ -39,6 +34,21 @@ bl AS MATERIALIZED (
     JOIN {schema}.saver_blobs b
       ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
      AND b.channel = v.channel AND b.version = v.version
+),
+wr AS MATERIALIZED (
+    -- Pending writes ('w'), and pending sends of pre-v4 checkpoints, kept by their parent.
+    SELECT 'w'::text AS kind, w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.channel,
+           w.type, w.blob, w.task_id, w.task_path, w.idx
+    FROM c JOIN {schema}.saver_writes w
+      ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
+     AND w.checkpoint_id = c.checkpoint_id
+    UNION ALL
+    SELECT 's', c.thread_id, c.checkpoint_ns, c.checkpoint_id, w.channel,
+           w.type, w.blob, w.task_id, w.task_path, w.idx
+    FROM c JOIN {schema}.saver_writes w
+      ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
+     AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = '__pregel_tasks'
+    WHERE c.v < 4
 )
 SELECT 'c' AS kind, c.thread_id, c.checkpoint_ns, c.checkpoint_id,
        c.parent_checkpoint_id AS parent_id, c.v, c.channel_versions, c.body, c.metadata,
@@ -50,27 +60,28 @@ SELECT 'b', bl.thread_id, bl.checkpoint_ns, bl.checkpoint_id, NULL, NULL, NULL, 
        bl.channel, bl.type, bl.blob, bl.elems, NULL, NULL, NULL
 FROM bl
 UNION ALL
-SELECT 'w', w.thread_id, w.checkpoint_ns, w.checkpoint_id, NULL, NULL, NULL, NULL, NULL,
-       w.channel, w.type, w.blob, NULL, w.task_id, w.task_path, w.idx
-FROM c JOIN {schema}.saver_writes w
-  ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
- AND w.checkpoint_id = c.checkpoint_id
+SELECT wr.kind, wr.thread_id, wr.checkpoint_ns, wr.checkpoint_id, NULL, NULL, NULL, NULL, NULL,
+       wr.channel, wr.type, wr.blob, NULL, wr.task_id, wr.task_path, wr.idx
+FROM wr
 UNION ALL
-SELECT 's', c.thread_id, c.checkpoint_ns, c.checkpoint_id, NULL, NULL, NULL, NULL, NULL,
-       w.channel, w.type, w.blob, NULL, w.task_id, w.task_path, w.idx
-FROM c JOIN {schema}.saver_writes w
-  ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
- AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = '__pregel_tasks'
-WHERE c.v < 4
-UNION ALL
-SELECT 'e', e.thread_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+SELECT 'e', r.thread_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, e.type, e.blob, NULL, NULL, NULL, e.elem_id
-FROM {schema}.saver_elements e
-WHERE (e.thread_id, e.elem_id) IN (
-    SELECT bl.thread_id, generate_series(bl.elems[g.i], bl.elems[g.i + 1])
+FROM (
+    -- The id ranges of all lists read, merged per thread, so an element shared by many
+    -- checkpoints (get_state_history) is read once, by one index range scan per range.
+    SELECT bl.thread_id,
+           unnest(range_agg(int4range(bl.elems[g.i], bl.elems[g.i + 1], '[]'))) AS ids
     FROM bl CROSS JOIN LATERAL generate_series(1, cardinality(bl.elems), 2) AS g(i)
     WHERE bl.elems IS NOT NULL
-)
+    GROUP BY bl.thread_id
+) AS r
+CROSS JOIN LATERAL (
+    -- OFFSET 0 keeps this a per-range index scan: joined flat, the planner would rather
+    -- hash the whole elements table (its row estimate for the ranges is a guess).
+    SELECT e.elem_id, e.type, e.blob FROM {schema}.saver_elements e
+    WHERE e.thread_id = r.thread_id AND e.elem_id >= lower(r.ids) AND e.elem_id < upper(r.ids)
+    OFFSET 0
+) AS e
 """
 
 SELECT_ONE_SQL = """
@@ -82,76 +93,6 @@ SELECT_LATEST_SQL = """
 SELECT * FROM {schema}.saver_checkpoints
 WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
 ORDER BY checkpoint_id DESC LIMIT 1"""
-
-# The thread row is upserted first: its lock orders concurrent puts of one thread, so the
-# element ids a put hands out are never handed out twice.
-THREAD_UPSERT = """
-INSERT INTO {schema}.saver_threads AS t (thread_id, user_id, title, message_count)
-VALUES (%(thread_id)s, %(user_id)s, %(title)s, coalesce(%(message_count)s, 0))
-ON CONFLICT (thread_id) DO UPDATE SET
-    last_activity = now(),
-    user_id = coalesce(t.user_id, EXCLUDED.user_id),
-    title = coalesce(t.title, EXCLUDED.title),
-    message_count = coalesce(%(message_count)s, t.message_count)"""
-
-LOCK_THREAD_SQL = THREAD_UPSERT + "\nRETURNING t.next_elem"
-
-EXISTING_ELEMENTS_SQL = """
-SELECT hash, elem_id FROM {schema}.saver_elements
-WHERE thread_id = %(thread_id)s AND hash = ANY(%(hashes)s)"""
-
-# {thread} is either the thread upsert (no elements: one round trip in all) or, after
-# LOCK_THREAD_SQL, the bump of the thread's element counter.
-PUT_SQL = """
-WITH thread AS ({thread}),
-new_elements AS (
-    INSERT INTO {schema}.saver_elements (thread_id, elem_id, hash, type, blob)
-    SELECT %(thread_id)s, x.elem_id, x.hash, x.type, x.blob
-    FROM unnest(%(e_ids)s::integer[], %(e_hashes)s::bytea[], %(e_types)s::text[],
-                %(e_blobs)s::bytea[]) AS x(elem_id, hash, type, blob)
-),
-new_blobs AS (
-    INSERT INTO {schema}.saver_blobs
-        (thread_id, checkpoint_ns, channel, version, type, blob, elems)
-    SELECT %(thread_id)s, %(checkpoint_ns)s, x.channel, %(versions)s::jsonb ->> x.channel,
-           x.type, x.blob, x.elems::integer[]
-    FROM unnest(%(b_channels)s::text[], %(b_types)s::text[], %(b_blobs)s::bytea[],
-                %(b_elems)s::text[]) AS x(channel, type, blob, elems)
-    ON CONFLICT DO NOTHING
-)
-INSERT INTO {schema}.saver_checkpoints
-    (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, v, channel_versions, body,
-     metadata)
-VALUES (%(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(parent_id)s, %(v)s,
-        %(channel_versions)s, %(body)s, %(metadata)s)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
-DO UPDATE SET v = EXCLUDED.v, channel_versions = EXCLUDED.channel_versions,
-              body = EXCLUDED.body, metadata = EXCLUDED.metadata"""
-
-BUMP_ELEMENTS = """
-UPDATE {schema}.saver_threads SET next_elem = %(next_elem)s
-WHERE thread_id = %(thread_id)s AND next_elem < %(next_elem)s"""
-
-PUT_PLAIN_SQL = PUT_SQL.replace("{thread}", THREAD_UPSERT)
-PUT_WITH_ELEMENTS_SQL = PUT_SQL.replace("{thread}", BUMP_ELEMENTS)
-
-WRITES_SQL = """
-INSERT INTO {schema}.saver_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-SELECT %(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s,
-       x.idx, x.channel, x.type, x.blob
-FROM unnest(%(idx)s::integer[], %(channels)s::text[], %(types)s::text[], %(blobs)s::bytea[])
-    AS x(idx, channel, type, blob)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) """
-INSERT_WRITES_SQL = WRITES_SQL + "DO NOTHING"
-UPSERT_WRITES_SQL = (
-    WRITES_SQL
-    + "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
-)
-
-
-# Checkpoint keys kept in their own columns rather than in the body.
-_COLUMNS = ("id", "v", "channel_versions", "channel_values")
 
 # ---------------------------------------------------------------------------------- reads
 
@@ -196,7 +137,8 @@ def _assemble(
         if sends := parts.get("s"):
             # Checkpoints before format v4 kept Send packets as writes of their parent.
             versions = dict(checkpoint["channel_versions"])
-            values[TASKS] = [write[2] for write in codec.load_writes(serde, sends)]
+            sent = codec.load_writes(serde, sends)
+            values[TASKS] = [write[2] for write in sent]
             versions[TASKS] = max(versions.values()) if versions else get_next(None, None)
             checkpoint["channel_versions"] = versions
         config: RunnableConfig = {
@@ -285,135 +227,4 @@ def list_plan(
 # --------------------------------------------------------------------------------- writes
 
 
-def _thread_fields(
-    config: RunnableConfig, where: Target, values: Mapping[str, Any], changed: ChannelVersions
-) -> dict[str, Any]:
-    """The per-user index columns this put updates: user id, and title/count from messages."""
-    fields: dict[str, Any] = {"user_id": user_id_of(config), "title": None, "message_count": None}
-    messages = values.get("messages")
-    if where.checkpoint_ns == "" and "messages" in changed and isinstance(messages, list):
-        fields["title"] = codec.thread_title(messages)
-        fields["message_count"] = len(messages)
-    return fields
-
-
-def put_plan(
-    schema: str,
-    serde: SerializerProtocol,
-    config: RunnableConfig,
-    where: Target,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-    new_versions: ChannelVersions,
-) -> Plan[RunnableConfig]:
-    """Store ``checkpoint``: changed channel values as blobs or element ranges, the rest inline."""
-    values = checkpoint["channel_values"]
-    inline = {k: v for k, v in values.items() if codec.is_inline(v)}
-    # A changed channel with no value gets no row at all (as in langgraph's saver): reading
-    # finds no blob for its version and leaves it out of channel_values.
-    encoded = [
-        codec.encode_value(serde, channel, values[channel])
-        for channel in new_versions
-        if channel in values and channel not in inline
-    ]
-    # The body keeps whatever else the checkpoint carries (ts, versions_seen, ...).
-    body = {k: v for k, v in checkpoint.items() if k not in _COLUMNS}
-    body["channel_values"] = inline
-    params: dict[str, Any] = {
-        "thread_id": where.thread_id,
-        "checkpoint_ns": where.checkpoint_ns,
-        "checkpoint_id": checkpoint["id"],
-        "parent_id": where.checkpoint_id,
-        "v": int(checkpoint.get("v", 1)),
-        "channel_versions": Jsonb(checkpoint.get("channel_versions") or {}),
-        "body": pack_json(body),
-        "metadata": Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
-        "versions": Jsonb({k: v for k, v in new_versions.items()}),
-        **_thread_fields(config, where, values, new_versions),
-    }
-    elements = {e.hash: e for value in encoded for e in value.elements or ()}
-    ids: dict[bytes, int] = {}
-    new: list[codec.Element] = []
-    if elements:
-        locked = yield Query(render(LOCK_THREAD_SQL, schema), params)
-        next_elem = int(locked[0]["next_elem"]) if locked else 1
-        existing = yield Query(
-            render(EXISTING_ELEMENTS_SQL, schema),
-            {"thread_id": where.thread_id, "hashes": list(elements)},
-        )
-        ids = {bytes(row["hash"]): row["elem_id"] for row in existing or []}
-        for digest, element in elements.items():
-            if digest not in ids:
-                ids[digest] = next_elem
-                next_elem += 1
-                new.append(element)
-        params["next_elem"] = next_elem
-    params.update(
-        e_ids=[ids[e.hash] for e in new],
-        e_hashes=[e.hash for e in new],
-        b_channels=[v.channel for v in encoded],
-        b_elems=[
-            codec.ranges_literal(codec.encode_ranges([ids[e.hash] for e in v.elements]))
-            if v.elements is not None
-            else None
-            for v in encoded
-        ],
-    )
-    packed_elements = [pack(e.type, e.blob) for e in new]
-    packed_blobs = [pack(v.type, v.blob) if v.blob is not None else (v.type, None) for v in encoded]
-    params.update(
-        e_types=[p[0] for p in packed_elements],
-        e_blobs=[p[1] for p in packed_elements],
-        b_types=[p[0] for p in packed_blobs],
-        b_blobs=[p[1] for p in packed_blobs],
-    )
-    yield Query(render(PUT_WITH_ELEMENTS_SQL if elements else PUT_PLAIN_SQL, schema), params)
-    return {
-        "configurable": {
-            "thread_id": where.thread_id,
-            "checkpoint_ns": where.checkpoint_ns,
-            "checkpoint_id": checkpoint["id"],
-        }
-    }
-
-
-def put_writes_plan(
-    schema: str,
-    serde: SerializerProtocol,
-    where: Target,
-    writes: Sequence[tuple[str, Any]],
-    task_id: str,
-    task_path: str,
-) -> Plan[None]:
-    """Store a task's writes. Special channels (errors, interrupts...) replace what was there;
-    ordinary writes are kept as first written, so a retried task cannot duplicate them."""
-    if not where.checkpoint_id:
-        raise ValueError(
-            "put_writes: config['configurable']['checkpoint_id'] is required (the checkpoint "
-            "the writes belong to)"
-        )
-    if not writes:
-        return None
-    rows = codec.dump_writes(serde, writes)
-    upsert = all(channel in WRITES_IDX_MAP for channel, _ in writes)
-    if upsert:
-        # One statement cannot update a row twice; the last write of a channel wins.
-        rows = list({row[0]: row for row in rows}.values())
-    yield Query(
-        render(UPSERT_WRITES_SQL if upsert else INSERT_WRITES_SQL, schema),
-        {
-            "thread_id": where.thread_id,
-            "checkpoint_ns": where.checkpoint_ns,
-            "checkpoint_id": where.checkpoint_id,
-            "task_id": task_id,
-            "task_path": task_path,
-            "idx": [r[0] for r in rows],
-            "channels": [r[1] for r in rows],
-            "types": [r[2] for r in rows],
-            "blobs": [r[3] for r in rows],
-        },
-    )
-    return None
-
-
-__all__ = ["get_tuple_plan", "list_plan", "next_version", "put_plan", "put_writes_plan"]
+__all__ = ["get_tuple_plan", "list_plan"]

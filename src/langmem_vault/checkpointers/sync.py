@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -17,27 +17,33 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
+from psycopg import Connection
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
 
 from langmem_vault.checkpointers import maintenance
 from langmem_vault.checkpointers.base import DEFAULT_SCHEMA, VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
+from langmem_vault.checkpointers.pool import retry_broken, saver_pool
 from langmem_vault.db.connection import (
     DEFAULT_POOL_SIZE,
     DEFAULT_PREPARE_THRESHOLD,
     Database,
     SyncConn,
-    open_pool,
 )
 from langmem_vault.db.migrations import check_schema
-from langmem_vault.db.runner import run_plan
+from langmem_vault.db.runner import Plan, run_plan
+
+T = TypeVar("T")
 
 
 class VaultSaver(VaultSaverBase):
     """A LangGraph checkpointer on Postgres that stores long threads compactly.
 
     Pass a psycopg ``Connection`` or ``ConnectionPool`` as it is (no ``autocommit`` or row
-    factory needed), or use :meth:`from_conn_string`. Each operation runs in its own
-    transaction on its own pooled connection, so threads of one process run in parallel.
+    factory needed; operations then join the caller's transaction if one is open), or use
+    :meth:`from_conn_string`. Each operation takes its own pooled connection (no instance
+    lock), so threads of one process run in parallel.
 
     >>> from langgraph.graph import MessagesState, StateGraph  # doctest: +SKIP
     >>> with VaultSaver.from_conn_string(None) as saver:  # embedded Postgres  # doctest: +SKIP
@@ -59,6 +65,9 @@ class VaultSaver(VaultSaverBase):
         super().__init__(schema=schema, serde=serde)
         self._db = Database(conn)
         self.conn = conn
+        # Set by from_conn_string, whose pool hands out autocommit connections: reads, puts
+        # and writes (atomic statement by statement) then need no BEGIN/COMMIT round trips.
+        self._autocommit_pool: ConnectionPool[Any] | None = None
 
     @classmethod
     @contextmanager
@@ -76,9 +85,11 @@ class VaultSaver(VaultSaverBase):
         ``prepare_threshold=None`` turns prepared statements off (PgBouncer in transaction mode).
         """
         check_schema(schema)  # before connecting: a bad name should not cost a pool
-        pool = open_pool(conn_string, max_size=pool_size, prepare_threshold=prepare_threshold)
+        pool = saver_pool(conn_string, max_size=pool_size, prepare_threshold=prepare_threshold)
         try:
-            yield cls(pool, schema=schema, serde=serde)
+            saver = cls(pool, schema=schema, serde=serde)
+            saver._autocommit_pool = pool
+            yield saver
         finally:
             pool.close()
 
@@ -95,9 +106,24 @@ class VaultSaver(VaultSaverBase):
             finally:
                 conn.prepare_threshold = threshold
 
+    def _direct(self, make: Callable[[], Plan[T]]) -> T:
+        """Run a plan whose statements are each atomic and idempotent: on our own autocommit
+        pool without a transaction block (and again if the connection was dead); otherwise in
+        one transaction, joining the caller's."""
+        pool = self._autocommit_pool
+        if pool is None:
+            return self._db.run(make())
+
+        def run(conn: Connection[Any]) -> T:
+            # Binary results: element and write blobs arrive as bytes, not hex text to decode.
+            with conn.cursor(row_factory=dict_row, binary=True) as cur:
+                return run_plan(cur, make())
+
+        return retry_broken(pool, run)
+
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint named by ``config``, or the latest of its thread and namespace."""
-        return self._db.run(self._get_tuple_plan(config))
+        return self._direct(lambda: self._get_tuple_plan(config))
 
     def list(
         self,
@@ -108,7 +134,7 @@ class VaultSaver(VaultSaverBase):
         limit: int | None = None,
     ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first, filtered by thread, namespace, metadata and ``before``."""
-        yield from self._db.run(self._list_plan(config, filter, before, limit))
+        yield from self._direct(lambda: self._list_plan(config, filter, before, limit))
 
     def put(
         self,
@@ -118,7 +144,7 @@ class VaultSaver(VaultSaverBase):
         new_versions: ChannelVersions,
     ) -> RunnableConfig:
         """Store a checkpoint; returns the config that points at it."""
-        return self._db.run(self._put_plan(config, checkpoint, metadata, new_versions))
+        return self._direct(lambda: self._put_plan(config, checkpoint, metadata, new_versions))
 
     def put_writes(
         self,
@@ -128,7 +154,7 @@ class VaultSaver(VaultSaverBase):
         task_path: str = "",
     ) -> None:
         """Store the writes a task made against the checkpoint ``config`` names."""
-        self._db.run(self._put_writes_plan(config, writes, task_id, task_path))
+        self._direct(lambda: self._put_writes_plan(config, writes, task_id, task_path))
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete a thread: its checkpoints, writes, values and index row."""
@@ -147,8 +173,8 @@ class VaultSaver(VaultSaverBase):
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """``keep_latest``: keep each namespace's latest checkpoint; ``delete``: drop threads.
 
-        Each thread is pruned in its own transaction. Threads using a DeltaChannel are refused
-        by ``keep_latest`` (NotImplementedError) before anything is deleted.
+        Each thread is pruned in its own transaction. A thread using a DeltaChannel also keeps
+        the older checkpoints its latest value is rebuilt from (langgraph's saver refuses it).
         """
         ids = self._prune_ids(thread_ids, strategy)
         if not ids:
@@ -156,16 +182,14 @@ class VaultSaver(VaultSaverBase):
         if strategy == "delete":
             self._db.run(self._delete_threads_plan(ids))
             return
-        self._refuse_delta(self._db.run(maintenance.delta_threads_plan(self.schema, ids)))
         for thread_id in ids:
-            if self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, 1)) is None:
-                self._refuse_delta([thread_id])
+            self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, 1))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
     ) -> Mapping[str, DeltaChannelHistory]:
         """Writes and seed per DeltaChannel, read with three queries instead of one per step."""
-        return self._db.run(self._delta_plan(config, channels))
+        return self._direct(lambda: self._delta_plan(config, channels))
 
     # -- per-user index and retention ----------------------------------------------------
 
@@ -181,19 +205,17 @@ class VaultSaver(VaultSaverBase):
         self, *, keep_last: int | None = None, idle_longer_than: timedelta | None = None
     ) -> RetentionReport:
         """Drop threads idle longer than ``idle_longer_than``; keep the newest ``keep_last``
-        checkpoints of each namespace of the others (threads using a DeltaChannel are skipped).
+        checkpoints of each namespace of the others (plus what DeltaChannels rebuild from).
         """
         maintenance.check_retention(keep_last, idle_longer_than)
         idle = DeletedThreads()
         if idle_longer_than is not None:
             idle = self._db.run(maintenance.idle_threads_plan(self.schema, idle_longer_than))
-        deleted, trimmed, skipped = idle.checkpoints, [], []
+        deleted, trimmed = idle.checkpoints, []
         if keep_last is not None:
             for thread_id in self._db.run(maintenance.long_threads_plan(self.schema, keep_last)):
                 n = self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, keep_last))
-                if n is None:
-                    skipped.append(thread_id)
-                elif n:
+                if n:
                     trimmed.append(thread_id)
                     deleted += n
-        return RetentionReport(idle.thread_ids, deleted, trimmed, skipped)
+        return RetentionReport(idle.thread_ids, deleted, trimmed)
