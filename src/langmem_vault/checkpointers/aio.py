@@ -25,12 +25,13 @@ from psycopg_pool import AsyncConnectionPool
 from langmem_vault.checkpointers import maintenance
 from langmem_vault.checkpointers.base import DEFAULT_SCHEMA, VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
-from langmem_vault.checkpointers.pool import aretry_broken, asaver_pool
 from langmem_vault.db.connection import (
     DEFAULT_POOL_SIZE,
     DEFAULT_PREPARE_THRESHOLD,
     AsyncConn,
     AsyncDatabase,
+    aopen_pool,
+    aretry_broken,
 )
 from langmem_vault.db.migrations import check_schema
 from langmem_vault.db.runner import Plan, arun_plan
@@ -82,7 +83,7 @@ class AsyncVaultSaver(VaultSaverBase):
     ) -> AsyncIterator[AsyncVaultSaver]:
         """A saver on its own async pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or embedded."""
         check_schema(schema)
-        pool = await asaver_pool(
+        pool = await aopen_pool(
             conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
         )
         try:
@@ -94,14 +95,7 @@ class AsyncVaultSaver(VaultSaverBase):
 
     async def setup(self) -> None:
         """Create or upgrade the saver's tables (concurrency- and transaction-safe)."""
-        async with self._db.cursor() as cur:
-            # Several statements per migration file cannot be prepared (see VaultSaver.setup).
-            conn = cur.connection
-            threshold, conn.prepare_threshold = conn.prepare_threshold, None
-            try:
-                await arun_plan(cur, self._setup_plan())
-            finally:
-                conn.prepare_threshold = threshold
+        await self._db.run(self._setup_plan())
 
     async def _direct(self, make: Callable[[], Plan[T]]) -> T:
         """See :meth:`VaultSaver._direct`."""

@@ -24,12 +24,13 @@ from psycopg_pool import ConnectionPool
 from langmem_vault.checkpointers import maintenance
 from langmem_vault.checkpointers.base import DEFAULT_SCHEMA, VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
-from langmem_vault.checkpointers.pool import retry_broken, saver_pool
 from langmem_vault.db.connection import (
     DEFAULT_POOL_SIZE,
     DEFAULT_PREPARE_THRESHOLD,
     Database,
     SyncConn,
+    open_pool,
+    retry_broken,
 )
 from langmem_vault.db.migrations import check_schema
 from langmem_vault.db.runner import Plan, run_plan
@@ -85,7 +86,7 @@ class VaultSaver(VaultSaverBase):
         ``prepare_threshold=None`` turns prepared statements off (PgBouncer in transaction mode).
         """
         check_schema(schema)  # before connecting: a bad name should not cost a pool
-        pool = saver_pool(conn_string, max_size=pool_size, prepare_threshold=prepare_threshold)
+        pool = open_pool(conn_string, max_size=pool_size, prepare_threshold=prepare_threshold)
         try:
             saver = cls(pool, schema=schema, serde=serde)
             saver._autocommit_pool = pool
@@ -96,15 +97,7 @@ class VaultSaver(VaultSaverBase):
     def setup(self) -> None:
         """Create or upgrade the saver's tables. Safe to call from several processes at once
         and inside a caller's transaction."""
-        with self._db.cursor() as cur:
-            # Migration files hold several statements, which cannot be prepared: a caller's
-            # connection with prepare_threshold=0 (as langgraph's docs use) would fail.
-            conn = cur.connection
-            threshold, conn.prepare_threshold = conn.prepare_threshold, None
-            try:
-                run_plan(cur, self._setup_plan())
-            finally:
-                conn.prepare_threshold = threshold
+        self._db.run(self._setup_plan())
 
     def _direct(self, make: Callable[[], Plan[T]]) -> T:
         """Run a plan whose statements are each atomic and idempotent: on our own autocommit

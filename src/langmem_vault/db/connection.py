@@ -5,16 +5,24 @@ pooled operations run in parallel (langgraph's saver serialises them behind one 
 langgraph #7259). A single caller connection can only run one statement at a time, so only
 that case takes a lock. Caller connections are used as they are: our cursors set their own
 row factory and ``conn.transaction()`` works with and without autocommit.
+
+Our pools check a connection before handing it out only when it has sat idle for a while
+(when a server restart or an idle-killing proxy, langgraph #5675, would have broken it):
+checking every time would add a round trip to every operation. :func:`retry_broken` runs an
+idempotent operation once more if its connection turns out to be dead anyway.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import AsyncIterator, Iterator
+import time
+import weakref
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeVar
 
+import psycopg
 from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
@@ -33,8 +41,35 @@ DEFAULT_POOL_SIZE = 10
 DEFAULT_PREPARE_THRESHOLD: int | None = 5
 
 
+# A connection used within this many seconds is handed out without a check.
+IDLE_CHECK_SECONDS = 2.0
+_returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
+
+
 def _conn_kwargs(prepare_threshold: int | None) -> dict[str, Any]:
     return {"autocommit": True, "prepare_threshold": prepare_threshold}
+
+
+def _stamp(conn: Connection[Any]) -> None:
+    _returned[conn] = time.monotonic()
+
+
+async def _astamp(conn: AsyncConnection[Any]) -> None:
+    _returned[conn] = time.monotonic()
+
+
+def _recently_used(conn: Any) -> bool:
+    return time.monotonic() - _returned.get(conn, float("-inf")) < IDLE_CHECK_SECONDS
+
+
+def _check(conn: Connection[Any]) -> None:
+    if not _recently_used(conn):
+        ConnectionPool.check_connection(conn)
+
+
+async def _acheck(conn: AsyncConnection[Any]) -> None:
+    if not _recently_used(conn):
+        await AsyncConnectionPool.check_connection(conn)
 
 
 def _check_sizes(min_size: int, max_size: int) -> None:
@@ -52,9 +87,8 @@ def open_pool(
     max_size: int = DEFAULT_POOL_SIZE,
     prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
 ) -> ConnectionPool[Any]:
-    """Open a sync pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN``, or the embedded server).
-
-    Connections are checked when taken, so a server restart costs one reconnect, not an error.
+    """Open a sync pool of autocommit connections on ``dsn`` (or ``$LANGMEM_VAULT_DSN``, or
+    the embedded server). Idle connections are checked when taken (see the module docstring).
     """
     _check_sizes(min_size, max_size)
     pool: ConnectionPool[Any] = ConnectionPool(
@@ -62,7 +96,8 @@ def open_pool(
         min_size=min_size,
         max_size=max_size,
         kwargs=_conn_kwargs(prepare_threshold),
-        check=ConnectionPool.check_connection,
+        check=_check,
+        reset=_stamp,
         open=False,
     )
     pool.open(wait=True)
@@ -84,11 +119,43 @@ async def aopen_pool(
         min_size=min_size,
         max_size=max_size,
         kwargs=_conn_kwargs(prepare_threshold),
-        check=AsyncConnectionPool.check_connection,
+        check=_acheck,
+        reset=_astamp,
         open=False,
     )
     await pool.open(wait=True)
     return pool
+
+
+def retry_broken(pool: ConnectionPool[Any], run: Callable[[Connection[Any]], T]) -> T:
+    """``run(conn)`` on a pooled connection; once more if that connection was dead.
+
+    Only for idempotent operations: the first attempt may have committed before the link dropped.
+    """
+    for attempt in (0, 1):
+        with pool.connection() as conn:
+            try:
+                return run(conn)
+            except psycopg.OperationalError:
+                if attempt or not conn.broken:
+                    raise
+        pool.check()  # replace every dead idle connection, not just this one
+    raise AssertionError("unreachable")
+
+
+async def aretry_broken(
+    pool: AsyncConnectionPool[Any], run: Callable[[AsyncConnection[Any]], Awaitable[T]]
+) -> T:
+    """Async twin of :func:`retry_broken`."""
+    for attempt in (0, 1):
+        async with pool.connection() as conn:
+            try:
+                return await run(conn)
+            except psycopg.OperationalError:
+                if attempt or not conn.broken:
+                    raise
+        await pool.check()
+    raise AssertionError("unreachable")
 
 
 class Database:
@@ -117,8 +184,19 @@ class Database:
                     yield cur
 
     def run(self, plan: Plan[T]) -> T:
-        with self.cursor() as cur:
-            return run_plan(cur, plan)
+        """Run ``plan`` in one transaction. On a pool, a connection found dead when the
+        transaction begins (before any statement of the plan) is replaced, once."""
+        for attempt in (0, 1):
+            began = False
+            try:
+                with self.cursor() as cur:
+                    began = True
+                    return run_plan(cur, plan)
+            except psycopg.OperationalError:
+                if began or attempt or not isinstance(self.conn, ConnectionPool):
+                    raise
+                self.conn.check()
+        raise AssertionError("unreachable")
 
 
 class AsyncDatabase:
@@ -146,5 +224,15 @@ class AsyncDatabase:
                     yield cur
 
     async def run(self, plan: Plan[T]) -> T:
-        async with self.cursor() as cur:
-            return await arun_plan(cur, plan)
+        """Async twin of :meth:`Database.run`."""
+        for attempt in (0, 1):
+            began = False
+            try:
+                async with self.cursor() as cur:
+                    began = True
+                    return await arun_plan(cur, plan)
+            except psycopg.OperationalError:
+                if began or attempt or not isinstance(self.conn, AsyncConnectionPool):
+                    raise
+                await self.conn.check()
+        raise AssertionError("unreachable")

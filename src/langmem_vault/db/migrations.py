@@ -92,7 +92,7 @@ def migrate_plan(
     for migration in load_migrations(track):
         if migration.version in done:
             continue
-        yield Query(render(migration, schema, params or {}))
+        yield Query(render(migration, schema, params or {}), prepare=False)
         yield Query(
             sql.SQL(
                 "INSERT INTO {}.vault_migrations (track, version, name) VALUES (%s, %s, %s)"

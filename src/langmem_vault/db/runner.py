@@ -21,11 +21,16 @@ Rows = list[dict[str, Any]] | None
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """One statement of a plan; ``many`` runs ``executemany`` over ``params``."""
+    """One statement of a plan; ``many`` runs ``executemany`` over ``params``.
+
+    ``prepare=False`` never prepares it server-side (a text of several statements cannot be
+    prepared, even on a connection with ``prepare_threshold=0``); None leaves it to psycopg.
+    """
 
     sql: str | sql.SQL | sql.Composed
     params: Any = None
     many: bool = False
+    prepare: bool | None = None
 
 
 Plan = Generator[Query, Rows, T]
@@ -41,7 +46,7 @@ def run_plan(cur: Cursor[DictRow], plan: Plan[T]) -> T:
                 cur.executemany(query.sql, query.params)
                 rows = None
             else:
-                cur.execute(query.sql, query.params)
+                cur.execute(query.sql, query.params, prepare=query.prepare)
                 rows = cur.fetchall() if cur.description is not None else None
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
@@ -57,7 +62,7 @@ async def arun_plan(cur: AsyncCursor[DictRow], plan: Plan[T]) -> T:
                 await cur.executemany(query.sql, query.params)
                 rows = None
             else:
-                await cur.execute(query.sql, query.params)
+                await cur.execute(query.sql, query.params, prepare=query.prepare)
                 rows = await cur.fetchall() if cur.description is not None else None
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]

@@ -16,7 +16,8 @@ from langmem_vault.db.connection import (
     AsyncDatabase,
     aopen_pool,
 )
-from langmem_vault.store.core import DEFAULT_SCHEMA, StoreCore
+from langmem_vault.db.migrations import DEFAULT_SCHEMA
+from langmem_vault.store.core import StoreCore
 from langmem_vault.store.plans import (
     analyze_plan,
     batch_plan,
