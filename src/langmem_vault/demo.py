@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
@@ -123,13 +124,14 @@ def run_demo(
         user = f"dana-{uuid.uuid4().hex[:6]}"
         for thread, lines in (("thread-1", FIRST_THREAD), ("thread-2", SECOND_THREAD)):
             say(f"\n=== {thread} ===")
-            config = {"configurable": {"user_id": user, "thread_id": thread}}
+            config: RunnableConfig = {"configurable": {"user_id": user, "thread_id": thread}}
             for line in lines:
                 say(f"user> {line}")
                 reply = ""
-                for mode, chunk in graph.stream(
+                stream: Any = graph.stream(
                     {"messages": [HumanMessage(line)]}, config, stream_mode=["custom", "values"]
-                ):
+                )
+                for mode, chunk in stream:
                     if mode == "custom" and chunk.get("type") == "memory_injected":
                         if chunk["count"]:
                             say(f"      (recalling {chunk['count']} memories)")

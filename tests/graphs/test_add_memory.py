@@ -88,8 +88,9 @@ def test_app_state_without_memory_keys(store: BaseStore) -> None:
     )
     graph = builder.compile(store=store, checkpointer=InMemorySaver())
     graph.invoke({"messages": [HumanMessage("I live in Lyon.")]}, _cfg("t1"))
-    out = graph.invoke({"messages": [HumanMessage("Where do I live?")]}, _cfg("t2"))
-    assert "User lives in Lyon" in out["memory_context"]
+    graph.invoke({"messages": [HumanMessage("Where do I live?")]}, _cfg("t2"))
+    # the memory keys became channels of the app's graph, though its state does not name them
+    assert "User lives in Lyon" in graph.get_state(_cfg("t2")).values["memory_context"]
 
 
 def test_compaction_keeps_tool_pairs(store: BaseStore) -> None:
@@ -125,6 +126,18 @@ def test_wiring_errors() -> None:
     builder.add_node("inject", Agent())
     with pytest.raises(ValueError, match="already used"):
         add_memory(builder, "agent", extractor=OfflineExtractor(use_spacy=False))
+
+
+def test_agent_without_exit_edge(store: BaseStore) -> None:
+    """A node with no outgoing edge ends the run; add_memory routes it through extract."""
+    agent = Agent()
+    builder = StateGraph(MemoryState).add_node("agent", agent).add_edge(START, "agent")
+    add_memory(builder, "agent", extractor=OfflineExtractor(use_spacy=False), compact=False)
+    graph = builder.compile(store=store, checkpointer=InMemorySaver())
+    cfg = {"configurable": {"user_id": "dana", "thread_id": "t1", "extract_now": True}}
+    graph.invoke({"messages": [HumanMessage("My sister is called Priya.")]}, cfg)
+    graph.invoke({"messages": [HumanMessage("hi")]}, _cfg("t2"))
+    assert "User's sister is Priya" in agent.contexts[-1]
 
 
 async def test_add_memory_async(astore: BaseStore) -> None:

@@ -121,3 +121,34 @@ def test_langgraph_postgres_store_smoke(pg_uri: str, schema: str, index: dict[st
             _say(graph, "t1", line)
         answer = _say(graph, "t2", "Where do I work?")
         assert "Acme Robotics" in answer and answer.endswith("Cheers!")
+
+
+def test_background_extraction_through_the_queue(pg_uri: str, schema: str, index: Any) -> None:
+    """extract_mode="background": the turn enqueues a durable job; a worker reconciles it."""
+    from langmem_vault.jobs.queue import JobQueue
+    from langmem_vault.jobs.worker import ExtractionWorker
+    from langmem_vault.store import VaultStore
+
+    with (
+        VaultStore.from_conn_string(pg_uri, index=index, schema=schema) as vault_store,
+        JobQueue.from_conn_string(pg_uri, schema=schema) as queue,
+    ):
+        vault_store.setup()
+        queue.setup()
+        extractor = OfflineExtractor(use_spacy=False)
+        graph = build_memory_graph(
+            RecallChatModel(),
+            store=vault_store,
+            checkpointer=InMemorySaver(),
+            extractor=extractor,
+            summarizer=None,
+            extract_mode="background",
+            queue=queue,
+            extract_options={"every_n_messages": 2, "start_worker": False, "debounce_seconds": 0},
+        )
+        _say(graph, "t1", "I work at Acme Robotics.")
+        vault = MemoryVault(vault_store, user_id="dana")
+        assert vault.list() == []  # the turn did not wait for extraction
+        assert ExtractionWorker(queue, vault_store, extractor).run_pending() == 1
+        assert [m.value.text for m in vault.list()] == ["User works at Acme Robotics"]
+        assert "Acme Robotics" in _say(graph, "t2", "Where do I work?")

@@ -15,6 +15,7 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
+from pydantic import Field
 
 from langmem_vault.embeddings import local_embeddings
 
@@ -65,7 +66,7 @@ class ScriptedModel(BaseChatModel):
     """Replies from a script, in order, and records every prompt it was given."""
 
     replies: list[str]
-    prompts: list[list[BaseMessage]] = []
+    prompts: list[list[BaseMessage]] = Field(default_factory=list)
 
     @property
     def _llm_type(self) -> str:

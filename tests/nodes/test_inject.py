@@ -1,5 +1,8 @@
 """inject: selection, budget, state key not message, stream event, access stamps."""
 
+# Fixtures come from tests/memory/lmv_fixtures.py; test parameters shadow their names.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -144,15 +147,16 @@ def test_episodes_recent_first(store: BaseStore) -> None:
     old = now - timedelta(days=60)
     vault.add_episode("Very old chat", importance=0.5, started_at=old, ended_at=old)
     vault.add_episode("Planned the Rome trip", importance=0.8, outcome="booked")
-    out = _graph(create_inject_node(max_episodes=1), store).invoke({"messages": []}, CFG)
+    node = create_inject_node(max_episodes=1)
+    graph = _graph(node, store)
+    out = graph.invoke({"messages": []}, CFG)
     assert "Planned the Rome trip" in out["memory_context"]
     assert "Outcome: booked" in out["memory_context"]
     assert "Very old chat" not in out["memory_context"]
-    node = create_inject_node(max_episodes=1)
-    _graph(node, store).invoke({"messages": []}, CFG)
+    graph.invoke({"messages": []}, CFG)
     node.node.recorder.flush()
-    recent = vault.episodes(limit=1)[0]
-    assert recent.value.access_count == 1
+    # both turns are counted: stamps of the same item never overwrite each other
+    assert [e.value.access_count for e in vault.episodes()] == [2, 0]
 
 
 def test_missing_user_id_is_named(store: BaseStore) -> None:

@@ -1,8 +1,11 @@
 """reconcile: reinforce, supersede, pending, idempotent retries, one atomic write."""
 
+# Fixtures come from tests/memory/lmv_fixtures.py; test parameters shadow their names.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from langgraph.graph import START, StateGraph
@@ -13,6 +16,7 @@ from pydantic import ValidationError
 
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory import Extraction, ProposedEpisode, ProposedFact, ProposedInstruction
+from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.reconcile import (
@@ -190,7 +194,7 @@ def test_invalid_extraction_writes_nothing(store: BaseStore) -> None:
 
 def test_one_batch_for_all_writes() -> None:
     class Counting(InMemoryStore):
-        writes: list[int] = []
+        writes: ClassVar[list[int]] = []
 
         def batch(self, ops: Any) -> Any:
             ops = list(ops)
@@ -243,6 +247,26 @@ def test_node_applies_state_extraction(store: BaseStore) -> None:
     assert graph.invoke({"messages": []}, thread("u1", "t")).get("extraction") is None
     with pytest.raises(ValueError, match="confirm_threshold"):
         create_reconcile_node(confirm_threshold=2)
+
+
+def test_access_stamps_never_reopen_a_closed_fact(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    old = vault.remember("Lives in Lyon").key
+    ns = ("memories", "u1", "semantic")
+    recorder = AccessRecorder()
+    for _ in range(10):
+        recorder.record(store, [(ns, old)])
+    apply_extraction(
+        store,
+        _ext(ProposedFact(text="Lives in Paris", confidence=0.9, supersedes=old)),
+        config=USER,
+    )
+    for _ in range(10):
+        recorder.record(store, [(ns, old)])
+    recorder.flush()
+    fact = vault.get(old)
+    assert fact is not None and fact.value.status == "superseded"
+    assert fact.value.access_count == 20
 
 
 async def test_async_apply(astore: BaseStore) -> None:

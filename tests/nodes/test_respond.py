@@ -1,5 +1,8 @@
 """respond: prompt assembly, citations, utility of cited facts, sync and async."""
 
+# Fixtures come from tests/memory/lmv_fixtures.py; test parameters shadow their names.
+# ruff: noqa: F811
+
 from __future__ import annotations
 
 from typing import Any

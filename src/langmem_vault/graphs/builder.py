@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Hashable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.language_models import LanguageModelLike
@@ -198,7 +198,8 @@ def add_memory(
     """Wire memory around an app's agent node in its (uncompiled) ``StateGraph``.
 
     ``START -> agent`` becomes ``START -> inject -> agent``; every way the graph could end
-    (plain edges to END and routers returning END, such as ``tools_condition``) now goes
+    (plain edges to END, routers returning END such as ``tools_condition``, and nodes with no
+    way out) now goes
     through ``extract -> reconcile -> compact -> END`` (``summarizer=None``: compact writes an
     extractive summary without a model). The memory keys of
     :class:`~langmem_vault.graphs.state.MemoryState` are added to the graph's channels; give
@@ -242,18 +243,26 @@ def add_memory(
     builder.add_edge(START, label["inject"])
     builder.add_edge(label["inject"], agent_node)
     first = label[tail[0]]
+    memory_nodes = {label[k] for k in ["inject", *tail]}
+    # A node with no way out (no edge, router or Command destinations) ends the run: it too
+    # now goes through extract.
+    sources = {start for start, _ in builder.edges} | set(builder.branches)
+    sources |= {s for starts, _ in builder.waiting_edges for s in starts}
+    for name, node_spec in builder.nodes.items():
+        if name not in memory_nodes and name not in sources and not node_spec.ends:
+            builder.edges.add((name, first))
     for start, end in list(builder.edges):
         if end == END and start not in {label[k] for k in tail}:
             builder.edges.discard((start, end))
             builder.edges.add((start, first))
     for source, branches in builder.branches.items():
         for branch_name, spec in list(branches.items()):
-            ends: dict[Hashable, str] | None = spec.ends
-            if ends is not None:
+            ends: Any = spec.ends
+            if isinstance(ends, dict):
                 new_ends = {k: (first if v == END else v) for k, v in ends.items()}
                 branches[branch_name] = spec._replace(ends=new_ends)
-            else:
-                branches[branch_name] = spec._replace(path=_redirect_end(spec.path, first))
+                continue
+            branches[branch_name] = spec._replace(path=_redirect_end(spec.path, first))
             logger.debug("add_memory: branch %s.%s now ends through %s", source, branch_name, first)
     for a, b in itertools.pairwise(tail):
         builder.add_edge(label[a], label[b])

@@ -1,4 +1,7 @@
-"""The memory model: typed values, namespace templates, conditions."""
+"""The memory model: typed values, namespace templates, conditions, and the typed facade.
+
+>>> from langmem_vault.memory import MemoryVault, SemanticFact
+"""
 
 from langmem_vault.memory.conditions import Condition, parse_condition
 from langmem_vault.memory.models import (
@@ -19,6 +22,8 @@ from langmem_vault.memory.namespaces import (
     MissingConfigKeyError,
     resolve_namespace,
 )
+from langmem_vault.memory.scoring import ScoringWeights
+from langmem_vault.memory.vault import Memory, MemoryVault
 
 __all__ = [
     "CATEGORIES",
@@ -29,11 +34,14 @@ __all__ = [
     "Episode",
     "Extraction",
     "Instruction",
+    "Memory",
     "MemoryNamespaces",
+    "MemoryVault",
     "MissingConfigKeyError",
     "ProposedEpisode",
     "ProposedFact",
     "ProposedInstruction",
+    "ScoringWeights",
     "SemanticFact",
     "parse_condition",
     "resolve_namespace",

@@ -21,6 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from langgraph.store.base import BaseStore
 
+from langmem_vault.memory.locks import awrite_lock, write_lock
 from langmem_vault.memory.models import utcnow
 from langmem_vault.memory.plans import arun_store_plan, run_store_plan
 from langmem_vault.memory.retrieval import touch_plan
@@ -52,7 +53,8 @@ class AccessRecorder:
     @staticmethod
     def _write(store: BaseStore, targets: Sequence[Target], cited: Sequence[Target]) -> int:
         try:
-            return run_store_plan(store, touch_plan(targets, utcnow(), cited=cited))
+            with write_lock(store):
+                return run_store_plan(store, touch_plan(targets, utcnow(), cited=cited))
         except Exception:  # bookkeeping must never fail a turn
             logger.warning("could not record memory access", exc_info=True)
             return 0
@@ -60,7 +62,8 @@ class AccessRecorder:
     @staticmethod
     async def _awrite(store: BaseStore, targets: Sequence[Target], cited: Sequence[Target]) -> int:
         try:
-            return await arun_store_plan(store, touch_plan(targets, utcnow(), cited=cited))
+            async with awrite_lock(store):
+                return await arun_store_plan(store, touch_plan(targets, utcnow(), cited=cited))
         except Exception:
             logger.warning("could not record memory access", exc_info=True)
             return 0

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, time
+from functools import lru_cache
 
 __all__ = ["Clause", "Condition", "parse_condition"]
 
@@ -100,6 +101,7 @@ def _parse_clause(raw: str) -> Clause:
     return Clause(kind="time", after=match.group("rel").lower() == "after", at=time(hh, mm))
 
 
+@lru_cache(maxsize=1024)  # inject evaluates the same few conditions every turn
 def parse_condition(condition: str | None) -> Condition:
     """Parse a condition string; raises ``ValueError`` naming a clause it cannot read.
 

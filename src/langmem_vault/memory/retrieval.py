@@ -5,8 +5,8 @@ and functions that turn their results into scored memories, so inject can put th
 instruction and episode searches into ONE ``batch`` round trip.
 
 >>> op = fact_search_op(("memories", "u1", "semantic"), "tea", candidates=20)
->>> op.limit, op.filter
-(20, {'status': 'active'})
+>>> op.limit, op.query
+(20, 'tea')
 """
 
 from __future__ import annotations
@@ -40,16 +40,15 @@ def fact_search_op(
     query: str | None,
     *,
     candidates: int = 50,
-    include_pending: bool = False,
 ) -> SearchOp:
     """Search op for candidate facts: by relevance with a query, else the store's order.
 
-    Pending facts are left out unless asked for: they wait for confirmation.
+    No status filter here: on both Postgres stores a JSON filter makes the search scan and
+    costs more than it saves (measured in bench/nodes_bench.py); closed and pending facts are
+    dropped in :func:`score_items` instead.
     """
-    status_filter = None if include_pending else {"status": "active"}
     return SearchOp(
         namespace_prefix=namespace,
-        filter=status_filter,
         limit=candidates,
         query=query or None,
         refresh_ttl=False,
@@ -64,9 +63,14 @@ def score_items(
     weights: ScoringWeights = DEFAULT_WEIGHTS,
     include_pending: bool = False,
 ) -> list[ScoredMemory]:
-    """Score stored items best first, skipping closed or out-of-window facts."""
-    scored: list[ScoredMemory] = []
+    """Score stored items best first, skipping closed or out-of-window facts.
+
+    Search scores of one query often sit in a narrow band (cosines of 0.2-0.35), where they
+    would barely move the blend; they are rescaled to [0, 1] across the candidates (best = 1,
+    worst = 0) so relevance keeps its share against confidence and recency.
+    """
     allowed = {"active", "pending_confirmation"} if include_pending else {"active"}
+    kept: list[Item | SearchItem] = []
     for item in items:
         value = item.value
         if value.get("status", "active") not in allowed:
@@ -74,16 +78,22 @@ def score_items(
         valid_to = as_datetime(value.get("valid_to"))
         if valid_to is not None and valid_to <= now:
             continue
+        kept.append(item)
+    # Un-indexed items come back with score None (InMemoryStore); they rank as 0.
+    raw = [float(getattr(item, "score", None) or 0.0) for item in kept]
+    low, high = (min(raw), max(raw)) if raw else (0.0, 0.0)
+    span = high - low
+    scored: list[ScoredMemory] = []
+    for item, score in zip(kept, raw, strict=True):
         relevance: float | None = None
         if use_relevance:
-            # Un-indexed items come back with score None (InMemoryStore); they rank as 0.
-            relevance = float(getattr(item, "score", None) or 0.0)
+            relevance = (score - low) / span if span > 1e-9 else 1.0
         scored.append(
             ScoredMemory(
                 key=item.key,
-                value=value,
-                score=score_memory(value, now, relevance=relevance, weights=weights),
-                relevance=relevance,
+                value=item.value,
+                score=score_memory(item.value, now, relevance=relevance, weights=weights),
+                relevance=score if use_relevance else None,
                 namespace=tuple(item.namespace),
             )
         )

@@ -24,6 +24,7 @@ from typing import Any, Generic, TypeVar
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
+from langmem_vault.memory.locks import awrite_lock, write_lock
 from langmem_vault.memory.models import (
     Episode,
     FactCategory,
@@ -98,11 +99,13 @@ class MemoryVault:
 
     def _run(self, plan: StorePlan[T], user_id: str | None) -> T:
         self._check_user(user_id)
-        return run_store_plan(self.store, plan)
+        with write_lock(self.store):
+            return run_store_plan(self.store, plan)
 
     async def _arun(self, plan: StorePlan[T], user_id: str | None) -> T:
         self._check_user(user_id)
-        return await arun_store_plan(self.store, plan)
+        async with awrite_lock(self.store):
+            return await arun_store_plan(self.store, plan)
 
     # -- semantic facts ------------------------------------------------------------------
 
@@ -177,9 +180,7 @@ class MemoryVault:
     ) -> StorePlan[_List[Memory[SemanticFact]]]:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
-        op = fact_search_op(
-            self.ns.semantic, query, candidates=candidates, include_pending=include_pending
-        )
+        op = fact_search_op(self.ns.semantic, query, candidates=candidates)
         (items,) = yield [op]
         scored = score_items(
             items,

@@ -40,6 +40,7 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
+from langmem_vault.memory.locks import awrite_lock, write_lock
 from langmem_vault.memory.models import (
     Episode,
     Extraction,
@@ -358,7 +359,8 @@ def apply_extraction(
         confirm_threshold=confirm_threshold,
         now=now,
     )
-    return run_store_plan(store, plan)
+    with write_lock(store):  # no access stamp may interleave with this read-modify-write
+        return run_store_plan(store, plan)
 
 
 async def aapply_extraction(
@@ -380,7 +382,8 @@ async def aapply_extraction(
         confirm_threshold=confirm_threshold,
         now=now,
     )
-    return await arun_store_plan(store, plan)
+    async with awrite_lock(store):
+        return await arun_store_plan(store, plan)
 
 
 class ReconcileNode:

@@ -1,0 +1,387 @@
+"""inject latency and cross-session recall of the memory nodes, on VaultStore and references.
+
+1. **inject latency**: a user with N stored facts (default 1k and 10k, plus 10 standing
+   instructions and 20 episodes); the inject node runs ``--iterations`` times with a user
+   message (the store embeds it with the local model: the query embedding is included) and
+   with no user message. Access stamps are written in the background and flushed between
+   iterations, outside the timing, as they would be between chat turns. The databases are
+   ANALYZEd after the bulk load (as autovacuum soon would). The same node runs on
+   langgraph's PostgresStore (and InMemoryStore at 1k) as the reference.
+2. **recall across sessions**: 25 facts stated over five threads (through the full graph:
+   inject, respond, extract with the offline extractor, reconcile), among ``--distractors``
+   other stored facts; in a sixth thread 23 questions (paraphrases) ask about them. Share of
+   the relevant stored facts that appear in inject's section, beside a plain top-5 store
+   search by the question (what LangMem's manager/search tool retrieves, query_limit=5).
+
+    python bench/nodes_bench.py                       # sizes 1000,10000; systems vault,postgres
+    python bench/nodes_bench.py --sizes 1000 --iterations 50 --systems vault
+
+Document vectors are computed once with the local model and cached in bench/out/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+import uuid
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.base import BaseStore, PutOp
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "data"))
+
+import common
+import vocabulary as V
+
+from langmem_vault.embeddings import local_embeddings
+from langmem_vault.graphs import build_memory_graph
+from langmem_vault.graphs.offline_model import RecallChatModel
+from langmem_vault.memory.models import Episode, Instruction, SemanticFact
+from langmem_vault.nodes.inject import create_inject_node
+from langmem_vault.nodes.offline_extractor import OfflineExtractor
+
+LABELS = {"vault": "VaultStore", "postgres": "PostgresStore", "memory": "InMemoryStore"}
+QUESTIONS_LATENCY = [
+    "where do I live these days?",
+    "what should I cook for my sister tonight?",
+    "remind me what project I'm working on",
+    "which airline seat do I like?",
+    "what's my manager's name?",
+    "any plans for the weekend hike?",
+    "what instrument do I play?",
+    "what am I allergic to?",
+]
+
+
+class LiveQueryEmbeddings(Embeddings):
+    """Stored documents from precomputed vectors; queries (and unknown texts) embedded live."""
+
+    def __init__(self, texts: list[str], vectors: np.ndarray) -> None:
+        self.lookup = {t: i for i, t in enumerate(texts)}
+        self.vectors = vectors
+        self.model = local_embeddings()
+        self.query_ms: list[float] = []
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        missing = [t for t in texts if t not in self.lookup]
+        live: dict[str, list[float]] = {}
+        if missing:  # PostgresStore embeds its queries through embed_documents
+            start = time.perf_counter()
+            live = dict(zip(missing, self.model.embed_documents(missing), strict=True))
+            self.query_ms.append((time.perf_counter() - start) * 1000)
+        return [live[t] if t in live else self.vectors[self.lookup[t]].tolist() for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        start = time.perf_counter()
+        vector = self.model.embed_query(text)
+        self.query_ms.append((time.perf_counter() - start) * 1000)
+        return vector
+
+
+# --- synthetic memories -----------------------------------------------------------------------
+
+
+def distractor_texts(n: int, seed: int = 7) -> list[str]:
+    """``n`` distinct facts about other people, places and things (none about the targets)."""
+    rng = random.Random(seed)
+    people = V.FEMALE_NAMES + V.MALE_NAMES
+    templates = [
+        lambda: f"User's colleague {rng.choice(people)} moved to {rng.choice(V.CITIES)}",
+        lambda: f"User read about {rng.choice(V.BOOKS)} in a newsletter",
+        lambda: f"User's friend {rng.choice(people)} works at {rng.choice(V.COMPANIES)}",
+        lambda: f"User once stayed at {rng.choice(V.HOTELS)} during a conference",
+        lambda: f"User met {rng.choice(people)} at {rng.choice(V.RESTAURANTS)}",
+        lambda: f"User's neighbour drives a {rng.choice(V.CARS)}",
+        lambda: f"User has an appointment: {rng.choice(V.APPOINTMENTS)}",
+        lambda: f"User's team uses codename {rng.choice(V.PROJECT_CODENAMES)} for a demo",
+        lambda: f"User bought a gift: {rng.choice(V.GIFTS)}",
+        lambda: f"User watched a race: {rng.choice(V.RACES)}",
+    ]
+    seen: set[str] = set()
+    out: list[str] = []
+    while len(out) < n:
+        text = rng.choice(templates)()
+        if text in seen:
+            text = f"{text} (note {len(out)})"
+        seen.add(text)
+        out.append(text)
+    return out
+
+
+def seed_user(store: BaseStore, user: str, texts: list[str]) -> None:
+    """Store ``texts`` as facts of ``user`` plus 10 instructions and 20 episodes."""
+    rng = random.Random(3)
+    categories = ["personal", "relationship", "project", "company", "preference", "general"]
+    ns = ("memories", user)
+    ops: list[PutOp] = []
+    for i, text in enumerate(texts):
+        fact = SemanticFact(
+            text=text,
+            category=rng.choice(categories),  # type: ignore[arg-type]
+            confidence=rng.uniform(0.8, 1.0),
+            source="import",
+        )
+        ops.append(PutOp((*ns, "semantic"), f"f{i}", fact.to_store(), index=["text"]))
+    for i in range(10):
+        cond = "topic contains travel" if i % 3 == 0 else None
+        ins = Instruction(text=f"Standing rule number {i}", priority=1 + i % 10, condition=cond)
+        ops.append(PutOp((*ns, "instructions"), f"i{i}", ins.to_store(), index=False))
+    for i in range(20):
+        ep = Episode(summary=f"Conversation {i} about plans", importance=rng.random())
+        ops.append(PutOp((*ns, "episodes"), f"e{i}", ep.to_store(), index=False))
+    for start in range(0, len(ops), 500):
+        store.batch(ops[start : start + 500])
+
+
+def analyze(db_uri: str | None) -> None:
+    """Refresh planner statistics after the bulk load, as autovacuum soon would (without it
+    both Postgres stores pick slow plans for the first minutes after a load)."""
+    if db_uri is None:
+        return
+    import psycopg
+
+    with psycopg.connect(db_uri, autocommit=True) as conn:
+        conn.execute("ANALYZE")
+
+
+def time_inject(
+    store: BaseStore, user: str, iterations: int, with_message: bool, emb: LiveQueryEmbeddings
+) -> tuple[list[float], list[float]]:
+    """Milliseconds per inject call, and the same minus the query embedding's time
+    (background stamps are flushed outside the timing)."""
+    node = create_inject_node(store=store, emit_events=False)
+    impl = node.node
+    config = {"configurable": {"user_id": user, "thread_id": "bench"}}
+    timings: list[float] = []
+    net: list[float] = []
+    for i in range(iterations + 5):
+        q = QUESTIONS_LATENCY[i % len(QUESTIONS_LATENCY)] + f" ({i})"
+        state = {"messages": [HumanMessage(q)] if with_message else []}
+        before = len(emb.query_ms)
+        start = time.perf_counter()
+        impl.invoke(state, config)
+        elapsed = (time.perf_counter() - start) * 1000
+        embedding = sum(emb.query_ms[before:])
+        impl.recorder.flush()
+        if i >= 5:  # warm-up
+            timings.append(elapsed)
+            net.append(elapsed - embedding)
+    return timings, net
+
+
+# --- recall across sessions --------------------------------------------------------------------
+
+THREADS = [
+    [
+        "My name is Dana.",
+        "I live in Rotterdam.",
+        "I work at Blue Heron Labs.",
+        "My sister is called Priya.",
+        "I'm allergic to peanuts.",
+    ],
+    [
+        "My favourite food is ramen.",
+        "I speak Portuguese.",
+        "I'm working on a robot lawnmower called Falcon.",
+        "My dog is called Biscuit.",
+        "I prefer aisle seats on long flights.",
+    ],
+    [
+        "I work as a data engineer.",
+        "My favourite band is Radiohead.",
+        "I decided to run the Lisbon marathon.",
+        "I hate cilantro.",
+        "My brother Tomas lives in Oslo.",
+    ],
+    [
+        "I love playing the cello.",
+        "My favourite book is Dune.",
+        "I'm allergic to cats.",
+        "My manager is called Helga.",
+        "I'm building a treehouse for my kids.",
+    ],
+    [
+        "I speak Japanese.",
+        "My favourite drink is oolong tea.",
+        "I love hiking in the Alps.",
+        "My wife is called Ines.",
+        "I decided to learn woodworking.",
+    ],
+]
+# question -> words that identify the relevant stored facts
+QUESTIONS = [
+    ("What's my name again?", ["Dana"]),
+    ("Which city is my home?", ["Rotterdam"]),
+    ("Where am I employed?", ["Blue Heron"]),
+    ("What's my sister's name?", ["Priya"]),
+    ("Do I have any allergies?", ["peanuts", "cats"]),
+    ("What dish do I like best?", ["ramen"]),
+    ("Which languages can I speak?", ["Portuguese", "Japanese"]),
+    ("What is the robot project I'm on?", ["Falcon"]),
+    ("What's the name of my dog?", ["Biscuit"]),
+    ("Where do I like to sit on planes?", ["aisle"]),
+    ("What's my job?", ["data engineer"]),
+    ("Which music group do I like?", ["Radiohead"]),
+    ("Which race am I training for?", ["marathon"]),
+    ("Which herb do I dislike?", ["cilantro"]),
+    ("Where does my brother live?", ["Tomas"]),
+    ("Which instrument do I play?", ["cello"]),
+    ("What's my favourite novel?", ["Dune"]),
+    ("Who is my boss?", ["Helga"]),
+    ("What am I building for the children?", ["treehouse"]),
+    ("What do I like to drink?", ["oolong"]),
+    ("What do I do outdoors for fun?", ["hiking"]),
+    ("What's my wife's name?", ["Ines"]),
+    ("What new craft did I decide to learn?", ["woodworking"]),
+]
+
+
+def recall_run(
+    store: BaseStore, distractors: int, db_uri: str | None = None, verbose: bool = True
+) -> tuple[float, float, int, int]:
+    """(inject recall, top-5 search recall, relevant active facts, facts left pending)."""
+    user = f"recall-{uuid.uuid4().hex[:6]}"
+    seed_user(store, user, distractor_texts(distractors, seed=11))
+    analyze(db_uri)
+    graph = build_memory_graph(
+        RecallChatModel(),
+        store=store,
+        checkpointer=InMemorySaver(),
+        extractor=OfflineExtractor(),
+        summarizer=None,
+        compact=False,
+        extract_options={"every_n_messages": 2},
+    )
+    for t, lines in enumerate(THREADS):
+        cfg = {"configurable": {"user_id": user, "thread_id": f"t{t}"}}
+        for line in lines:
+            graph.invoke({"messages": [HumanMessage(line)]}, cfg)
+    # relevant = what extraction stored from the five threads (distractors are "import")
+    stored = store.search(("memories", user, "semantic"), filter={"status": "active"}, limit=20_000)
+    facts = {i.value["text"] for i in stored if i.value.get("source") == "conversation"}
+    pending = store.search(
+        ("memories", user, "semantic"), filter={"status": "pending_confirmation"}, limit=1000
+    )
+    inject = create_inject_node(store=store, emit_events=False, record_access=False).node
+    cfg = {"configurable": {"user_id": user, "thread_id": "t6"}}
+    relevant = found = found_top5 = 0
+    for question, words in QUESTIONS:
+        targets = [f for f in facts if any(w.lower() in f.lower() for w in words)]
+        context = inject.invoke({"messages": [HumanMessage(question)]}, cfg)["memory_context"]
+        top5 = {
+            i.value["text"]
+            for i in store.search(("memories", user, "semantic"), query=question, limit=5)
+        }
+        if verbose:
+            for f in targets:
+                if f not in context:
+                    print(f"  missed: {question!r} -> {f!r}")
+        relevant += len(targets)
+        found += sum(1 for f in targets if f in context)
+        found_top5 += sum(1 for f in targets if f in top5)
+    return found / max(relevant, 1), found_top5 / max(relevant, 1), relevant, len(pending)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--iterations", type=int, default=100)
+    parser.add_argument("--systems", default="vault,postgres")
+    parser.add_argument("--distractors", type=int, default=1000)
+    parser.add_argument("--skip-latency", action="store_true")
+    args = parser.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    systems = [s for s in args.systems.split(",") if s]
+    texts = distractor_texts(max([*sizes, args.distractors]))
+    recall_texts = distractor_texts(args.distractors, seed=11)
+    all_texts = list(dict.fromkeys(texts + recall_texts))
+    vectors = common.cached_vectors(all_texts, "nodes-facts")
+    emb = LiveQueryEmbeddings(all_texts, vectors)
+    index = {"dims": 384, "embed": emb, "fields": ["text"]}
+    uri = common.temp_server_uri() if any(s != "memory" for s in systems) else None
+
+    rows: list[list[Any]] = []
+    if not args.skip_latency:
+        for size in sizes:
+            for system in systems:
+                if system == "memory" and size > 1000:
+                    continue
+                with ExitStack() as stack:
+                    db = common.create_database(uri, f"n_{system}_{size}") if uri else None
+                    store = common.open_store(system, stack, db, index, {})
+                    user = f"u{size}"
+                    seed_user(store, user, texts[:size])
+                    analyze(db)
+                    with_msg, net = time_inject(store, user, args.iterations, True, emb)
+                    without, _ = time_inject(store, user, args.iterations, False, emb)
+                rows.append(
+                    [
+                        f"{size:,}",
+                        LABELS[system],
+                        f"{common.percentile(with_msg, 50):.1f}",
+                        f"{common.percentile(with_msg, 95):.1f}",
+                        f"{common.percentile(net, 50):.1f}",
+                        f"{common.percentile(net, 95):.1f}",
+                        f"{common.percentile(without, 50):.1f}",
+                        f"{common.percentile(without, 95):.1f}",
+                    ]
+                )
+                print(rows[-1], flush=True)
+        print("\ninject latency, ms (with a user message: includes the local query embedding)")
+        common.print_table(
+            [
+                "facts/user",
+                "store",
+                "msg p50",
+                "msg p95",
+                "msg excl. embed p50",
+                "msg excl. embed p95",
+                "no msg p50",
+                "no msg p95",
+            ],
+            rows,
+        )
+
+    recall_rows = []
+    for system in systems:
+        with ExitStack() as stack:
+            db = common.create_database(uri, f"r_{system}") if uri and system != "memory" else None
+            store = common.open_store(system, stack, db, index, {})
+            inj, top5, relevant, pending = recall_run(store, args.distractors, db)
+        recall_rows.append(
+            [
+                LABELS[system],
+                args.distractors,
+                len(QUESTIONS),
+                relevant,
+                pending,
+                f"{inj:.1%}",
+                f"{top5:.1%}",
+            ]
+        )
+    print("\nrecall across sessions (facts from 5 threads, asked in a 6th)")
+    common.print_table(
+        [
+            "store",
+            "distractors",
+            "questions",
+            "relevant active facts",
+            "pending (not injected)",
+            "inject",
+            "top-5 search",
+        ],
+        recall_rows,
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,30 @@
+"""The offline demo and the CLI entry point."""
+
+from __future__ import annotations
+
+import pytest
+
+from langmem_vault import cli
+from langmem_vault.demo import run_demo
+
+
+def test_demo_second_thread_answers_from_the_first(
+    pg_uri: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    lines: list[str] = []
+    transcript = run_demo(dsn=pg_uri, out=lines.append)
+    second = {user: bot for thread, user, bot in transcript if thread == "thread-2"}
+    where = second["Where do I live, and where do I work?"]
+    assert "Lyon" in where and "Acme Robotics" in where and where.endswith("Cheers!")
+    assert "window seats" in second["Which seat should I book on my flight?"]
+    assert "Berlin" in second["Where do I live now?"]
+    assert any("superseded" in line and "Lyon" in line for line in lines)
+    assert any("pending_confirmation" in line and "Rust" in line for line in lines)
+
+
+def test_cli_parses_demo() -> None:
+    args = cli.build_parser().parse_args(["demo", "--in-memory", "--offline"])
+    assert args.command == "demo" and args.in_memory and args.offline
+    with pytest.raises(SystemExit):
+        cli.build_parser().parse_args([])
