@@ -171,6 +171,10 @@ async def test_reindex_on_update(make_store) -> None:
     await d.put(("d",), "a", {"text": "meadow"})
     await d.put(("d",), "b", {"text": "volcano"})
     assert (await d.search(("d",), query="volcano"))[0].key == "b"
+    # index=False leaves the existing index alone: "b" is still found as volcano.
+    await d.put(("d",), "b", {"text": "volcano", "seen": 1}, index=False)
+    top = (await d.search(("d",), query="volcano"))[0]
+    assert (top.key, top.value["seen"]) == ("b", 1)
 
 
 async def test_search_with_query_and_filter(make_store) -> None:

@@ -238,14 +238,19 @@ def test_boosts_reorder_without_changing_scores(pg_uri: str, schema: str) -> Non
         assert hits[1].score > hits[0].score
 
 
-def test_reput_with_index_false_drops_old_vectors(
-    store: VaultStore, pg_uri: str, schema: str
+def test_reput_with_index_false_keeps_the_index_and_embeds_nothing(
+    store: VaultStore, embeddings: TrigramEmbeddings, pg_uri: str, schema: str
 ) -> None:
-    store.put(("d",), "a", {"text": "volcano"})
+    store.put(("d",), "a", {"text": "volcano", "hits": 0})
+    calls = len(embeddings.calls)
+    store.put(("d",), "a", {"text": "volcano", "hits": 1}, index=False)  # a counter update
+    assert len(embeddings.calls) == calls
     assert count_rows(pg_uri, schema, "store_vectors") == 1
-    store.put(("d",), "a", {"text": "volcano"}, index=False)
-    assert count_rows(pg_uri, schema, "store_vectors") == 0
-    assert store.search(("d",), query="volcano")[0].score is None
+    [hit] = store.search(("d",), query="volcano")
+    assert hit.value["hits"] == 1 and hit.score == pytest.approx(1.0)
+    # A new item put with index=False is not indexed.
+    store.put(("d",), "b", {"text": "volcano"}, index=False)
+    assert store.search(("d",), query="volcano")[-1].score is None
 
 
 def test_one_embedding_call_per_batch_and_cached_queries(

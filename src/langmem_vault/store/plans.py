@@ -72,6 +72,9 @@ class PreparedPut:
     ttl: float | None
     text: str | None  # full-text document; None when not indexed
     embed: list[tuple[str, str]] = field(default_factory=list)  # (field name, text)
+    # index=False: leave an existing item's index as it is (as InMemoryStore and PostgresStore
+    # do), so value-only updates such as access counters cost no embedding.
+    reindex: bool = True
 
 
 @dataclass
@@ -125,7 +128,7 @@ def _prepare_put(op: PutOp, settings: StoreSettings) -> PreparedPut:
     ):
         raise InvalidValueError(f"ttl must be a positive number of minutes, got {op.ttl!r}")
     if op.index is False:
-        return PreparedPut(prefix, op.key, value_json, op.ttl, None)
+        return PreparedPut(prefix, op.key, value_json, op.ttl, None, reindex=False)
     if op.index is not None and (
         not isinstance(op.index, list) or not all(isinstance(p, str) for p in op.index)
     ):
@@ -348,26 +351,28 @@ def _write_plan(
             q.delete_items(schema),
             {"prefixes": [p.prefix for p in deletes], "keys": [p.key for p in deletes]},
         )
-    if not upserts:
-        return None
-    yield Query(
-        q.upsert_items(schema),
-        {
-            "prefixes": [p.prefix for p in upserts],
-            "keys": [p.key for p in upserts],
-            "values": [p.value_json for p in upserts],
-            "ttls": [p.ttl for p in upserts],
-            "texts": [p.text for p in upserts],
-            "text_config": settings.ranking.text_config,
-        },
-    )
-    if not settings.hybrid:
+    for reindex in (True, False):
+        group = [p for p in upserts if p.reindex is reindex]
+        if group:
+            yield Query(
+                q.upsert_items(schema, reindex=reindex),
+                {
+                    "prefixes": [p.prefix for p in group],
+                    "keys": [p.key for p in group],
+                    "values": [p.value_json for p in group],
+                    "ttls": [p.ttl for p in group],
+                    "texts": [p.text for p in group],
+                    "text_config": settings.ranking.text_config,
+                },
+            )
+    reindexed = [p for p in upserts if p.reindex]
+    if not settings.hybrid or not reindexed:
         return None
     yield Query(
         q.delete_vectors(schema),
-        {"prefixes": [p.prefix for p in upserts], "keys": [p.key for p in upserts]},
+        {"prefixes": [p.prefix for p in reindexed], "keys": [p.key for p in reindexed]},
     )
-    rows = [(p.prefix, p.key, name, text) for p in upserts for name, text in p.embed]
+    rows = [(p.prefix, p.key, name, text) for p in reindexed for name, text in p.embed]
     if rows:
         yield Query(
             q.insert_vectors(schema),

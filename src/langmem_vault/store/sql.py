@@ -78,8 +78,15 @@ DELETE FROM {s}.store_items AS i USING {_KEYS}
 WHERE i.prefix = u.prefix AND i.key = u.key"""
 
 
-def upsert_items(s: str) -> str:
-    # created_at is kept on update; updated_at moves.
+def upsert_items(s: str, *, reindex: bool) -> str:
+    """Insert or update items; created_at is kept, updated_at moves.
+
+    ``reindex=False`` (puts with ``index=False``) keeps an existing item's full-text vector,
+    as InMemoryStore and PostgresStore keep its embeddings.
+    """
+    index_update = (
+        ", search_tsv = EXCLUDED.search_tsv, indexed = EXCLUDED.indexed" if reindex else ""
+    )
     return f"""
 INSERT INTO {s}.store_items AS i
     (prefix, key, namespace, value, ttl_minutes, expires_at, search_tsv, indexed)
@@ -92,8 +99,7 @@ FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(values)s::text[], %(ttls)s
             %(texts)s::text[]) AS u(prefix, key, value, ttl, text)
 ON CONFLICT (prefix, key) DO UPDATE SET
     value = EXCLUDED.value, updated_at = now(), ttl_minutes = EXCLUDED.ttl_minutes,
-    expires_at = EXCLUDED.expires_at, search_tsv = EXCLUDED.search_tsv,
-    indexed = EXCLUDED.indexed"""
+    expires_at = EXCLUDED.expires_at{index_update}"""
 
 
 def delete_vectors(s: str) -> str:
