@@ -232,8 +232,8 @@ class Instruction(MemoryModel):
 def index_fields_for(value: dict[str, Any]) -> list[str]:
     """The fields to index for a stored memory dict, from its ``kind``.
 
-    Rewrites re-index (they never pass ``index=False`` for a memory that must stay
-    searchable): on some stores ``index=False`` removes the item from search.
+    Rewrites that may change the text re-index; counter updates pass ``index=False``, which
+    keeps the existing index on InMemoryStore, PostgresStore and VaultStore alike.
     """
     return ["summary"] if value.get("kind") == "episode" else ["text"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from langgraph.store.base import GetOp, Item, PutOp, SearchItem, SearchOp
 
-from langmem_vault.memory.models import Instruction, index_fields_for
+from langmem_vault.memory.models import Instruction
 from langmem_vault.memory.plans import StorePlan
 from langmem_vault.memory.scoring import (
     DEFAULT_WEIGHTS,
@@ -150,8 +150,8 @@ def touch_plan(
         if (ns, key) in cited_set and "utility" in value:
             utility = float(value["utility"])
             value["utility"] = round(utility + utility_step * (1.0 - utility), 6)
-        # Re-index: on VaultStore index=False would take the item out of search.
-        puts.append(PutOp(ns, key, value, index=index_fields_for(value)))
+        # Counters only: the text is unchanged, so keep the existing index (no re-embedding).
+        puts.append(PutOp(ns, key, value, index=False))
     if puts:
         yield puts
     return len(puts)
