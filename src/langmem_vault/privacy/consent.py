@@ -1,0 +1,267 @@
+"""Consent settings per user, kept in the store, and the filter extraction applies with them.
+
+Three switches: ``allow_extraction`` (learn from conversations at all), ``allow_personal_facts``
+(facts about the user's person and relationships: categories ``personal`` and ``relationship``,
+and anything redaction marked private; family details too), ``allow_sensitive_facts`` (health,
+money, religion, politics, sexuality, ethnicity, criminal records: see
+:mod:`langmem_vault.privacy.sensitive`). Privacy first: a user with no stored settings may be
+learned from, personal facts included, but not sensitive ones.
+
+Consent governs what is *learned*: :func:`filter_extraction` runs on what extraction proposes,
+before reconcile stores anything. Facts a user adds by hand are theirs to keep.
+
+>>> from langgraph.store.memory import InMemoryStore
+>>> store = InMemoryStore()
+>>> set_consent(store, "u1", allow_personal_facts=False).allow_personal_facts
+False
+>>> get_consent(store, "u1").allow_extraction
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp
+
+from langmem_vault.memory.models import Extraction, ProposedFact
+from langmem_vault.memory.namespaces import (
+    MemoryNamespaces,
+    ResolvedNamespaces,
+    resolve_namespace,
+)
+from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.privacy.owners import owner_of
+from langmem_vault.privacy.sensitive import sensitive_topics
+
+__all__ = [
+    "CONSENT_KEY",
+    "CONSENT_NAMESPACE",
+    "PERSONAL_CATEGORIES",
+    "ConsentSettings",
+    "FilteredExtraction",
+    "afilter_for_namespaces",
+    "aget_consent",
+    "aset_consent",
+    "filter_extraction",
+    "filter_for_namespaces",
+    "get_consent",
+    "set_consent",
+]
+
+CONSENT_NAMESPACE = ("privacy", "{user_id}", "consent")
+CONSENT_KEY = "settings"
+PERSONAL_CATEGORIES = frozenset({"personal", "relationship"})
+_SWITCHES = ("allow_extraction", "allow_personal_facts", "allow_sensitive_facts")
+
+
+@dataclass(frozen=True)
+class ConsentSettings:
+    """One user's consent. ``updated_at`` is None until the user has chosen.
+
+    >>> ConsentSettings().allow_sensitive_facts
+    False
+    """
+
+    allow_extraction: bool = True
+    allow_personal_facts: bool = True
+    allow_sensitive_facts: bool = False
+    updated_at: datetime | None = None
+
+    def to_store(self) -> dict[str, Any]:
+        """The JSON dict kept in the store."""
+        value: dict[str, Any] = {name: getattr(self, name) for name in _SWITCHES}
+        value["updated_at"] = self.updated_at.isoformat() if self.updated_at else None
+        return value
+
+    @classmethod
+    def from_store(cls, value: dict[str, Any]) -> ConsentSettings:
+        """Rebuild from the stored dict (unknown keys ignored; bad types refused)."""
+        kwargs: dict[str, Any] = {}
+        for name in _SWITCHES:
+            if name in value:
+                kwargs[name] = _bool(name, value[name])
+        stamp = value.get("updated_at")
+        kwargs["updated_at"] = datetime.fromisoformat(stamp) if stamp else None
+        return cls(**kwargs)
+
+
+def _bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"consent.{name} must be true or false, got {value!r}")
+    return value
+
+
+def consent_namespace(user_id: str) -> tuple[str, ...]:
+    """Where a user's consent lives: ``("privacy", user_id, "consent")``."""
+    if not isinstance(user_id, str) or not user_id:
+        raise ValueError(f"user_id must be a non-empty string, got {user_id!r}")
+    return resolve_namespace(CONSENT_NAMESPACE, {"configurable": {"user_id": user_id}})
+
+
+def _get_plan(user_id: str) -> StorePlan[ConsentSettings]:
+    (item,) = yield [GetOp(consent_namespace(user_id), CONSENT_KEY)]
+    return ConsentSettings.from_store(item.value) if isinstance(item, Item) else ConsentSettings()
+
+
+def _set_plan(user_id: str, changes: dict[str, Any]) -> StorePlan[ConsentSettings]:
+    unknown = set(changes) - set(_SWITCHES)
+    if unknown:
+        raise ValueError(f"unknown consent setting(s) {sorted(unknown)}; known: {_SWITCHES}")
+    checked = {name: _bool(name, value) for name, value in changes.items()}
+    current = yield from _get_plan(user_id)
+    new = replace(current, **checked, updated_at=datetime.now(UTC))
+    yield [PutOp(consent_namespace(user_id), CONSENT_KEY, new.to_store(), index=False)]
+    return new
+
+
+def get_consent(store: BaseStore, user_id: str) -> ConsentSettings:
+    """The user's consent (the defaults when none is stored)."""
+    return run_store_plan(store, _get_plan(user_id))
+
+
+async def aget_consent(store: BaseStore, user_id: str) -> ConsentSettings:
+    """Async :func:`get_consent`."""
+    return await arun_store_plan(store, _get_plan(user_id))
+
+
+def set_consent(store: BaseStore, user_id: str, **changes: bool) -> ConsentSettings:
+    """Change some switches (validated first; nothing is written on a bad name or value).
+
+    Log the change with an ``AuditEvent(user_id, "consent", ...)`` where it matters.
+    """
+    return run_store_plan(store, _set_plan(user_id, changes))
+
+
+async def aset_consent(store: BaseStore, user_id: str, **changes: bool) -> ConsentSettings:
+    """Async :func:`set_consent`."""
+    return await arun_store_plan(store, _set_plan(user_id, changes))
+
+
+# --- the extraction filter -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FilteredExtraction:
+    """What consent let through, and why the rest was dropped (reasons, never the text)."""
+
+    extraction: Extraction
+    dropped: list[str] = field(default_factory=list)
+
+
+def _sensitive(text: str, extra: list[str]) -> set[str]:
+    # Family is personal, not special-category data: it is governed by allow_personal_facts
+    # ("my daughter is called Emma" is what an assistant is for, once the user agrees).
+    return sensitive_topics(text, extra) - {"family"}
+
+
+def _fact_refusal(fact: ProposedFact, consent: ConsentSettings) -> str | None:
+    text = " ".join(filter(None, [fact.text, fact.evidence]))
+    if not consent.allow_personal_facts and (
+        fact.private
+        or fact.category in PERSONAL_CATEGORIES
+        or "family" in sensitive_topics(text, fact.tags)
+    ):
+        return f"fact: personal ({fact.category})"
+    if not consent.allow_sensitive_facts:
+        topics = _sensitive(text, fact.tags)
+        if topics:
+            return f"fact: sensitive ({', '.join(sorted(topics))})"
+    return None
+
+
+def filter_extraction(extraction: Extraction, consent: ConsentSettings) -> FilteredExtraction:
+    """Drop what ``consent`` does not allow from an extraction; provenance is kept.
+
+    >>> from langmem_vault.memory.models import ProposedFact
+    >>> ex = Extraction(facts=[ProposedFact(text="Takes insulin daily"),
+    ...                        ProposedFact(text="Prefers tea")])
+    >>> out = filter_extraction(ex, ConsentSettings())
+    >>> [f.text for f in out.extraction.facts], out.dropped
+    (['Prefers tea'], ['fact: sensitive (medical)'])
+    """
+    if not isinstance(extraction, Extraction):
+        raise TypeError(f"extraction must be an Extraction, got {type(extraction).__name__}")
+    if not isinstance(consent, ConsentSettings):
+        raise TypeError(f"consent must be ConsentSettings, got {type(consent).__name__}")
+    keep = {
+        name: getattr(extraction, name)
+        for name in ("thread_id", "message_ids", "started_at", "ended_at")
+    }
+    if not consent.allow_extraction:
+        total = (
+            len(extraction.facts)
+            + len(extraction.instructions)
+            + int(extraction.episode is not None)
+        )
+        return FilteredExtraction(
+            Extraction(**keep), [f"extraction not allowed ({total} proposals)"] if total else []
+        )
+    dropped: list[str] = []
+    facts = []
+    for fact in extraction.facts:
+        reason = _fact_refusal(fact, consent)
+        if reason:
+            dropped.append(reason)
+        else:
+            facts.append(fact)
+    episode = extraction.episode
+    if episode is not None and not consent.allow_sensitive_facts:
+        topics = _sensitive(episode.summary, episode.topics)
+        if topics:
+            dropped.append(f"episode: sensitive ({', '.join(sorted(topics))})")
+            episode = None
+    instructions = []
+    for instruction in extraction.instructions:
+        topics = set() if consent.allow_sensitive_facts else _sensitive(instruction.text, [])
+        if topics:
+            dropped.append(f"instruction: sensitive ({', '.join(sorted(topics))})")
+        else:
+            instructions.append(instruction)
+    filtered = Extraction(facts=facts, episode=episode, instructions=instructions, **keep)
+    return FilteredExtraction(filtered, dropped)
+
+
+# --- the hook for the extraction path ----------------------------------------------------------
+
+
+def _owner(namespaces: ResolvedNamespaces, templates: MemoryNamespaces | None) -> str | None:
+    t = templates or MemoryNamespaces()
+    return owner_of(namespaces.semantic, [t.semantic])
+
+
+def filter_for_namespaces(
+    store: BaseStore,
+    extraction: Extraction,
+    namespaces: ResolvedNamespaces,
+    *,
+    templates: MemoryNamespaces | None = None,
+) -> FilteredExtraction:
+    """Read the consent of the user the namespaces belong to and filter ``extraction``.
+
+    For reconcile's callers, which know the resolved namespaces but not the user id. When the
+    namespaces name no user (custom templates without ``{user_id}``) nothing is filtered.
+
+    >>> out = filter_for_namespaces(store, extraction, ns)  # doctest: +SKIP
+    >>> apply_extraction(store, out.extraction, namespaces=ns)  # doctest: +SKIP
+    """
+    user_id = _owner(namespaces, templates)
+    if user_id is None:
+        return FilteredExtraction(extraction)
+    return filter_extraction(extraction, get_consent(store, user_id))
+
+
+async def afilter_for_namespaces(
+    store: BaseStore,
+    extraction: Extraction,
+    namespaces: ResolvedNamespaces,
+    *,
+    templates: MemoryNamespaces | None = None,
+) -> FilteredExtraction:
+    """Async :func:`filter_for_namespaces`."""
+    user_id = _owner(namespaces, templates)
+    if user_id is None:
+        return FilteredExtraction(extraction)
+    return filter_extraction(extraction, await aget_consent(store, user_id))

@@ -1,0 +1,428 @@
+"""Erase a user everywhere: store, checkpoints, extraction jobs, audit log; report what went.
+
+Hard delete by default. What is removed:
+
+- **store**: every item under the user's namespace prefixes (from the memory templates:
+  ``("memories", user_id)``, plus ``("privacy", user_id)`` for consent, plus any
+  ``extra_prefixes``), and the extract node's inline watermarks of the user's threads;
+- **checkpoints**: ``saver.delete_user_threads(user_id)`` (every thread in the saver's
+  per-user index, with its checkpoints, blobs, elements and writes);
+- **jobs**: extraction jobs of those threads or whose payload targets the user's namespaces,
+  and the job watermarks of those threads (table ``vault_jobs``, ``vault_job_watermarks``);
+- **audit**: every event of the user. The erase itself is then logged under a pseudonym
+  (``erased:<sha256 prefix>``), so the log proves an erase happened without keeping the id.
+
+Soft delete (``soft_days=N``): memories move to a quarantine namespace (``("erased", ...)``,
+out of search and out of every node's reach), pending jobs are deleted (they would learn
+again), checkpoints and audit events stay; :func:`restore_user` undoes it, and
+:func:`purge_erased` (run it daily) hard-erases users whose N days have passed.
+
+Pause extraction workers for the user first (or erase twice): a job already running when
+its row is deleted may still write its result to the store. Audit buffers: erase flushes the
+``audit`` it is given and the sink of an ``AuditedStore`` it is given before deleting the
+user's events; flush any other buffer first, or an event still queued there is written after.
+
+>>> report = erase_user(store, "alice", saver=saver, jobs=queue, audit=log)  # doctest: +SKIP
+>>> report.store_items, report.checkpoints, report.jobs, report.audit_events  # doctest: +SKIP
+(14, 52, 1, 30)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+from langmem_vault.db.migrations import check_schema
+from langmem_vault.db.runner import Plan, Query
+from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
+from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.privacy.audit import AuditEvent
+from langmem_vault.privacy.consent import consent_namespace
+from langmem_vault.privacy.portability import _index_for
+
+__all__ = [
+    "QUARANTINE",
+    "ErasureReport",
+    "aerase_user",
+    "apurge_erased",
+    "arestore_user",
+    "erase_user",
+    "purge_erased",
+    "restore_user",
+]
+
+QUARANTINE = "erased"
+MARKERS = ("erased", "_markers")
+# nodes.extract.WATERMARK_NAMESPACE (not imported: that module pulls in the node machinery).
+EXTRACT_WATERMARKS = ("langmem_vault", "watermarks", "extract")
+PAGE = 500
+MAX_THREADS = 100_000
+
+
+@dataclass
+class ErasureReport:
+    """What an erase removed (or, soft, quarantined), by kind."""
+
+    store_items: int = 0
+    extract_watermarks: int = 0
+    threads: list[str] = field(default_factory=list)
+    checkpoints: int = 0
+    writes: int = 0
+    blobs: int = 0
+    elements: int = 0
+    jobs: int = 0
+    job_watermarks: int = 0
+    audit_events: int = 0
+    soft: bool = False
+    purge_after: datetime | None = None
+
+    def counts(self) -> dict[str, Any]:
+        """The numbers only (no ids): safe to log or return to an operator."""
+        return {k: v for k, v in self.__dict__.items() if k != "threads"} | {
+            "threads": len(self.threads),
+            "purge_after": self.purge_after.isoformat() if self.purge_after else None,
+        }
+
+
+def pseudonym(user_id: str) -> str:
+    """The id the erase event is logged under: a hash prefix, not the user id."""
+    return "erased:" + hashlib.sha256(user_id.encode()).hexdigest()[:16]
+
+
+def _user_prefixes(
+    user_id: str, namespaces: MemoryNamespaces | None, extra: Sequence[tuple[str, ...]]
+) -> list[tuple[str, ...]]:
+    if not isinstance(user_id, str) or not user_id:
+        raise ValueError(f"user_id must be a non-empty string, got {user_id!r}")
+    templates = namespaces or MemoryNamespaces()
+    resolved = templates.resolve({"configurable": {"user_id": user_id}})
+    prefixes: set[tuple[str, ...]] = set()
+    for template, full in (
+        (templates.semantic, resolved.semantic),
+        (templates.episodes, resolved.episodes),
+        (templates.instructions, resolved.instructions),
+    ):
+        # The prefix up to and including the user's label: a user id equal to some other
+        # label ("semantic") then never matches another user's namespace.
+        cut = next((i for i, label in enumerate(template) if "{user_id}" in label), None)
+        if cut is None:
+            raise ValueError(f"namespace template {template!r} has no {{user_id}} label")
+        prefixes.add(full[: cut + 1])
+    prefixes.add(consent_namespace(user_id)[:2])
+    for prefix in extra:
+        if user_id not in prefix:
+            raise ValueError(f"extra prefix {prefix!r} does not contain the user id")
+        prefixes.add(tuple(prefix))
+    return sorted(prefixes)
+
+
+def _items_under(prefix: tuple[str, ...]) -> StorePlan[list[Item]]:
+    found: list[Item] = []
+    while True:
+        # Deleted as we go is not an option (reads only here), so page by offset.
+        (items,) = yield [SearchOp(prefix, limit=PAGE, offset=len(found))]
+        found.extend(items)
+        if len(items) < PAGE:
+            return found
+
+
+def _store_erase_plan(
+    user_id: str, prefixes: list[tuple[str, ...]], thread_ids: list[str], quarantine: bool
+) -> StorePlan[tuple[int, int]]:
+    items: list[Item] = []
+    # A hard erase also takes what an earlier soft erase quarantined, and its marker.
+    scan = prefixes if quarantine else [*prefixes, *((QUARANTINE, *p) for p in prefixes)]
+    for prefix in scan:
+        items.extend((yield from _items_under(prefix)))
+    # Overlapping prefixes (custom templates) list an item twice: count and delete it once.
+    items = list({(tuple(i.namespace), i.key): i for i in items}.values())
+    marks = yield [GetOp(EXTRACT_WATERMARKS, t) for t in thread_ids]
+    ops: list[PutOp] = [] if quarantine else [PutOp(MARKERS, user_id, None)]
+    for item in items:
+        ns = tuple(item.namespace)
+        ops.append(PutOp(ns, item.key, None))
+        if quarantine:
+            ops.append(PutOp((QUARANTINE, *ns), item.key, dict(item.value), index=False))
+    ops.extend(PutOp(EXTRACT_WATERMARKS, m.key, None) for m in marks if isinstance(m, Item))
+    if ops:
+        yield ops  # one atomic batch on VaultStore
+    return len(items), sum(isinstance(m, Item) for m in marks)
+
+
+# --- jobs ------------------------------------------------------------------------------------
+
+_DELETE_JOBS = """
+WITH d AS (
+    DELETE FROM {schema}.vault_jobs
+    WHERE thread_id = ANY(%(threads)s)
+       OR payload -> 'namespaces' -> 'semantic' = %(semantic)s
+       OR payload -> 'namespaces' -> 'episodes' = %(episodes)s
+       OR payload -> 'namespaces' -> 'instructions' = %(instructions)s
+    RETURNING thread_id
+), w AS (
+    DELETE FROM {schema}.vault_job_watermarks
+    WHERE thread_id = ANY(%(threads)s) OR thread_id IN (SELECT thread_id FROM d)
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM d) AS jobs, (SELECT count(*) FROM w) AS watermarks
+"""
+
+
+def delete_jobs_plan(
+    schema: str, ns: ResolvedNamespaces, thread_ids: Sequence[str]
+) -> Plan[tuple[int, int]]:
+    """Delete the user's extraction jobs and their threads' watermarks; (jobs, watermarks)."""
+    query = sql.SQL(_DELETE_JOBS).format(schema=sql.Identifier(check_schema(schema)))
+    params = {
+        "threads": list(thread_ids),
+        "semantic": Jsonb(list(ns.semantic)),
+        "episodes": Jsonb(list(ns.episodes)),
+        "instructions": Jsonb(list(ns.instructions)),
+    }
+    rows = yield Query(query, params)
+    row = (rows or [{"jobs": 0, "watermarks": 0}])[0]
+    return int(row["jobs"]), int(row["watermarks"])
+
+
+# --- orchestration ---------------------------------------------------------------------------
+
+
+def _marker(user_id: str, days: float, threads: list[str]) -> tuple[dict[str, Any], datetime]:
+    now = datetime.now(UTC)
+    purge_after = now + timedelta(days=days)
+    value = {
+        "erased_at": now.isoformat(),
+        "purge_after": purge_after.isoformat(),
+        "threads": threads,
+    }
+    return value, purge_after
+
+
+def _check_days(soft_days: float | None) -> None:
+    if soft_days is not None and (
+        not isinstance(soft_days, int | float) or isinstance(soft_days, bool) or soft_days < 0
+    ):
+        raise ValueError(f"soft_days must be a non-negative number of days, got {soft_days!r}")
+
+
+def _unwrap(store: BaseStore) -> tuple[BaseStore, Any]:
+    """The store to erase from, and the audit sink of an AuditedStore wrapper (if any).
+
+    An AuditedStore would log a read and a delete of every memory it erases, under the
+    user's id, after the audit rows were deleted; erase goes around it, and flushes its sink
+    first so events still buffered for the user are written before they are deleted.
+    """
+    from langmem_vault.privacy.audited_store import AuditedStore
+
+    if isinstance(store, AuditedStore):
+        return store.store, store.audit
+    return store, None
+
+
+def _flush(*sinks: Any) -> None:
+    for sink in sinks:
+        if sink is not None and callable(getattr(sink, "flush", None)):
+            sink.flush()
+
+
+async def _aflush(*sinks: Any) -> None:
+    for sink in sinks:
+        flush = getattr(sink, "flush", None) if sink is not None else None
+        if callable(flush):
+            outcome = flush()
+            if inspect.isawaitable(outcome):
+                await outcome
+
+
+def _apply_threads(report: ErasureReport, deleted: Any) -> None:
+    report.threads = list(deleted.thread_ids)
+    report.checkpoints = deleted.checkpoints
+    report.writes = deleted.writes
+    report.blobs = deleted.blobs
+    report.elements = deleted.elements
+
+
+def _erase_event(user_id: str, report: ErasureReport, component: str, actor: str | None) -> Any:
+    return AuditEvent(pseudonym(user_id), "erase", component, actor=actor, detail=report.counts())
+
+
+def erase_user(
+    store: BaseStore,
+    user_id: str,
+    *,
+    saver: Any = None,
+    jobs: Any = None,
+    audit: Any = None,
+    soft_days: float | None = None,
+    namespaces: MemoryNamespaces | None = None,
+    extra_prefixes: Sequence[tuple[str, ...]] = (),
+    actor: str | None = None,
+    component: str = "erase",
+) -> ErasureReport:
+    """Erase ``user_id`` from the store and, when given, the saver, job queue and audit log.
+
+    ``saver``: a ``VaultSaver`` (anything with ``list_threads``/``delete_user_threads``);
+    ``jobs``: a ``JobQueue``; ``audit``: an ``AuditLog``. ``soft_days`` quarantines instead.
+    """
+    _check_days(soft_days)
+    store, wrapper_sink = _unwrap(store)
+    prefixes = _user_prefixes(user_id, namespaces, extra_prefixes)
+    ns = (namespaces or MemoryNamespaces()).resolve({"configurable": {"user_id": user_id}})
+    report = ErasureReport(soft=soft_days is not None)
+    threads = [t.thread_id for t in saver.list_threads(user_id, limit=MAX_THREADS)] if saver else []
+    report.threads = threads
+    if jobs is not None:
+        report.jobs, report.job_watermarks = jobs.db.run(delete_jobs_plan(jobs.schema, ns, threads))
+    quarantine = soft_days is not None
+    report.store_items, report.extract_watermarks = run_store_plan(
+        store, _store_erase_plan(user_id, prefixes, threads, quarantine)
+    )
+    if soft_days is not None:
+        value, report.purge_after = _marker(user_id, soft_days, threads)
+        store.put(MARKERS, user_id, value, index=False)
+    else:
+        if saver is not None:
+            _apply_threads(report, saver.delete_user_threads(user_id))
+        _flush(wrapper_sink, audit)
+        if audit is not None:
+            report.audit_events = audit.delete_user(user_id)
+    if audit is not None:
+        event = AuditEvent(user_id, "erase", component, actor=actor, detail=report.counts())
+        audit.record(event if quarantine else _erase_event(user_id, report, component, actor))
+    return report
+
+
+async def aerase_user(
+    store: BaseStore,
+    user_id: str,
+    *,
+    saver: Any = None,
+    jobs: Any = None,
+    audit: Any = None,
+    soft_days: float | None = None,
+    namespaces: MemoryNamespaces | None = None,
+    extra_prefixes: Sequence[tuple[str, ...]] = (),
+    actor: str | None = None,
+    component: str = "erase",
+) -> ErasureReport:
+    """Async :func:`erase_user` (``AsyncVaultSaver``, ``AsyncJobQueue``, ``AsyncAuditLog``)."""
+    _check_days(soft_days)
+    store, wrapper_sink = _unwrap(store)
+    prefixes = _user_prefixes(user_id, namespaces, extra_prefixes)
+    ns = (namespaces or MemoryNamespaces()).resolve({"configurable": {"user_id": user_id}})
+    report = ErasureReport(soft=soft_days is not None)
+    threads: list[str] = []
+    if saver is not None:
+        threads = [t.thread_id for t in await saver.alist_threads(user_id, limit=MAX_THREADS)]
+    report.threads = threads
+    if jobs is not None:
+        report.jobs, report.job_watermarks = await jobs.db.run(
+            delete_jobs_plan(jobs.schema, ns, threads)
+        )
+    quarantine = soft_days is not None
+    report.store_items, report.extract_watermarks = await arun_store_plan(
+        store, _store_erase_plan(user_id, prefixes, threads, quarantine)
+    )
+    if soft_days is not None:
+        value, report.purge_after = _marker(user_id, soft_days, threads)
+        await store.aput(MARKERS, user_id, value, index=False)
+    else:
+        if saver is not None:
+            _apply_threads(report, await saver.adelete_user_threads(user_id))
+        await _aflush(wrapper_sink, audit)
+        if audit is not None:
+            report.audit_events = await audit.delete_user(user_id)
+    if audit is not None:
+        event = AuditEvent(user_id, "erase", component, actor=actor, detail=report.counts())
+        await audit.record(event if quarantine else _erase_event(user_id, report, component, actor))
+    return report
+
+
+# --- soft delete: restore and purge ----------------------------------------------------------
+
+
+def _restore_plan(user_id: str, prefixes: list[tuple[str, ...]]) -> StorePlan[int]:
+    (marker,) = yield [GetOp(MARKERS, user_id)]
+    if not isinstance(marker, Item):
+        raise KeyError(f"user {user_id!r} is not soft-erased")
+    items: list[Item] = []
+    for prefix in prefixes:
+        items.extend((yield from _items_under((QUARANTINE, *prefix))))
+    ops = [PutOp(MARKERS, user_id, None)]
+    for item in items:
+        original = tuple(item.namespace)[1:]
+        section = {"semantic": "memories"}.get(original[-1], original[-1])
+        known = section in ("memories", "instructions", "episodes")
+        index: list[str] | Literal[False] = _index_for(section, item.value) if known else False
+        ops.append(PutOp(tuple(item.namespace), item.key, None))
+        ops.append(PutOp(original, item.key, dict(item.value), index=index))
+    yield ops
+    return len(items)
+
+
+def restore_user(
+    store: BaseStore, user_id: str, *, namespaces: MemoryNamespaces | None = None
+) -> int:
+    """Undo a soft erase: move the quarantined items back; returns how many."""
+    return run_store_plan(store, _restore_plan(user_id, _user_prefixes(user_id, namespaces, ())))
+
+
+async def arestore_user(
+    store: BaseStore, user_id: str, *, namespaces: MemoryNamespaces | None = None
+) -> int:
+    """Async :func:`restore_user`."""
+    prefixes = _user_prefixes(user_id, namespaces, ())
+    return await arun_store_plan(store, _restore_plan(user_id, prefixes))
+
+
+def _due_plan(now: datetime) -> StorePlan[list[str]]:
+    items = yield from _items_under(MARKERS)
+    return sorted(i.key for i in items if datetime.fromisoformat(i.value["purge_after"]) <= now)
+
+
+def purge_erased(
+    store: BaseStore,
+    *,
+    saver: Any = None,
+    jobs: Any = None,
+    audit: Any = None,
+    namespaces: MemoryNamespaces | None = None,
+    now: datetime | None = None,
+) -> dict[str, ErasureReport]:
+    """Hard-erase every soft-erased user whose grace period is over; reports by user id."""
+    due = run_store_plan(store, _due_plan(now or datetime.now(UTC)))
+    reports = {}
+    for user_id in due:
+        reports[user_id] = erase_user(
+            store, user_id, saver=saver, jobs=jobs, audit=audit, namespaces=namespaces,
+            component="purge",
+        )  # fmt: skip
+    return reports
+
+
+async def apurge_erased(
+    store: BaseStore,
+    *,
+    saver: Any = None,
+    jobs: Any = None,
+    audit: Any = None,
+    namespaces: MemoryNamespaces | None = None,
+    now: datetime | None = None,
+) -> dict[str, ErasureReport]:
+    """Async :func:`purge_erased`."""
+    due = await arun_store_plan(store, _due_plan(now or datetime.now(UTC)))
+    reports = {}
+    for user_id in due:
+        reports[user_id] = await aerase_user(
+            store, user_id, saver=saver, jobs=jobs, audit=audit, namespaces=namespaces,
+            component="purge",
+        )  # fmt: skip
+    return reports

@@ -1,0 +1,35 @@
+"""Which user a namespace belongs to, read from the namespace templates.
+
+>>> owner_of(("memories", "alice", "semantic"), [("memories", "{user_id}", "semantic")])
+'alice'
+>>> owner_of(("langmem_vault", "watermarks", "extract"), [("memories", "{user_id}", "semantic")])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langmem_vault.memory.namespaces import NamespaceTemplate
+
+__all__ = ["owner_of"]
+
+
+def owner_of(namespace: tuple[str, ...], templates: Sequence[NamespaceTemplate]) -> str | None:
+    """The user id a namespace belongs to, by the first template it fits exactly.
+
+    A template fits when it has the same length, its fixed labels are equal, and its
+    ``{user_id}`` label is filled; templates with other placeholders never fit.
+    """
+    for template in templates:
+        if len(namespace) != len(template):
+            continue
+        user = None
+        for label, pattern in zip(namespace, template, strict=True):
+            if pattern == "{user_id}":
+                user = label
+            elif "{" in pattern or label != pattern:
+                break
+        else:
+            if user:
+                return user
+    return None
