@@ -1,18 +1,11 @@
-"""The privacy hooks in the facade, inject and extract (skipped until they are installed).
-
-The hooks are small edits to memory/vault.py, nodes/inject.py, nodes/reconcile.py,
-nodes/extract.py and memory/retrieval.py, listed in the privacy README section. Once
-``MemoryVault`` takes ``keyring=``, these tests run.
-"""
+"""Privacy wired into the facade, inject and extract: sealed private facts, consent."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import Any
 
 import psycopg
-import pytest
 from langgraph.graph import StateGraph
 
 from langmem_vault.graphs.state import MemoryState
@@ -25,8 +18,6 @@ from langmem_vault.privacy.consent import set_consent
 from langmem_vault.privacy.crypto import Keyring, is_sealed
 from langmem_vault.store import VaultStore
 
-HOOKED = "keyring" in inspect.signature(MemoryVault.__init__).parameters
-pytestmark = pytest.mark.skipif(not HOOKED, reason="privacy hooks not installed in MemoryVault")
 NS = ("memories", "alice", "semantic")
 
 
@@ -34,7 +25,7 @@ def test_private_facts_are_sealed_and_opened_by_the_facade(
     store: VaultStore, pg_uri: str, schema: str
 ) -> None:
     ring = Keyring.generate()
-    vault = MemoryVault(store, user_id="alice", keyring=ring)  # type: ignore[call-arg]
+    vault = MemoryVault(store, user_id="alice", keyring=ring)
     key = vault.remember("Was born in Porto", category="personal", private=True).key
     vault.remember("Likes tea", category="preference")
     raw = store.get(NS, key)
@@ -56,7 +47,7 @@ def test_private_facts_are_sealed_and_opened_by_the_facade(
 
 def test_inject_never_renders_a_sealed_fact(store: VaultStore) -> None:
     ring = Keyring.generate()
-    vault = MemoryVault(store, user_id="alice", keyring=ring)  # type: ignore[call-arg]
+    vault = MemoryVault(store, user_id="alice", keyring=ring)
     vault.remember("Was born in Porto", category="personal", private=True)
     vault.remember("Likes tea", category="preference")
     builder = StateGraph(MemoryState)

@@ -38,6 +38,7 @@ from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.retrieval import applicable_instructions, fact_search_op, score_items
 from langmem_vault.memory.scoring import DEFAULT_WEIGHTS, ScoringWeights, balance_categories
+from langmem_vault.privacy.crypto import Keyring, encrypt_fact, open_value
 
 __all__ = ["Memory", "MemoryVault"]
 
@@ -55,9 +56,23 @@ class Memory(Generic[M]):
     score: float | None = None
 
 
-def _put(namespace: tuple[str, ...], key: str, model: MemoryModel, *, index: bool) -> PutOp:
+def _put(
+    namespace: tuple[str, ...],
+    key: str,
+    model: MemoryModel,
+    *,
+    index: bool,
+    keyring: Keyring | None = None,
+) -> PutOp:
     # index=False only for retired memories: on VaultStore it takes the item out of search.
-    return PutOp(namespace, key, model.to_store(), index=model.index_fields if index else False)
+    value = model.to_store()
+    if isinstance(model, SemanticFact) and model.private:
+        # Private facts are never embedded (embeddings leak meaning; see privacy.crypto) and
+        # are sealed with AES-GCM when the vault has a keyring.
+        if keyring is not None:
+            value = encrypt_fact(value, keyring, namespace, key)
+        return PutOp(namespace, key, value, index=False)
+    return PutOp(namespace, key, value, index=model.index_fields if index else False)
 
 
 class MemoryVault:
@@ -75,6 +90,7 @@ class MemoryVault:
         config: Mapping[str, Any] | None = None,
         namespaces: MemoryNamespaces | None = None,
         weights: ScoringWeights = DEFAULT_WEIGHTS,
+        keyring: Keyring | None = None,
     ) -> None:
         configurable = dict((config or {}).get("configurable") or {})
         if user_id is not None:
@@ -88,6 +104,7 @@ class MemoryVault:
         self.namespaces = namespaces or MemoryNamespaces()
         self.ns: ResolvedNamespaces = self.namespaces.resolve({"configurable": configurable})
         self.weights = weights
+        self.keyring = keyring
 
     # -- guards and drivers --------------------------------------------------------------
 
@@ -111,8 +128,11 @@ class MemoryVault:
 
     def _remember_plan(self, fact: SemanticFact) -> StorePlan[Memory[SemanticFact]]:
         key = str(uuid.uuid4())
-        yield [_put(self.ns.semantic, key, fact, index=True)]
+        yield [_put(self.ns.semantic, key, fact, index=True, keyring=self.keyring)]
         return Memory(key, fact)
+
+    def _open(self, key: str, value: Any) -> SemanticFact:
+        return SemanticFact.from_store(open_value(value, self.keyring, self.ns.semantic, key))
 
     def _fact(self, text: str, kw: dict[str, Any]) -> SemanticFact:
         return SemanticFact(text=text, **kw)
@@ -193,7 +213,7 @@ class MemoryVault:
             wanted = set(categories)
             scored = [m for m in scored if m.category in wanted]
         picked = balance_categories(scored, limit)
-        return [Memory(m.key, SemanticFact.from_store(dict(m.value)), m.score) for m in picked]
+        return [Memory(m.key, self._open(m.key, m.value), m.score) for m in picked]
 
     def recall(
         self,
@@ -237,7 +257,7 @@ class MemoryVault:
             filt["category"] = category
         op = SearchOp(self.ns.semantic, filter=filt or None, limit=limit, offset=offset)
         (items,) = yield [op]
-        facts = [Memory(i.key, SemanticFact.from_store(i.value)) for i in items]
+        facts = [Memory(i.key, self._open(i.key, i.value)) for i in items]
         facts.sort(key=lambda m: m.value.created_at)
         return facts
 
@@ -267,7 +287,7 @@ class MemoryVault:
 
     def _get_plan(self, key: str) -> StorePlan[Memory[SemanticFact] | None]:
         (item,) = yield [GetOp(self.ns.semantic, key)]
-        return Memory(key, SemanticFact.from_store(item.value)) if isinstance(item, Item) else None
+        return Memory(key, self._open(key, item.value)) if isinstance(item, Item) else None
 
     def get(self, key: str, *, user_id: str | None = None) -> Memory[SemanticFact] | None:
         """One fact by key, or None."""
@@ -284,10 +304,12 @@ class MemoryVault:
         unknown = set(changes) - set(SemanticFact.model_fields)
         if unknown:
             raise ValueError(f"unknown fact field(s): {sorted(unknown)}")
-        old = SemanticFact.from_store(item.value)
+        old = self._open(key, item.value)
         # model_validate (not model_copy) so every changed field is validated before writing.
         new = SemanticFact.model_validate({**old.model_dump(), **changes, "updated_at": utcnow()})
-        yield [_put(self.ns.semantic, key, new, index=new.status != "superseded")]
+        yield [
+            _put(self.ns.semantic, key, new, index=new.status != "superseded", keyring=self.keyring)
+        ]
         return Memory(key, new)
 
     def update(
@@ -314,14 +336,14 @@ class MemoryVault:
         if not isinstance(item, Item):
             raise KeyError(f"no fact with key {key!r} for user {self.user_id!r}")
         now = utcnow()
-        fact = SemanticFact.from_store(item.value)
+        fact = self._open(key, item.value)
         confirmed = fact.model_copy(update={"status": "active", "updated_at": now})
-        ops = [_put(self.ns.semantic, key, confirmed, index=True)]
+        ops = [_put(self.ns.semantic, key, confirmed, index=True, keyring=self.keyring)]
         # A pending fact that contradicts an older one closes it only once confirmed.
         if fact.supersedes:
             (old_item,) = yield [GetOp(self.ns.semantic, fact.supersedes)]
             if isinstance(old_item, Item):
-                old = SemanticFact.from_store(old_item.value)
+                old = self._open(fact.supersedes, old_item.value)
                 if old.status != "superseded":
                     closed = old.model_copy(
                         update={
@@ -331,7 +353,15 @@ class MemoryVault:
                             "updated_at": now,
                         }
                     )
-                    ops.append(_put(self.ns.semantic, fact.supersedes, closed, index=False))
+                    ops.append(
+                        _put(
+                            self.ns.semantic,
+                            fact.supersedes,
+                            closed,
+                            index=False,
+                            keyring=self.keyring,
+                        )
+                    )
         yield ops
         return Memory(key, confirmed)
 
@@ -351,12 +381,12 @@ class MemoryVault:
             yield [PutOp(self.ns.semantic, key, None)]
             return True
         now = utcnow()
-        fact = SemanticFact.from_store(item.value)
+        fact = self._open(key, item.value)
         valid_to = max(now, fact.valid_from)
         closed = fact.model_copy(
             update={"status": "superseded", "valid_to": valid_to, "updated_at": now}
         )
-        yield [_put(self.ns.semantic, key, closed, index=False)]
+        yield [_put(self.ns.semantic, key, closed, index=False, keyring=self.keyring)]
         return True
 
     def forget(self, key: str, *, hard: bool = False, user_id: str | None = None) -> bool:

@@ -79,14 +79,18 @@ __all__ = [
 def apply(store: BaseStore, extraction: Extraction, namespaces: ResolvedNamespaces) -> Any:
     """Hand an extraction to reconcile (one atomic write)."""
     from langmem_vault.nodes.reconcile import apply_extraction
+    from langmem_vault.privacy.consent import filter_for_namespaces
 
+    extraction = filter_for_namespaces(store, extraction, namespaces).extraction
     return apply_extraction(store, extraction, namespaces=namespaces)
 
 
 async def aapply(store: BaseStore, extraction: Extraction, namespaces: ResolvedNamespaces) -> Any:
     """Async twin of :func:`apply`."""
     from langmem_vault.nodes.reconcile import aapply_extraction
+    from langmem_vault.privacy.consent import afilter_for_namespaces
 
+    extraction = (await afilter_for_namespaces(store, extraction, namespaces)).extraction
     return await aapply_extraction(store, extraction, namespaces=namespaces)
 
 

@@ -241,6 +241,8 @@ def inject_plan(
     )
     if not opts.include_private:
         scored = [m for m in scored if not m.value.get("private")]
+    # Sealed (encrypted) facts carry only a placeholder; inject has no key, so it skips them.
+    scored = [m for m in scored if "enc" not in m.value]
     facts = balance_categories(scored, opts.max_facts, max_share=opts.max_share)
     episodes = sorted(
         (

@@ -108,6 +108,8 @@ def _key_maker(extraction: Extraction) -> Any:
 def _put(
     ns: tuple[str, ...], key: str, value: SemanticFact | Episode | Instruction, *, index: bool
 ) -> PutOp:
+    if getattr(value, "private", False):  # private facts are never embedded (privacy.crypto)
+        index = False
     return PutOp(ns, key, value.to_store(), index=value.index_fields if index else False)
 
 
@@ -246,6 +248,8 @@ def reconcile_plan(
     )
     for item in [*got, *(hit for hits in searches for hit in hits)]:
         if isinstance(item, Item) and item.key not in ctx.facts:
+            if "enc" in item.value:
+                continue  # sealed (private): reconcile never rewrites what it cannot read
             try:
                 ctx.facts[item.key] = SemanticFact.from_store(item.value)
             except ValueError:
@@ -278,7 +282,7 @@ def reconcile_plan(
     if missing:
         loaded = yield [GetOp(ns.semantic, key, refresh_ttl=False) for key in missing]
         for item in loaded:
-            if isinstance(item, Item):
+            if isinstance(item, Item) and "enc" not in item.value:
                 ctx.facts[item.key] = SemanticFact.from_store(item.value)
     for old, new in ctx.closures:
         if old in ctx.facts:
