@@ -42,6 +42,7 @@ from langmem_vault.nodes.extract import (
     namespaces_from_payload,
 )
 from langmem_vault.nodes.extract_call import as_extractor
+from langmem_vault.privacy.policy import DEFAULT_POLICY, RedactionPolicy
 
 logger = logging.getLogger("langmem_vault.jobs")
 
@@ -72,6 +73,7 @@ class ExtractionWorker:
         poll_interval: float = 1.0,
         retry_in_seconds: float = 5.0,
         similar_limit: int = 8,
+        redaction: RedactionPolicy | None = DEFAULT_POLICY,
     ) -> None:
         if lease_seconds <= 0 or poll_interval <= 0 or retry_in_seconds < 0:
             raise ValueError(
@@ -86,6 +88,7 @@ class ExtractionWorker:
         self.poll_interval = poll_interval
         self.retry_in_seconds = retry_in_seconds
         self.similar_limit = similar_limit
+        self.redaction = redaction  # PII policy for proposals; None turns redaction off
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -114,6 +117,7 @@ class ExtractionWorker:
                 namespaces=ns,
                 thread_id=job.thread_id,
                 similar_limit=self.similar_limit,
+                redaction=self.redaction,
             )
             extraction = checked.extraction
             if not queue.save_result(job, extraction.model_dump(mode="json")):
@@ -204,6 +208,7 @@ class ExtractionWorker:
                 namespaces=ns,
                 thread_id=job.thread_id,
                 similar_limit=self.similar_limit,
+                redaction=self.redaction,
             )
             extraction = checked.extraction
             if not await queue.save_result(job, extraction.model_dump(mode="json")):

@@ -27,6 +27,7 @@ demo can compact without a model.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -52,6 +53,8 @@ from langmem_vault.memory.models import MAX_SUMMARY, Episode
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.extract_call import message_text, render_transcript
 from langmem_vault.nodes.inject import MemoryNode, resolve_store
+from langmem_vault.privacy.extraction import redact_text
+from langmem_vault.privacy.policy import DEFAULT_POLICY, RedactionPolicy
 
 __all__ = ["CompactNode", "CompactPlan", "create_compact_node", "plan_compaction"]
 
@@ -212,8 +215,10 @@ class CompactNode:
         store: BaseStore | None,
         namespaces: MemoryNamespaces,
         archive: bool,
+        redaction: RedactionPolicy | None,
     ) -> None:
         self.model = model
+        self.redaction = redaction
         self.max_tokens = max_tokens
         self.trigger_ratio = trigger_ratio
         self.keep = keep_last_exchanges
@@ -258,8 +263,22 @@ class CompactNode:
             source="compaction",
             source_message_ids=ids[-50:],
         )
-        value = episode.to_store() | {"messages": messages_to_dict(plan.removed)}
+        archived = messages_to_dict(plan.removed)
+        for message in archived:  # the archive is stored: redact it as a summary is
+            content = message.get("data", {}).get("content")
+            if isinstance(content, str):
+                message["data"]["content"] = redact_text(content, self.redaction)
+        value = episode.to_store() | {"messages": archived}
         return self.namespaces.resolve(config).episodes, key, value
+
+    def _redact(self, summary: CompactSummary) -> CompactSummary:
+        """PII redaction of the summaries, which are stored (episode) and checkpointed."""
+        return summary.model_copy(
+            update={
+                "running_summary": redact_text(summary.running_summary, self.redaction),
+                "segment_summary": redact_text(summary.segment_summary, self.redaction),
+            }
+        )
 
     def _update(self, plan: CompactPlan, summary: CompactSummary) -> dict[str, Any]:
         logger.info(
@@ -285,6 +304,7 @@ class CompactNode:
             summary = _as_summary(
                 self._structured.invoke(_prompt(plan.removed, previous)), previous
             )
+        summary = self._redact(summary)
         if self.archive:
             ns, key, value = self._episode(plan, summary, config)
             resolve_store(self.store).put(ns, key, value, index=Episode.index_fields)
@@ -301,8 +321,10 @@ class CompactNode:
         else:
             answer = await self._structured.ainvoke(_prompt(plan.removed, previous))
             summary = _as_summary(answer, previous)
+        # Redaction is CPU-bound (and loads its engines on first use): off the event loop.
+        summary = await asyncio.to_thread(self._redact, summary)
         if self.archive:
-            ns, key, value = self._episode(plan, summary, config)
+            ns, key, value = await asyncio.to_thread(self._episode, plan, summary, config)
             await resolve_store(self.store).aput(ns, key, value, index=Episode.index_fields)
         return self._update(plan, summary)
 
@@ -326,6 +348,7 @@ def create_compact_node(
     store: BaseStore | None = None,
     namespaces: MemoryNamespaces | None = None,
     archive: bool = True,
+    redaction: RedactionPolicy | None = DEFAULT_POLICY,
     name: str = "compact",
 ) -> MemoryNode:
     """Build the compact node (sync and async).
@@ -337,7 +360,9 @@ def create_compact_node(
       chat model; default langchain-core's approximate counter);
     - ``keep_last_exchanges``: exchanges kept verbatim (fewer only if they alone are over);
     - ``archive``: store the removed turns as an episode (needs ``user_id`` for the default
-      namespaces).
+      namespaces);
+    - ``redaction``: the PII policy applied to the summaries and the archived turns
+      (:func:`langmem_vault.privacy.redact`); ``None`` turns redaction off.
 
     >>> node = create_compact_node(None, max_tokens=2000, keep_last_exchanges=2)
     >>> node.name
@@ -363,5 +388,6 @@ def create_compact_node(
         store=store,
         namespaces=namespaces or MemoryNamespaces(),
         archive=archive,
+        redaction=redaction,
     )
     return MemoryNode(node, name=name)

@@ -46,6 +46,7 @@ from langmem_vault.nodes.extract_call import (
     serialize_span,
 )
 from langmem_vault.nodes.inject import MemoryNode, resolve_store
+from langmem_vault.privacy.policy import DEFAULT_POLICY, RedactionPolicy
 
 logger = logging.getLogger("langmem_vault.extract")
 
@@ -138,6 +139,7 @@ class _ExtractNode:
         queue: JobQueue | AsyncJobQueue | str | None,
         store: BaseStore | None,
         similar_limit: int,
+        redaction: RedactionPolicy | None,
         start_worker: bool,
         max_attempts: int,
     ) -> None:
@@ -153,6 +155,7 @@ class _ExtractNode:
         self.namespaces = namespaces
         self.store = store
         self.similar_limit = similar_limit
+        self.redaction = redaction
         self.start_worker = start_worker
         self.max_attempts = max_attempts
         self._dsn = queue if isinstance(queue, str) else None
@@ -260,6 +263,7 @@ class _ExtractNode:
             namespaces=ns,
             thread_id=thread_id,
             similar_limit=self.similar_limit,
+            redaction=self.redaction,
         )
         apply(store, checked.extraction, ns)
         store.put(WATERMARK_NAMESPACE, thread_id, self._mark(span), index=False)
@@ -281,7 +285,11 @@ class _ExtractNode:
         with self._lock:
             if self._worker is None:
                 self._worker = ExtractionWorker(
-                    queue, store, self.extractor, similar_limit=self.similar_limit
+                    queue,
+                    store,
+                    self.extractor,
+                    similar_limit=self.similar_limit,
+                    redaction=self.redaction,
                 )
                 self._worker.start()
         self._worker.wake()
@@ -332,6 +340,7 @@ class _ExtractNode:
             namespaces=ns,
             thread_id=thread_id,
             similar_limit=self.similar_limit,
+            redaction=self.redaction,
         )
         await aapply(store, checked.extraction, ns)
         await store.aput(WATERMARK_NAMESPACE, thread_id, self._mark(span), index=False)
@@ -352,7 +361,11 @@ class _ExtractNode:
         worker = self._worker
         if worker is None or not worker.task_alive():
             worker = ExtractionWorker(
-                queue, store, self.extractor, similar_limit=self.similar_limit
+                queue,
+                store,
+                self.extractor,
+                similar_limit=self.similar_limit,
+                redaction=self.redaction,
             )
             worker.astart()
             self._worker = worker
@@ -376,6 +389,7 @@ def create_extract_node(
     queue: JobQueue | AsyncJobQueue | str | None = None,
     store: BaseStore | None = None,
     similar_limit: int = 8,
+    redaction: RedactionPolicy | None = DEFAULT_POLICY,
     start_worker: bool = True,
     max_attempts: int = 5,
 ) -> MemoryNode:
@@ -390,7 +404,9 @@ def create_extract_node(
       it (default 2 s); inline: the least time between two extractions of a thread (default 0);
     - ``queue``: a ``JobQueue``, ``AsyncJobQueue`` or DSN; ``start_worker`` starts an
       :class:`~langmem_vault.jobs.worker.ExtractionWorker` in this process on first use (turn
-      it off when workers run elsewhere).
+      it off when workers run elsewhere);
+    - ``redaction``: the PII policy applied to every proposal before anything is stored
+      (:func:`langmem_vault.privacy.redact`); ``None`` turns redaction off.
 
     >>> node = create_extract_node("openai:gpt-4o-mini", queue=dsn)  # doctest: +SKIP
     >>> builder.add_node("extract", node)                            # doctest: +SKIP
@@ -404,6 +420,7 @@ def create_extract_node(
         queue=queue,
         store=store,
         similar_limit=similar_limit,
+        redaction=redaction,
         start_worker=start_worker,
         max_attempts=max_attempts,
     )

@@ -19,6 +19,7 @@ checked in code, not only in the prompt:
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import re
@@ -47,6 +48,8 @@ from langmem_vault.memory.models import (
     ProposedInstruction,
 )
 from langmem_vault.memory.namespaces import ResolvedNamespaces
+from langmem_vault.privacy.extraction import redact_extraction
+from langmem_vault.privacy.policy import DEFAULT_POLICY, RedactionPolicy
 
 logger = logging.getLogger("langmem_vault.extract")
 
@@ -438,11 +441,18 @@ def _alias_map(results: Sequence[Any], limit: int) -> AliasMap:
     return AliasMap.build(rows)
 
 
-def _finish(checked: Checked, thread_id: str | None, messages: Sequence[BaseMessage]) -> Checked:
+def _finish(
+    checked: Checked,
+    thread_id: str | None,
+    messages: Sequence[BaseMessage],
+    redaction: RedactionPolicy | None,
+) -> Checked:
     ids = [message_id(m) for m in messages]
-    checked.extraction = checked.extraction.model_copy(
-        update={"thread_id": thread_id, "message_ids": ids}
-    )
+    extraction = checked.extraction
+    if redaction is not None:
+        # Before anything is stored: the job's saved result included.
+        extraction = redact_extraction(extraction, redaction)
+    checked.extraction = extraction.model_copy(update={"thread_id": thread_id, "message_ids": ids})
     return checked
 
 
@@ -454,8 +464,10 @@ def extract_span(
     namespaces: ResolvedNamespaces,
     thread_id: str | None = None,
     similar_limit: int = 8,
+    redaction: RedactionPolicy | None = DEFAULT_POLICY,
 ) -> Checked:
-    """One extraction over ``messages``: similar stored facts, one call, the checks.
+    """One extraction over ``messages``: similar stored facts, one call, the checks, then PII
+    redaction under ``redaction`` (None turns it off).
 
     ``extractor`` is a chat model, an ``init_chat_model`` string or an ``Extractor``.
 
@@ -468,7 +480,7 @@ def extract_span(
         store.batch(_search_ops(namespaces.semantic, span, similar_limit)), similar_limit
     )
     proposal = ex.extract(span, aliases.facts)
-    return _finish(check_proposal(proposal, span, aliases), thread_id, span)
+    return _finish(check_proposal(proposal, span, aliases), thread_id, span, redaction)
 
 
 async def aextract_span(
@@ -479,6 +491,7 @@ async def aextract_span(
     namespaces: ResolvedNamespaces,
     thread_id: str | None = None,
     similar_limit: int = 8,
+    redaction: RedactionPolicy | None = DEFAULT_POLICY,
 ) -> Checked:
     """Async twin of :func:`extract_span`."""
     ex: Extractor = as_extractor(extractor)
@@ -486,4 +499,6 @@ async def aextract_span(
     results = await store.abatch(_search_ops(namespaces.semantic, span, similar_limit))
     aliases = _alias_map(results, similar_limit)
     proposal = await ex.aextract(span, aliases.facts)
-    return _finish(check_proposal(proposal, span, aliases), thread_id, span)
+    checked = check_proposal(proposal, span, aliases)
+    # Redaction is CPU-bound (and loads its engines on first use): off the event loop.
+    return await asyncio.to_thread(_finish, checked, thread_id, span, redaction)
