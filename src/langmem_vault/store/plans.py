@@ -255,12 +255,19 @@ def _search_plan(
         "schema_name": schema,
         "common_rows": ranking.common_rows,
     }
+    exact = False
     if settings.hybrid:
         params["qv"] = Vector(query_vectors[op.query]).to_text()
-        yield Query(q.HNSW_SETTINGS, {"ef": str(min(params["k"], MAX_EF_SEARCH))})
+        if op.namespace_prefix or op.filter:
+            bound = {**params, "bound": ranking.exact_scan_rows + 1}
+            counted = yield Query(q.count_bounded(schema, where), bound)
+            exact = counted is not None and counted[0]["n"] <= ranking.exact_scan_rows
+        if not exact:
+            yield Query(q.HNSW_SETTINGS, {"ef": str(min(params["k"], MAX_EF_SEARCH))})
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
-    rows = yield Query(q.search_ranked(schema, where, score, order, hybrid=settings.hybrid), params)
+    sql = q.search_ranked(schema, where, score, order, hybrid=settings.hybrid, exact=exact)
+    rows = yield Query(sql, params)
     ranked = [_search_item(r, float(r["score"])) for r in rows or []]
     if len(ranked) < wanted:
         # Fewer candidates than the page needs: every scored item is already here. Fill with

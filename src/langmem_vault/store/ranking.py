@@ -31,6 +31,8 @@ DEFAULT_TEXT_WEIGHT = 0.3
 DEFAULT_CANDIDATES = 50
 # pgvector's limit for hnsw.ef_search; iterative scans still return more rows than this.
 MAX_EF_SEARCH = 1000
+# A filtered or namespaced search matching at most this many items scores them all exactly.
+DEFAULT_EXACT_SCAN_ROWS = 2000
 # Lexemes estimated to occur in more rows than this are not used to find keyword candidates.
 DEFAULT_COMMON_ROWS = 500
 
@@ -48,6 +50,7 @@ class SearchRanking:
     boosts: Mapping[str, float] = field(default_factory=dict)
     text_config: str = "english"
     common_rows: int = DEFAULT_COMMON_ROWS
+    exact_scan_rows: int = DEFAULT_EXACT_SCAN_ROWS
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.text_weight <= 1.0:

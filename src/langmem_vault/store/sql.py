@@ -124,7 +124,15 @@ ORDER BY i.updated_at DESC, i.prefix, i.key
 LIMIT %(limit)s OFFSET %(offset)s"""
 
 
-def search_ranked(s: str, where: str, score: str, order: str, *, hybrid: bool) -> str:
+def count_bounded(s: str, where: str) -> str:
+    """How many items match, counting no further than ``%(bound)s``."""
+    return f"""
+SELECT count(*) AS n FROM (SELECT 1 FROM {s}.store_items AS i WHERE {where} LIMIT %(bound)s) AS x"""
+
+
+def search_ranked(
+    s: str, where: str, score: str, order: str, *, hybrid: bool, exact: bool = False
+) -> str:
     """Candidates from each retriever, re-scored exactly, best first.
 
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
@@ -141,13 +149,16 @@ kw AS (
     LIMIT %(k)s
 )"""
     if hybrid:
-        # The ORDER BY repeats the parameter so the planner can use the HNSW index.
+        # The ORDER BY repeats the parameter so the planner can use the HNSW index; "+ 0"
+        # keeps it from doing so when few items match and an exact scan is cheaper (an HNSW
+        # scan must then walk past most of the graph to find them).
+        distance = "(v.embedding <=> %(qv)s::vector)" + (" + 0" if exact else "")
         candidates = f"""{keyword},
 vec AS (
     SELECT {columns} FROM {s}.store_vectors AS v
     JOIN {s}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key
     WHERE {where}
-    ORDER BY v.embedding <=> %(qv)s::vector
+    ORDER BY {distance}
     LIMIT %(k)s
 ),
 cand AS (
