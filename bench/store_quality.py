@@ -204,6 +204,10 @@ def run(args: argparse.Namespace, vault_kw: dict[str, Any]) -> dict[str, list[di
             secs = ingest(store, data, batch=1 if name == "memory" else 250)
             print(f"  {LABELS[name]}: ingested in {secs:.1f} s", flush=True)
             searchers[name] = partial(store_search, store)
+        if uri is not None and not args.no_analyze:
+            # Planner statistics, as autovacuum gives any database that has been up a while
+            # (VaultStore reads word frequencies from them).
+            common.analyze(uri)
         if "bm25" in systems:
             searchers["bm25"] = BM25Search(data).search
         for name in systems:
@@ -272,6 +276,9 @@ def main() -> None:
         "--show-misses", default="", help="comma-separated systems whose missed questions to list"
     )
     parser.add_argument("--json", type=Path, help="write per-question results here")
+    parser.add_argument(
+        "--no-analyze", action="store_true", help="skip ANALYZE after ingest (cold statistics)"
+    )
     args, leftover = parser.parse_known_args()
     vault_kw = common.extra_options(leftover)
     args.systems = [s for s in args.systems.split(",") if s]
