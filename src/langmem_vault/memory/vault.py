@@ -38,7 +38,7 @@ from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.retrieval import applicable_instructions, fact_search_op, score_items
 from langmem_vault.memory.scoring import DEFAULT_WEIGHTS, ScoringWeights, balance_categories
-from langmem_vault.privacy.crypto import Keyring, encrypt_fact, open_value
+from langmem_vault.privacy.crypto import Keyring, default_keyring, encrypt_fact, open_value
 
 __all__ = ["Memory", "MemoryVault"]
 
@@ -104,7 +104,8 @@ class MemoryVault:
         self.namespaces = namespaces or MemoryNamespaces()
         self.ns: ResolvedNamespaces = self.namespaces.resolve({"configurable": configurable})
         self.weights = weights
-        self.keyring = keyring
+        # Without an explicit keyring, $LANGMEM_VAULT_KEY (when set) seals private facts.
+        self.keyring = keyring if keyring is not None else default_keyring()
 
     # -- guards and drivers --------------------------------------------------------------
 
