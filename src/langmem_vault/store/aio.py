@@ -116,7 +116,7 @@ class AsyncVaultStore(StoreCore, BaseStore):
                     *(self.embeddings.aembed_query(text) for text in missing)
                 )
                 self._remember_queries(missing, vectors, queries)
-        return await self._db.run(batch_plan(prepared, self.settings, docs, queries))
+        return await self._db.run(batch_plan(prepared, self.settings, docs, queries, self._stats))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Sync access from another thread (e.g. a sync graph node), run on the store's loop."""
@@ -139,7 +139,7 @@ class AsyncVaultStore(StoreCore, BaseStore):
 
     async def analyze(self) -> None:
         """Refresh the statistics search uses to weigh keywords by rarity (see VaultStore)."""
-        await self._db.run(analyze_plan(self.schema))
+        await self._db.run(analyze_plan(self.schema, self._stats))
 
     async def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many."""

@@ -116,7 +116,7 @@ class VaultStore(StoreCore, BaseStore):
             if missing:
                 vectors = [self.embeddings.embed_query(text) for text in missing]
                 self._remember_queries(missing, vectors, queries)
-        return self._db.run(batch_plan(prepared, self.settings, docs, queries))
+        return self._db.run(batch_plan(prepared, self.settings, docs, queries, self._stats))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         # A sync store used from async code: run in a thread. Use AsyncVaultStore for real async.
@@ -128,7 +128,7 @@ class VaultStore(StoreCore, BaseStore):
         Autovacuum does this on its own as the table changes; call it after a bulk load to
         have the weights at once.
         """
-        self._db.run(analyze_plan(self.schema))
+        self._db.run(analyze_plan(self.schema, self._stats))
 
     def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many. Expired items are never returned anyway."""

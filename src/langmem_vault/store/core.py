@@ -11,6 +11,7 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import IndexConfig, TTLConfig, ensure_embeddings, tokenize_path
 
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
+from langmem_vault.store.lexemes import StatsCache
 from langmem_vault.store.plans import PreparedBatch, StoreSettings, check_vectors
 from langmem_vault.store.ranking import SearchRanking
 from langmem_vault.store.validation import DEFAULT_MAX_VALUE_BYTES, InvalidValueError
@@ -71,6 +72,7 @@ class StoreCore:
             ranking=ranking or SearchRanking(),
             max_value_bytes=max_value_bytes,
         )
+        self._stats = StatsCache()  # keyword weights, refreshed at most once a minute
         self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
         self._query_cache_size = query_cache_size
         self._cache_lock = threading.Lock()

@@ -32,6 +32,7 @@ from langmem_vault.db.migrations import migrate_plan
 from langmem_vault.db.runner import Plan, Query
 from langmem_vault.store import sql as q
 from langmem_vault.store.filters import FilterBuilder
+from langmem_vault.store.lexemes import LexemeStats, StatsCache, tsquery_text
 from langmem_vault.store.ranking import MAX_EF_SEARCH, SearchRanking
 from langmem_vault.store.validation import (
     InvalidValueError,
@@ -234,8 +235,36 @@ def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
     return " AND ".join(clauses)
 
 
+def _terms_plan(
+    query: str, settings: StoreSettings, stats_cache: StatsCache
+) -> Plan[dict[str, Any]]:
+    """The query's lexemes, their IDF weights and the keyword tsquery, as query parameters."""
+    ranking = settings.ranking
+    rows = yield Query(q.QUERY_LEXEMES, {"text_config": ranking.text_config, "query": query})
+    lexemes: list[str] = list(rows[0]["lexemes"] or []) if rows else []
+    stats = stats_cache.get()
+    if stats is None:
+        found = yield Query(q.lexeme_stats(settings.schema), {"schema_name": settings.schema})
+        freqs = {r["lexeme"]: float(r["freq"]) for r in found or []}
+        stats = LexemeStats(freqs, float(found[0]["rows"]) if found else 0.0)
+        stats_cache.put(stats)
+    weights = stats.weights(lexemes)
+    rare = stats.rare(lexemes, common_rows=ranking.common_rows)
+    # Hybrid: vectors find what common words would; keyword-only stores fall back to them.
+    keyword = rare if rare or settings.hybrid else lexemes
+    return {
+        "lex": lexemes,
+        "lex_w": weights,
+        "total_w": sum(weights),
+        "tq": tsquery_text(keyword),
+    }
+
+
 def _search_plan(
-    op: SearchOp, settings: StoreSettings, query_vectors: dict[str, list[float]]
+    op: SearchOp,
+    settings: StoreSettings,
+    query_vectors: dict[str, list[float]],
+    stats_cache: StatsCache,
 ) -> Plan[list[SearchItem]]:
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
     where = _search_where(op, params)
@@ -247,14 +276,11 @@ def _search_plan(
     wanted = op.offset + op.limit
     ranking = settings.ranking
     params |= {
-        "query": op.query,
-        "text_config": ranking.text_config,
         "k": ranking.candidate_count(wanted),
         "wanted": wanted,
         "text_weight": ranking.text_weight,
-        "schema_name": schema,
-        "common_rows": ranking.common_rows,
     }
+    params |= yield from _terms_plan(op.query, settings, stats_cache)
     exact = False
     if settings.hybrid:
         params["qv"] = Vector(query_vectors[op.query]).to_text()
@@ -310,6 +336,7 @@ def batch_plan(
     settings: StoreSettings,
     doc_vectors: dict[str, list[float]],
     query_vectors: dict[str, list[float]],
+    stats_cache: StatsCache,
 ) -> Plan[list[Result]]:
     """Execute a prepared batch: reads first (they see the state before the batch), then writes."""
     schema = settings.schema
@@ -329,7 +356,7 @@ def batch_plan(
 
     for i, read in enumerate(batch.ops):
         if isinstance(read, SearchOp):
-            items = yield from _search_plan(read, settings, query_vectors)
+            items = yield from _search_plan(read, settings, query_vectors, stats_cache)
             results[i] = items
             if read.refresh_ttl:
                 refresh.update(((item.namespace, item.key), None) for item in items)
@@ -410,9 +437,10 @@ def setup_plan(settings: StoreSettings) -> Plan[list[int]]:
     return applied
 
 
-def analyze_plan(schema: str) -> Plan[None]:
+def analyze_plan(schema: str, stats_cache: StatsCache) -> Plan[None]:
     """Refresh the statistics that weigh keywords by rarity (autovacuum also does it)."""
     yield Query(q.analyze(schema))
+    stats_cache.clear()
 
 
 def sweep_plan(schema: str) -> Plan[int]:

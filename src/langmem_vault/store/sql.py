@@ -17,45 +17,28 @@ HNSW_SETTINGS = (
 _KEYS = "unnest(%(prefixes)s::text[], %(keys)s::text[]) AS u(prefix, key)"
 
 
-# The query's distinct lexemes (stemmed, stop words removed), each weighted by its inverse
-# document frequency, and OR tsqueries over all of them and over the rare ones. Frequencies come
-# from Postgres's own statistics (pg_stats.most_common_elems, kept by ANALYZE and autovacuum),
-# so writes pay nothing; a lexeme missing from that list is rarer than every listed one. With no
-# statistics yet (a new or small table) every lexeme weighs the same. Common lexemes match too
-# many rows to rank quickly and say little, so they do not propose keyword candidates; they
-# still count, lightly, in coverage.
-def _query_terms(s: str) -> str:
+# The query's distinct lexemes: stemmed, stop words removed, by the store's text config.
+QUERY_LEXEMES = """
+SELECT tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s)) AS lexemes"""
+
+
+def lexeme_stats(s: str) -> str:
+    """The common lexemes of the full-text column and their frequencies (see lexemes.py)."""
     return f"""
-stats AS MATERIALIZED (
-    SELECT e.elem, e.freq FROM pg_stats AS st
-    CROSS JOIN LATERAL unnest(st.most_common_elems::text::text[], st.most_common_elem_freqs)
-        AS e(elem, freq)
-    WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
-      AND st.attname = 'search_tsv' AND e.elem IS NOT NULL
-),
-qterms AS MATERIALIZED (
-    SELECT l,
-        -ln(least(greatest(coalesce(s.freq, (SELECT min(freq) / 2 FROM stats), 0.01),
-                           1e-6), 0.99)) AS w,
-        coalesce(s.freq, 0) * (SELECT greatest(c.reltuples, 0) FROM pg_class AS c
-                               WHERE c.oid = '{s}.store_items'::regclass) > %(common_rows)s
-            AS common
-    FROM unnest(tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s))) AS l
-    LEFT JOIN stats AS s ON s.elem = l
-),
-terms AS MATERIALIZED (
-    SELECT
-        (SELECT string_agg(quote_literal(l), ' | ') FROM qterms WHERE NOT common)::tsquery
-            AS tq_rare,
-        (SELECT string_agg(quote_literal(l), ' | ') FROM qterms)::tsquery AS tq_all,
-        (SELECT sum(w) FROM qterms) AS total_w
-)"""
+SELECT e.elem AS lexeme, e.freq,
+       (SELECT greatest(c.reltuples, 0) FROM pg_class AS c
+        WHERE c.oid = '{s}.store_items'::regclass) AS rows
+FROM pg_stats AS st
+CROSS JOIN LATERAL unnest(st.most_common_elems::text::text[], st.most_common_elem_freqs)
+    AS e(elem, freq)
+WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
+  AND st.attname = 'search_tsv' AND e.elem IS NOT NULL"""
 
 
 # Coverage: the IDF-weighted share of the query's lexemes that the item's text contains.
 _COVERAGE = """
-coalesce((SELECT sum(q.w) FROM qterms AS q
-          WHERE q.l = ANY (tsvector_to_array(i.search_tsv))) / nullif(t.total_w, 0), 0.0)"""
+coalesce((SELECT sum(q.w) FROM unnest(%(lex)s::text[], %(lex_w)s::float8[]) AS q(l, w)
+          WHERE q.l = ANY (tsvector_to_array(i.search_tsv))) / nullif(%(total_w)s, 0), 0.0)"""
 
 
 def get_items(s: str) -> str:
@@ -138,12 +121,11 @@ def search_ranked(
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
     """
-    # Keyword-only stores fall back to every lexeme when all of them are common.
-    tq = "t.tq_rare" if hybrid else "coalesce(t.tq_rare, t.tq_all)"
+    tq = "%(tq)s::tsquery"
     columns = f"i.prefix, {ITEM_COLUMNS}, i.search_tsv"
     keyword = f"""
 kw AS (
-    SELECT {columns} FROM {s}.store_items AS i, terms AS t
+    SELECT {columns} FROM {s}.store_items AS i
     WHERE i.search_tsv @@ {tq} AND {where}
     ORDER BY ts_rank(i.search_tsv, {tq}) DESC
     LIMIT %(k)s
@@ -170,10 +152,9 @@ cand AS (
         candidates = f"{keyword},\ncand AS (SELECT * FROM kw)"
         cos = "NULL::float8"
     return f"""
-WITH {_query_terms(s)}, {candidates},
+WITH {candidates},
 scored AS MATERIALIZED (
-    SELECT i.*, {cos} AS cos, {_COVERAGE} AS coverage
-    FROM cand AS i CROSS JOIN terms AS t
+    SELECT i.*, {cos} AS cos, {_COVERAGE} AS coverage FROM cand AS i
 )
 SELECT *, {order} AS rank, {score} AS score FROM scored
 ORDER BY rank DESC, updated_at DESC LIMIT %(wanted)s"""
@@ -191,9 +172,8 @@ SELECT {ITEM_COLUMNS}, NULL::float8 AS score FROM {s}.store_items AS i
 WHERE NOT i.indexed AND {where}
 ORDER BY i.updated_at DESC, i.prefix, i.key LIMIT %(fill)s"""
     return f"""
-WITH {_query_terms(s)}
 SELECT {ITEM_COLUMNS}, CASE WHEN i.indexed THEN {_COVERAGE} END AS score
-FROM {s}.store_items AS i CROSS JOIN terms AS t
+FROM {s}.store_items AS i
 WHERE (i.prefix, i.key) NOT IN (
         SELECT * FROM unnest(%(ranked_prefixes)s::text[], %(ranked_keys)s::text[]))
   AND {where}
