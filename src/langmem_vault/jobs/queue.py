@@ -1,6 +1,6 @@
 """The durable job queue on Postgres: a sync and an async driver over the same plans.
 
->>> with JobQueue.from_conn_string(None, schema="public") as queue:  # doctest: +SKIP
+>>> with JobQueue.from_conn_string(None) as queue:  # doctest: +SKIP
 ...     queue.setup()
 ...     jobs = queue.claim(["extract"], worker_id="w1")
 """
@@ -62,7 +62,7 @@ class JobQueue(_QueueBase):
     Jobs are claimed with ``FOR UPDATE SKIP LOCKED`` under a lease; see
     :mod:`langmem_vault.jobs.plans` for the guarantees.
 
-    >>> queue = JobQueue(open_pool(), schema="public")  # doctest: +SKIP
+    >>> queue = JobQueue(open_pool())  # doctest: +SKIP
     >>> queue.setup()                                   # doctest: +SKIP
     """
 
