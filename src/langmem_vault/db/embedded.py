@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,11 @@ def embedded_uri(data_dir: str | Path | None = None) -> str:
     with _lock:
         server = _servers.get(path)
         if server is None:
-            from pgserver import get_server  # type: ignore[attr-defined]
+            with warnings.catch_warnings():
+                # pgserver asks platformdirs for a runtime dir at import; without
+                # XDG_RUNTIME_DIR (containers, CI) that warns on every start. /tmp is fine.
+                warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+                from pgserver import get_server  # type: ignore[attr-defined]
 
             path.mkdir(parents=True, exist_ok=True)
             server = get_server(path, cleanup_mode="stop")
