@@ -409,3 +409,47 @@ def test_pages_larger_than_the_hnsw_beam_are_complete(store: VaultStore) -> None
     assert len(hits) == 1101
     assert [h.key for h in hits if h.score is None] == ["plain"]  # last, after every scored one
     assert hits[-1].key == "plain"
+
+
+def test_items_with_many_vectors_still_fill_the_page(pg_uri: str, schema: str) -> None:
+    # One vector per tag: the nearest vector rows can all belong to a few items.
+    emb = TrigramEmbeddings()
+    index = {"dims": DIMS, "embed": emb, "fields": ["tags[*]"]}
+    with VaultStore.from_conn_string(pg_uri, schema=schema, index=index) as s:
+        s.setup()
+        s.batch(
+            [
+                PutOp(("x",), f"k{i}", {"tags": [f"topic{i} variant{j}" for j in range(60)]})
+                for i in range(10)
+            ]
+        )
+        hits = s.search(("x",), query="topic3 variant", limit=10)
+        assert len(hits) == 10 and all(h.score is not None for h in hits)
+        assert hits[0].key == "k3"
+
+
+def test_mixed_int_and_float_ttls_in_one_batch(store: VaultStore) -> None:
+    store.batch([PutOp(("t",), "a", {"v": 1}, ttl=5), PutOp(("t",), "b", {"v": 2}, ttl=0.5)])
+    assert store.get(("t",), "a") is not None and store.get(("t",), "b") is not None
+
+
+async def test_async_sweeper_survives_a_failed_sweep(pg_uri: str, schema: str) -> None:
+    async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema) as s:
+        await s.setup()
+        calls = 0
+        real = s.sweep_ttl
+
+        async def flaky() -> int:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise RuntimeError("transient database error")
+            return await real()
+
+        s.sweep_ttl = flaky  # type: ignore[method-assign]
+        await s.aput(("t",), "k", {"v": 1}, ttl=0.1 / 60)
+        await s.start_ttl_sweeper(sweep_interval_minutes=0.2 / 60)
+        await asyncio.sleep(1.0)
+        assert calls >= 2  # kept sweeping after the failure
+        assert await s.stop_ttl_sweeper(timeout=5)
+    assert count_rows(pg_uri, schema) == 0

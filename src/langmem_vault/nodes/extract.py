@@ -171,6 +171,7 @@ class _ExtractNode:
         self.debounce = default_debounce if debounce_seconds is None else debounce_seconds
         self._worker: Any = None
         self._lock = threading.Lock()
+        self._aqueue_lock: asyncio.Lock | None = None
 
     # -- shared pieces --
 
@@ -350,9 +351,14 @@ class _ExtractNode:
         if self._aqueue is None and self._dsn is not None:
             from langmem_vault.db.connection import aopen_pool
 
-            aqueue = AsyncJobQueue(await aopen_pool(self._dsn, max_size=4))
-            await aqueue.setup()
-            self._aqueue = aqueue
+            # Concurrent first turns must open one pool, not one each (and leak the rest).
+            if self._aqueue_lock is None:
+                self._aqueue_lock = asyncio.Lock()
+            async with self._aqueue_lock:
+                if self._aqueue is None:
+                    aqueue = AsyncJobQueue(await aopen_pool(self._dsn, max_size=4))
+                    await aqueue.setup()
+                    self._aqueue = aqueue
         return self._aqueue
 
     def _ensure_task_worker(self, queue: AsyncJobQueue, store: BaseStore) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager, suppress
 from typing import Any
@@ -26,6 +27,8 @@ from langmem_vault.store.plans import (
     sweep_plan,
 )
 from langmem_vault.store.ranking import SearchRanking
+
+logger = logging.getLogger(__name__)
 
 
 class AsyncVaultStore(StoreCore, BaseStore):
@@ -156,7 +159,10 @@ class AsyncVaultStore(StoreCore, BaseStore):
         async def loop() -> None:
             while True:
                 await asyncio.sleep(interval)
-                await self.sweep_ttl()
+                try:
+                    await self.sweep_ttl()
+                except Exception:  # a server restart must not end sweeping for good
+                    logger.exception("TTL sweep failed; retrying at the next interval")
 
         self._sweeper = asyncio.create_task(loop(), name="vault-ttl-sweeper")
         return self._sweeper

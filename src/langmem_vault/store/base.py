@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -27,6 +28,8 @@ from langmem_vault.store.plans import (
     sweep_plan,
 )
 from langmem_vault.store.ranking import SearchRanking
+
+logger = logging.getLogger(__name__)
 
 
 class VaultStore(StoreCore, BaseStore):
@@ -143,7 +146,10 @@ class VaultStore(StoreCore, BaseStore):
 
         def loop() -> None:
             while not self._stop_sweeper.wait(interval):
-                self.sweep_ttl()
+                try:
+                    self.sweep_ttl()
+                except Exception:  # a server restart must not end sweeping for good
+                    logger.exception("TTL sweep failed; retrying at the next interval")
 
         self._sweeper = threading.Thread(target=loop, name="vault-ttl-sweeper", daemon=True)
         self._sweeper.start()

@@ -296,12 +296,13 @@ def _search_plan(
     rows = yield Query(sql, params)
     ranked = [_search_item(r, float(r["score"])) for r in rows or []]
     if len(ranked) < wanted:
-        # Fewer candidates than the page needs: every scored item is already here. Fill with
-        # the items the query could not score, as InMemoryStore does with un-indexed items.
+        # Fewer candidates than the page needs: score the rest exactly, un-indexed items last
+        # (as InMemoryStore appends them).
         params["fill"] = wanted - len(ranked)
         params["ranked_prefixes"] = [prefix_of(item.namespace) for item in ranked]
         params["ranked_keys"] = [item.key for item in ranked]
-        rest = yield Query(q.search_fill(schema, where, hybrid=settings.hybrid), params)
+        fill = q.search_fill(schema, where, score, hybrid=settings.hybrid)
+        rest = yield Query(fill, params)
         ranked += [_search_item(r, r["score"]) for r in rest or []]
     return ranked[op.offset : wanted]
 
@@ -394,7 +395,8 @@ def _write_plan(
                     "prefixes": [p.prefix for p in group],
                     "keys": [p.key for p in group],
                     "values": [p.value_json for p in group],
-                    "ttls": [p.ttl for p in group],
+                    # floats: psycopg cannot send a list mixing int and float
+                    "ttls": [None if p.ttl is None else float(p.ttl) for p in group],
                     "texts": [p.text for p in group],
                     "text_config": settings.ranking.text_config,
                 },

@@ -160,24 +160,29 @@ SELECT *, {order} AS rank, {score} AS score FROM scored
 ORDER BY rank DESC, updated_at DESC LIMIT %(wanted)s"""
 
 
-def search_fill(s: str, where: str, *, hybrid: bool) -> str:
+def search_fill(s: str, where: str, score: str, *, hybrid: bool) -> str:
     """The rest of a page the candidates could not fill, after the ranked items.
 
-    Hybrid: the un-indexed items (score None), as InMemoryStore appends them. Keyword-only:
-    every other item, scored by coverage (None when un-indexed).
+    Every other matching item, scored exactly (the candidates can miss indexed items when
+    items have several vectors each), and the un-indexed ones last with no score, as
+    InMemoryStore appends them.
     """
-    if hybrid:
-        return f"""
-SELECT {ITEM_COLUMNS}, NULL::float8 AS score FROM {s}.store_items AS i
-WHERE NOT i.indexed AND {where}
-ORDER BY i.updated_at DESC, i.prefix, i.key LIMIT %(fill)s"""
+    cos = (
+        f"""(SELECT max(1 - (v.embedding <=> %(qv)s::vector)) FROM {s}.store_vectors AS v
+         WHERE v.prefix = i.prefix AND v.key = i.key)"""
+        if hybrid
+        else "NULL::float8"
+    )
     return f"""
-SELECT {ITEM_COLUMNS}, CASE WHEN i.indexed THEN {_COVERAGE} END AS score
-FROM {s}.store_items AS i
-WHERE (i.prefix, i.key) NOT IN (
-        SELECT * FROM unnest(%(ranked_prefixes)s::text[], %(ranked_keys)s::text[]))
-  AND {where}
-ORDER BY score DESC NULLS LAST, i.updated_at DESC, i.prefix, i.key LIMIT %(fill)s"""
+WITH rest AS MATERIALIZED (
+    SELECT {ITEM_COLUMNS}, i.indexed, {cos} AS cos, {_COVERAGE} AS coverage
+    FROM {s}.store_items AS i
+    WHERE (i.prefix, i.key) NOT IN (
+            SELECT * FROM unnest(%(ranked_prefixes)s::text[], %(ranked_keys)s::text[]))
+      AND {where}
+)
+SELECT *, CASE WHEN indexed THEN {score} END AS score FROM rest
+ORDER BY score DESC NULLS LAST, updated_at DESC, key LIMIT %(fill)s"""
 
 
 def list_namespaces(s: str, column: str, where: str) -> str:
