@@ -140,7 +140,10 @@ def test_stalled_worker_loses_the_job_and_writes_nothing(env: tuple[VaultStore, 
         return lives_in(prompt)
 
     model1, model2 = ScriptedModel(default=hang), ScriptedModel(default=lives_in)
-    worker1 = ExtractionWorker(queue, store, model1, worker_id="w1", lease_seconds=0.5)
+    # A hung call: the lease is renewed for at most max_extract_seconds, then lost.
+    worker1 = ExtractionWorker(
+        queue, store, model1, worker_id="w1", lease_seconds=0.5, max_extract_seconds=0.1
+    )
     worker2 = ExtractionWorker(queue, store, model2, worker_id="w2", lease_seconds=30)
     [job] = queue.claim(["extract"], worker_id="w1", lease_seconds=0.5)
     errors: list[BaseException] = []
@@ -311,3 +314,32 @@ def test_async_queue_in_a_sync_run_is_a_clear_error(pg_uri: str) -> None:
     node = create_extract_node(ScriptedModel(), queue=AsyncJobQueue(pool))
     with pytest.raises(TypeError, match="ainvoke"):
         node.invoke({"messages": turn("Oslo")}, CONFIG)
+
+
+def test_slow_model_keeps_its_lease(env: tuple[VaultStore, JobQueue]) -> None:
+    """A model call longer than the lease: the heartbeat renews it, no other worker steals it."""
+    store, queue = env
+    node = create_extract_node(
+        ScriptedModel(), queue=queue, every_n_messages=2, debounce_seconds=0, start_worker=False
+    )
+    graph(node, store).invoke({"messages": turn("Oslo")}, CONFIG)
+    release, entered = threading.Event(), threading.Event()
+
+    def slow(prompt: list[BaseMessage]) -> Any:
+        entered.set()
+        release.wait(10)
+        return lives_in(prompt)
+
+    worker1 = ExtractionWorker(queue, store, ScriptedModel(default=slow), lease_seconds=0.3)
+    worker2 = ExtractionWorker(queue, store, ScriptedModel(default=lives_in), lease_seconds=30)
+    [job] = queue.claim(["extract"], worker_id=worker1.worker_id, lease_seconds=0.3)
+    th = threading.Thread(target=worker1.run_job, args=(job,))
+    th.start()
+    assert entered.wait(5)
+    time.sleep(1.0)  # more than three leases
+    assert worker2.run_pending() == 0
+    release.set()
+    th.join(5)
+    done = queue.get(job.id)
+    assert done is not None and done.status == "done" and done.attempts == 1
+    assert fact_texts(store) == ["User lives in Oslo"]

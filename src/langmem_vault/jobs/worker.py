@@ -24,7 +24,9 @@ import contextlib
 import logging
 import os
 import threading
+import time
 import uuid
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langgraph.store.base import BaseStore
@@ -45,6 +47,7 @@ from langmem_vault.nodes.extract_call import as_extractor
 from langmem_vault.privacy.policy import DEFAULT_POLICY, RedactionPolicy
 
 logger = logging.getLogger("langmem_vault.jobs")
+DEFAULT_MAX_EXTRACT_SECONDS = 300.0
 
 
 class LeaseLost(RuntimeError):
@@ -74,6 +77,7 @@ class ExtractionWorker:
         retry_in_seconds: float = 5.0,
         similar_limit: int = 8,
         redaction: RedactionPolicy | None = DEFAULT_POLICY,
+        max_extract_seconds: float = DEFAULT_MAX_EXTRACT_SECONDS,
     ) -> None:
         if lease_seconds <= 0 or poll_interval <= 0 or retry_in_seconds < 0:
             raise ValueError(
@@ -89,6 +93,9 @@ class ExtractionWorker:
         self.retry_in_seconds = retry_in_seconds
         self.similar_limit = similar_limit
         self.redaction = redaction  # PII policy for proposals; None turns redaction off
+        # The lease is renewed during the model call up to this long: a slow model keeps its
+        # job, a hung one loses it to another worker.
+        self.max_extract_seconds = max_extract_seconds
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -102,6 +109,44 @@ class ExtractionWorker:
             raise TypeError("run_pending()/start() need a JobQueue; use arun_pending()/astart()")
         return self.queue
 
+    @contextlib.contextmanager
+    def _heartbeat(self, queue: JobQueue, job: Job) -> Iterator[None]:
+        """Renew ``job``'s lease every third of it while the block runs (the model call)."""
+        stop = threading.Event()
+        deadline = time.monotonic() + self.max_extract_seconds
+
+        def beat() -> None:
+            while not stop.wait(self.lease_seconds / 3) and time.monotonic() < deadline:
+                if not queue.renew(job, self.lease_seconds):
+                    return
+
+        thread = threading.Thread(target=beat, name=f"lease-{job.id}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+    @contextlib.asynccontextmanager
+    async def _aheartbeat(self, queue: AsyncJobQueue, job: Job) -> AsyncIterator[None]:
+        """Async twin of :meth:`_heartbeat`."""
+        deadline = time.monotonic() + self.max_extract_seconds
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(self.lease_seconds / 3)
+                if time.monotonic() >= deadline or not await queue.renew(job, self.lease_seconds):
+                    return
+
+        task = asyncio.create_task(beat())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
     def run_job(self, job: Job) -> None:
         """Extract (unless a saved result exists), reconcile and complete one claimed job."""
         queue = self._sync_queue()
@@ -110,15 +155,16 @@ class ExtractionWorker:
             extraction = Extraction.model_validate(job.result)
         else:
             messages = deserialize_span(job.payload["messages"])
-            checked = extract_span(
-                self.store,
-                self.extractor,
-                messages,
-                namespaces=ns,
-                thread_id=job.thread_id,
-                similar_limit=self.similar_limit,
-                redaction=self.redaction,
-            )
+            with self._heartbeat(queue, job):
+                checked = extract_span(
+                    self.store,
+                    self.extractor,
+                    messages,
+                    namespaces=ns,
+                    thread_id=job.thread_id,
+                    similar_limit=self.similar_limit,
+                    redaction=self.redaction,
+                )
             extraction = checked.extraction
             if not queue.save_result(job, extraction.model_dump(mode="json")):
                 raise LeaseLost(f"job {job.id}: lease lost during extraction")
@@ -201,15 +247,16 @@ class ExtractionWorker:
             extraction = Extraction.model_validate(job.result)
         else:
             messages = deserialize_span(job.payload["messages"])
-            checked = await aextract_span(
-                self.store,
-                self.extractor,
-                messages,
-                namespaces=ns,
-                thread_id=job.thread_id,
-                similar_limit=self.similar_limit,
-                redaction=self.redaction,
-            )
+            async with self._aheartbeat(queue, job):
+                checked = await aextract_span(
+                    self.store,
+                    self.extractor,
+                    messages,
+                    namespaces=ns,
+                    thread_id=job.thread_id,
+                    similar_limit=self.similar_limit,
+                    redaction=self.redaction,
+                )
             extraction = checked.extraction
             if not await queue.save_result(job, extraction.model_dump(mode="json")):
                 raise LeaseLost(f"job {job.id}: lease lost during extraction")
