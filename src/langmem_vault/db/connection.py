@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import psycopg
 from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
 from psycopg.rows import DictRow, dict_row
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
+from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from langmem_vault.db.embedded import resolve_dsn
 from langmem_vault.db.runner import Plan, arun_plan, run_plan
@@ -192,6 +192,8 @@ class Database:
                 with self.cursor() as cur:
                     began = True
                     return run_plan(cur, plan)
+            except PoolTimeout:
+                raise  # a busy pool, not a dead connection: waiting again would double it
             except psycopg.OperationalError:
                 if began or attempt or not isinstance(self.conn, ConnectionPool):
                     raise
@@ -231,6 +233,8 @@ class AsyncDatabase:
                 async with self.cursor() as cur:
                     began = True
                     return await arun_plan(cur, plan)
+            except PoolTimeout:
+                raise  # a busy pool, not a dead connection: waiting again would double it
             except psycopg.OperationalError:
                 if began or attempt or not isinstance(self.conn, AsyncConnectionPool):
                     raise
