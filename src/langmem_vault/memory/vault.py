@@ -64,7 +64,8 @@ def _put(
     index: bool,
     keyring: Keyring | None = None,
 ) -> PutOp:
-    # index=False only for retired memories: on VaultStore it takes the item out of search.
+    # index=False for retired memories: no re-embedding (an existing index is kept; inject and
+    # recall filter retired memories by status).
     value = model.to_store()
     if isinstance(model, SemanticFact) and model.private:
         # Private facts are never embedded (embeddings leak meaning; see privacy.crypto) and
