@@ -72,7 +72,8 @@ def _put(
         # are sealed with AES-GCM when the vault has a keyring.
         if keyring is not None:
             value = encrypt_fact(value, keyring, namespace, key)
-        return PutOp(namespace, key, value, index=False)
+        # index=[] (not False): a fact made private drops any index it had while public.
+        return PutOp(namespace, key, value, index=[])
     return PutOp(namespace, key, value, index=model.index_fields if index else False)
 
 

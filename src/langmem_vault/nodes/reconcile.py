@@ -116,7 +116,7 @@ def _put(
         keyring = default_keyring()
         if keyring is not None:
             stored = encrypt_fact(stored, keyring, ns, key)
-        return PutOp(ns, key, stored, index=False)
+        return PutOp(ns, key, stored, index=[])  # [] drops any earlier index
     return PutOp(ns, key, stored, index=value.index_fields if index else False)
 
 

@@ -357,7 +357,7 @@ def _rotate_plan(
                 report.resealed += 1
             else:
                 report.sealed += 1
-            ops.append(PutOp(ns, item.key, new, index=False))
+            ops.append(PutOp(ns, item.key, new, index=[]))  # [] drops any earlier index
         if ops:
             yield ops  # one batch: atomic on VaultStore
             report.batches += 1
