@@ -18,8 +18,6 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from psycopg import AsyncConnection
-from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from langmem_vault.checkpointers import maintenance
@@ -31,10 +29,9 @@ from langmem_vault.db.connection import (
     AsyncConn,
     AsyncDatabase,
     aopen_pool,
-    aretry_broken,
 )
 from langmem_vault.db.migrations import check_schema
-from langmem_vault.db.runner import Plan, arun_plan
+from langmem_vault.db.runner import Plan
 
 T = TypeVar("T")
 
@@ -83,15 +80,12 @@ class AsyncVaultSaver(VaultSaverBase):
     ) -> AsyncIterator[AsyncVaultSaver]:
         """A saver on its own async pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or embedded."""
         check_schema(schema)
-        pool = await aopen_pool(
+        async with await aopen_pool(
             conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
-        )
-        try:
+        ) as pool:
             saver = cls(pool, schema=schema, serde=serde)
             saver._autocommit_pool = pool
             yield saver
-        finally:
-            await pool.close()
 
     async def setup(self) -> None:
         """Create or upgrade the saver's tables (concurrency- and transaction-safe)."""
@@ -99,16 +93,9 @@ class AsyncVaultSaver(VaultSaverBase):
 
     async def _direct(self, make: Callable[[], Plan[T]]) -> T:
         """See :meth:`VaultSaver._direct`."""
-        pool = self._autocommit_pool
-        if pool is None:
+        if self._autocommit_pool is None:
             return await self._db.run(make())
-
-        async def run(conn: AsyncConnection[Any]) -> T:
-            # Binary results: element and write blobs arrive as bytes, not hex text to decode.
-            async with conn.cursor(row_factory=dict_row, binary=True) as cur:
-                return await arun_plan(cur, make())
-
-        return await aretry_broken(pool, run)
+        return await self._db.run_direct(make, binary=True)
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint named by ``config``, or the latest of its thread and namespace."""

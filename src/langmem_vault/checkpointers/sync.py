@@ -17,8 +17,6 @@ from langgraph.checkpoint.base import (
     DeltaChannelHistory,
 )
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from psycopg import Connection
-from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from langmem_vault.checkpointers import maintenance
@@ -30,10 +28,9 @@ from langmem_vault.db.connection import (
     Database,
     SyncConn,
     open_pool,
-    retry_broken,
 )
 from langmem_vault.db.migrations import check_schema
-from langmem_vault.db.runner import Plan, run_plan
+from langmem_vault.db.runner import Plan
 
 T = TypeVar("T")
 
@@ -86,13 +83,12 @@ class VaultSaver(VaultSaverBase):
         ``prepare_threshold=None`` turns prepared statements off (PgBouncer in transaction mode).
         """
         check_schema(schema)  # before connecting: a bad name should not cost a pool
-        pool = open_pool(conn_string, max_size=pool_size, prepare_threshold=prepare_threshold)
-        try:
+        with open_pool(
+            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
+        ) as pool:
             saver = cls(pool, schema=schema, serde=serde)
             saver._autocommit_pool = pool
             yield saver
-        finally:
-            pool.close()
 
     def setup(self) -> None:
         """Create or upgrade the saver's tables. Safe to call from several processes at once
@@ -103,16 +99,10 @@ class VaultSaver(VaultSaverBase):
         """Run a plan whose statements are each atomic and idempotent: on our own autocommit
         pool without a transaction block (and again if the connection was dead); otherwise in
         one transaction, joining the caller's."""
-        pool = self._autocommit_pool
-        if pool is None:
+        if self._autocommit_pool is None:
             return self._db.run(make())
-
-        def run(conn: Connection[Any]) -> T:
-            # Binary results: element and write blobs arrive as bytes, not hex text to decode.
-            with conn.cursor(row_factory=dict_row, binary=True) as cur:
-                return run_plan(cur, make())
-
-        return retry_broken(pool, run)
+        # Binary results: element and write blobs arrive as bytes, not hex text to decode.
+        return self._db.run_direct(make, binary=True)
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint named by ``config``, or the latest of its thread and namespace."""

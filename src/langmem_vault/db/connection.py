@@ -170,6 +170,20 @@ class Database:
         self.conn = conn
         self._lock = threading.Lock() if isinstance(conn, Connection) else None
 
+    def run_direct(self, make: Callable[[], Plan[T]], *, binary: bool = False) -> T:
+        """Run a plan whose statements are each atomic and idempotent without a transaction
+        block (on autocommit connections that saves the BEGIN/COMMIT round trips), once more on
+        a checked connection if the first was dead. ``make`` builds the plan, so a retry starts
+        it afresh. A single caller connection runs it as :meth:`run` does."""
+        if not isinstance(self.conn, ConnectionPool):
+            return self.run(make())
+
+        def once(conn: Connection[Any]) -> T:
+            with conn.cursor(row_factory=dict_row, binary=binary) as cur:
+                return run_plan(cur, make())
+
+        return retry_broken(self.conn, once)
+
     @contextmanager
     def cursor(self) -> Iterator[Cursor[DictRow]]:
         """A dict-row cursor inside a transaction that commits when the block exits."""
@@ -212,6 +226,17 @@ class AsyncDatabase:
             )
         self.conn = conn
         self._lock = asyncio.Lock() if isinstance(conn, AsyncConnection) else None
+
+    async def run_direct(self, make: Callable[[], Plan[T]], *, binary: bool = False) -> T:
+        """Async twin of :meth:`Database.run_direct`."""
+        if not isinstance(self.conn, AsyncConnectionPool):
+            return await self.run(make())
+
+        async def once(conn: AsyncConnection[Any]) -> T:
+            async with conn.cursor(row_factory=dict_row, binary=binary) as cur:
+                return await arun_plan(cur, make())
+
+        return await aretry_broken(self.conn, once)
 
     @asynccontextmanager
     async def cursor(self) -> AsyncIterator[AsyncCursor[DictRow]]:

@@ -76,11 +76,8 @@ class JobQueue(_QueueBase):
         cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
     ) -> Iterator[JobQueue]:
         """Open a pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
-        pool = open_pool(dsn, max_size=max_size)
-        try:
+        with open_pool(dsn, max_size=max_size) as pool:
             yield cls(pool, schema=schema)
-        finally:
-            pool.close()
 
     def setup(self) -> None:
         """Create or migrate the job tables (idempotent, safe to run concurrently)."""
@@ -177,11 +174,8 @@ class AsyncJobQueue(_QueueBase):
         cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
     ) -> AsyncIterator[AsyncJobQueue]:
         """Open an async pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
-        pool = await aopen_pool(dsn, max_size=max_size)
-        try:
+        async with await aopen_pool(dsn, max_size=max_size) as pool:
             yield cls(pool, schema=schema)
-        finally:
-            await pool.close()
 
     async def setup(self) -> None:
         """Create or migrate the job tables."""

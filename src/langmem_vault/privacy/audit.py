@@ -18,7 +18,7 @@ component and time range), which is also how a user's own access report is built
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -26,8 +26,6 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from psycopg import sql
-from psycopg.rows import dict_row
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langmem_vault.db.connection import (
     AsyncConn,
@@ -38,7 +36,7 @@ from langmem_vault.db.connection import (
     open_pool,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
-from langmem_vault.db.runner import Plan, Query, arun_plan, run_plan
+from langmem_vault.db.runner import Plan, Query
 
 __all__ = [
     "AUDIT_TRACK",
@@ -331,38 +329,32 @@ class AuditLog:
         cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
     ) -> Iterator[AuditLog]:
         """Open a pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
-        pool = open_pool(dsn, max_size=max_size)
-        try:
+        with open_pool(dsn, max_size=max_size) as pool:
             yield cls(pool, schema=schema)
-        finally:
-            pool.close()
 
     def setup(self) -> None:
         """Create or migrate the audit table (idempotent)."""
         self.db.run(migrate_plan(self.schema, AUDIT_TRACK))
 
-    def _one(self, plan: Plan[T]) -> T:
-        pool = self.db.conn
-        if isinstance(pool, ConnectionPool):
-            with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-                return run_plan(cur, plan)
-        return self.db.run(plan)
+    def _one(self, make: Callable[[], Plan[T]]) -> T:
+        # Every audit plan is one statement: no transaction block needed.
+        return self.db.run_direct(make)
 
     def record(self, events: AuditEvent | Iterable[AuditEvent]) -> int:
         """Write one or many events in one statement; durable when this returns."""
-        return self._one(record_plan(self.schema, _events(events)))
+        return self._one(lambda: record_plan(self.schema, _events(events)))
 
     def query(self, user_id: str, **filters: Any) -> list[AuditRecord]:
         """A user's events, newest first; filters as in :func:`query_plan`."""
-        return self._one(query_plan(self.schema, user_id, **filters))
+        return self._one(lambda: query_plan(self.schema, user_id, **filters))
 
     def delete_user(self, user_id: str) -> int:
         """Delete the user's events; returns how many."""
-        return self._one(delete_user_plan(self.schema, user_id))
+        return self._one(lambda: delete_user_plan(self.schema, user_id))
 
     def purge(self, older_than: timedelta) -> int:
         """Delete events older than ``older_than``; returns how many."""
-        return self._one(purge_plan(self.schema, older_than))
+        return self._one(lambda: purge_plan(self.schema, older_than))
 
 
 class AsyncAuditLog:
@@ -384,35 +376,28 @@ class AsyncAuditLog:
         cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
     ) -> AsyncIterator[AsyncAuditLog]:
         """Open an async pool on ``dsn``."""
-        pool = await aopen_pool(dsn, max_size=max_size)
-        try:
+        async with await aopen_pool(dsn, max_size=max_size) as pool:
             yield cls(pool, schema=schema)
-        finally:
-            await pool.close()
 
     async def setup(self) -> None:
         """Create or migrate the audit table (idempotent)."""
         await self.db.run(migrate_plan(self.schema, AUDIT_TRACK))
 
-    async def _one(self, plan: Plan[T]) -> T:
-        pool = self.db.conn
-        if isinstance(pool, AsyncConnectionPool):
-            async with pool.connection() as conn, conn.cursor(row_factory=dict_row) as cur:
-                return await arun_plan(cur, plan)
-        return await self.db.run(plan)
+    async def _one(self, make: Callable[[], Plan[T]]) -> T:
+        return await self.db.run_direct(make)
 
     async def record(self, events: AuditEvent | Iterable[AuditEvent]) -> int:
         """See :meth:`AuditLog.record`."""
-        return await self._one(record_plan(self.schema, _events(events)))
+        return await self._one(lambda: record_plan(self.schema, _events(events)))
 
     async def query(self, user_id: str, **filters: Any) -> list[AuditRecord]:
         """See :meth:`AuditLog.query`."""
-        return await self._one(query_plan(self.schema, user_id, **filters))
+        return await self._one(lambda: query_plan(self.schema, user_id, **filters))
 
     async def delete_user(self, user_id: str) -> int:
         """See :meth:`AuditLog.delete_user`."""
-        return await self._one(delete_user_plan(self.schema, user_id))
+        return await self._one(lambda: delete_user_plan(self.schema, user_id))
 
     async def purge(self, older_than: timedelta) -> int:
         """See :meth:`AuditLog.purge`."""
-        return await self._one(purge_plan(self.schema, older_than))
+        return await self._one(lambda: purge_plan(self.schema, older_than))

@@ -81,10 +81,9 @@ class AsyncVaultStore(StoreCore, BaseStore):
         max_value_bytes: int | None = None,
     ) -> AsyncIterator[AsyncVaultStore]:
         """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded)."""
-        pool = await aopen_pool(
+        async with await aopen_pool(
             conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
-        )
-        try:
+        ) as pool:
             store = cls(
                 pool,
                 index=index,
@@ -97,8 +96,6 @@ class AsyncVaultStore(StoreCore, BaseStore):
                 yield store
             finally:
                 await store.stop_ttl_sweeper()
-        finally:
-            await pool.close()
 
     async def setup(self) -> None:
         """Create or migrate the tables (idempotent, safe from several processes at once)."""

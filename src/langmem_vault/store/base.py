@@ -87,8 +87,9 @@ class VaultStore(StoreCore, BaseStore):
         max_value_bytes: int | None = None,
     ) -> Iterator[VaultStore]:
         """Open a pooled store on ``conn_string`` (or the env DSN, or the embedded server)."""
-        pool = open_pool(conn_string, max_size=pool_size, prepare_threshold=prepare_threshold)
-        try:
+        with open_pool(
+            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
+        ) as pool:
             store = cls(
                 pool,
                 index=index,
@@ -101,8 +102,6 @@ class VaultStore(StoreCore, BaseStore):
                 yield store
             finally:
                 store.stop_ttl_sweeper()
-        finally:
-            pool.close()
 
     def setup(self) -> None:
         """Create or migrate the tables (idempotent, safe from several processes at once)."""
