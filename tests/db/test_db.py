@@ -15,7 +15,9 @@ from langmem_vault.db import (
     open_pool,
     resolve_dsn,
 )
+from langmem_vault.db.connection import CONFLICT_ATTEMPTS
 from langmem_vault.db.embedded import DSN_ENV
+from langmem_vault.db.runner import Plan
 
 
 def test_resolve_dsn_prefers_argument_then_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,3 +105,53 @@ async def test_async_pool_runs_plans(pg_uri: str) -> None:
 def _one(query: Query):  # type: ignore[no-untyped-def]
     rows = yield query
     return rows
+
+
+def _conflicting_plan(runs: list[int], conflicts: int) -> Plan[int]:
+    """A transaction Postgres aborts with a serialization failure on its first runs."""
+    runs.append(len(runs))
+    yield Query("INSERT INTO conflict_probe VALUES (%s)", (len(runs),))
+    if len(runs) <= conflicts:
+        yield Query("DO $$ BEGIN RAISE EXCEPTION 'conflict' USING ERRCODE = '40001'; END $$")
+    rows = yield Query("SELECT count(*) AS n FROM conflict_probe")
+    assert rows is not None
+    return int(rows[0]["n"])
+
+
+def _probe_table(pg_uri: str) -> None:
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute("DROP TABLE IF EXISTS conflict_probe")
+        conn.execute("CREATE TABLE conflict_probe (run int)")
+
+
+def test_a_plan_factory_runs_again_after_a_conflict(pg_uri: str) -> None:
+    _probe_table(pg_uri)
+    runs: list[int] = []
+    with open_pool(pg_uri, max_size=2) as pool:
+        db = Database(pool)
+        # Each failed run rolled back its insert: the winning run sees only its own row.
+        assert db.run(lambda: _conflicting_plan(runs, conflicts=2)) == 1
+        assert len(runs) == 3
+        # Bounded: a transaction that keeps failing raises after CONFLICT_ATTEMPTS runs.
+        runs.clear()
+        with pytest.raises(psycopg.errors.SerializationFailure):
+            db.run(lambda: _conflicting_plan(runs, conflicts=99))
+        assert len(runs) == CONFLICT_ATTEMPTS
+        # A plan generator cannot be restarted: it runs once.
+        runs.clear()
+        with pytest.raises(psycopg.errors.SerializationFailure):
+            db.run(_conflicting_plan(runs, conflicts=1))
+        assert len(runs) == 1
+
+
+async def test_async_plan_factory_runs_again_after_a_conflict(pg_uri: str) -> None:
+    _probe_table(pg_uri)
+    runs: list[int] = []
+    async with await aopen_pool(pg_uri, max_size=2) as pool:
+        db = AsyncDatabase(pool)
+        assert await db.run(lambda: _conflicting_plan(runs, conflicts=2)) == 1
+        assert len(runs) == 3
+        runs.clear()
+        with pytest.raises(psycopg.errors.SerializationFailure):
+            await db.run(_conflicting_plan(runs, conflicts=1))
+        assert len(runs) == 1

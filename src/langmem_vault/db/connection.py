@@ -10,16 +10,24 @@ Our pools check a connection before handing it out only when it has sat idle for
 (when a server restart or an idle-killing proxy, langgraph #5675, would have broken it):
 checking every time would add a round trip to every operation. :func:`retry_broken` runs an
 idempotent operation once more if its connection turns out to be dead anyway.
+
+A transaction that Postgres aborts on a deadlock or a serialization failure did nothing, and
+runs again from its start when the caller passed a plan *factory* to ``run`` (a generator
+cannot be restarted). The plans lock rows in one order so this is rare; the retry is the
+safety net for orders no plan controls (foreign keys, index pages, other apps).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import random
 import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import psycopg
@@ -31,6 +39,7 @@ from langmem_vault.db.embedded import resolve_dsn
 from langmem_vault.db.runner import Plan, arun_plan, run_plan
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 SyncConn = Connection[Any] | ConnectionPool[Any]
 AsyncConn = AsyncConnection[Any] | AsyncConnectionPool[Any]
@@ -40,6 +49,15 @@ DEFAULT_POOL_SIZE = 10
 # transaction mode requires (langgraph hard-codes 0 for everything, langgraph #6705).
 DEFAULT_PREPARE_THRESHOLD: int | None = 5
 
+
+# Runs of one transaction on a deadlock or serialization failure, the first included.
+CONFLICT_ATTEMPTS = 5
+# The first retry waits up to this long (randomised so the two sides do not meet again),
+# doubling each time.
+CONFLICT_BACKOFF_SECONDS = 0.005
+_CONFLICTS = (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure)
+
+PlanSource = Plan[T] | Callable[[], Plan[T]]
 
 # A connection used within this many seconds is handed out without a check.
 IDLE_CHECK_SECONDS = 2.0
@@ -158,6 +176,40 @@ async def aretry_broken(
     raise AssertionError("unreachable")
 
 
+@dataclass
+class _Attempts:
+    """When to run a transaction again: the one retry policy of both drivers.
+
+    ``after(exc, began)`` gives the seconds to wait before the next run, or None to raise.
+    """
+
+    conflicts_left: int
+    reconnect: bool  # a pool may replace a connection found dead at BEGIN, once
+
+    def after(self, exc: Exception, *, began: bool) -> float | None:
+        if isinstance(exc, PoolTimeout):
+            return None  # a busy pool, not a dead connection: waiting again would double it
+        if isinstance(exc, _CONFLICTS):
+            self.conflicts_left -= 1
+            if self.conflicts_left <= 0:
+                return None
+            tries = CONFLICT_ATTEMPTS - self.conflicts_left
+            logger.debug("transaction rolled back (%s); running it again", type(exc).__name__)
+            return random.uniform(0, CONFLICT_BACKOFF_SECONDS * 2**tries)
+        if isinstance(exc, psycopg.OperationalError) and self.reconnect and not began:
+            self.reconnect = False
+            return 0.0
+        return None
+
+
+def _source(plan: PlanSource[T], pooled: bool) -> tuple[Callable[[], Plan[T]], _Attempts]:
+    """A factory for the plan and its retry budget: a bare generator runs at most once
+    (it may still be handed a fresh connection, having not started)."""
+    if callable(plan):
+        return plan, _Attempts(CONFLICT_ATTEMPTS, pooled)
+    return (lambda: plan), _Attempts(1, pooled)
+
+
 class Database:
     """Sync driver: runs plans on a pool or on one connection, one transaction per call."""
 
@@ -197,22 +249,29 @@ class Database:
                 with self.conn.cursor(row_factory=dict_row) as cur:
                     yield cur
 
-    def run(self, plan: Plan[T]) -> T:
-        """Run ``plan`` in one transaction. On a pool, a connection found dead when the
-        transaction begins (before any statement of the plan) is replaced, once."""
-        for attempt in (0, 1):
+    def run(self, plan: PlanSource[T]) -> T:
+        """Run a plan in one transaction. On a pool, a connection found dead when the
+        transaction begins (before any statement of the plan) is replaced, once.
+
+        Pass a factory (``lambda: make_plan(...)``) to have a transaction that hit a deadlock
+        or a serialization failure run again from the start, up to ``CONFLICT_ATTEMPTS``
+        times; a plan generator itself runs once.
+        """
+        pooled = isinstance(self.conn, ConnectionPool)
+        make, attempts = _source(plan, pooled)
+        while True:
             began = False
             try:
                 with self.cursor() as cur:
                     began = True
-                    return run_plan(cur, plan)
-            except PoolTimeout:
-                raise  # a busy pool, not a dead connection: waiting again would double it
-            except psycopg.OperationalError:
-                if began or attempt or not isinstance(self.conn, ConnectionPool):
+                    return run_plan(cur, make())
+            except psycopg.Error as exc:
+                wait = attempts.after(exc, began=began)
+                if wait is None:
                     raise
+            if isinstance(self.conn, ConnectionPool) and not began:
                 self.conn.check()
-        raise AssertionError("unreachable")
+            time.sleep(wait)
 
 
 class AsyncDatabase:
@@ -250,18 +309,20 @@ class AsyncDatabase:
                 async with self.conn.cursor(row_factory=dict_row) as cur:
                     yield cur
 
-    async def run(self, plan: Plan[T]) -> T:
+    async def run(self, plan: PlanSource[T]) -> T:
         """Async twin of :meth:`Database.run`."""
-        for attempt in (0, 1):
+        pooled = isinstance(self.conn, AsyncConnectionPool)
+        make, attempts = _source(plan, pooled)
+        while True:
             began = False
             try:
                 async with self.cursor() as cur:
                     began = True
-                    return await arun_plan(cur, plan)
-            except PoolTimeout:
-                raise  # a busy pool, not a dead connection: waiting again would double it
-            except psycopg.OperationalError:
-                if began or attempt or not isinstance(self.conn, AsyncConnectionPool):
+                    return await arun_plan(cur, make())
+            except psycopg.Error as exc:
+                wait = attempts.after(exc, began=began)
+                if wait is None:
                     raise
+            if isinstance(self.conn, AsyncConnectionPool) and not began:
                 await self.conn.check()
-        raise AssertionError("unreachable")
+            await asyncio.sleep(wait)

@@ -116,7 +116,9 @@ class AsyncVaultStore(StoreCore, BaseStore):
                     *(self.embeddings.aembed_query(text) for text in missing)
                 )
                 self._remember_queries(missing, vectors, queries)
-        return await self._db.run(batch_plan(prepared, self.settings, docs, queries, self._stats))
+        return await self._db.run(
+            lambda: batch_plan(prepared, self.settings, docs, queries, self._stats)
+        )
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Sync access from another thread (e.g. a sync graph node), run on the store's loop."""
@@ -143,7 +145,7 @@ class AsyncVaultStore(StoreCore, BaseStore):
 
     async def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many."""
-        return await self._db.run(sweep_plan(self.schema))
+        return await self._db.run(lambda: sweep_plan(self.schema))
 
     async def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None

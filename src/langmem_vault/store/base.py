@@ -118,7 +118,7 @@ class VaultStore(StoreCore, BaseStore):
             if missing:
                 vectors = [self.embeddings.embed_query(text) for text in missing]
                 self._remember_queries(missing, vectors, queries)
-        return self._db.run(batch_plan(prepared, self.settings, docs, queries, self._stats))
+        return self._db.run(lambda: batch_plan(prepared, self.settings, docs, queries, self._stats))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         # A sync store used from async code: run in a thread. Use AsyncVaultStore for real async.
@@ -134,7 +134,7 @@ class VaultStore(StoreCore, BaseStore):
 
     def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many. Expired items are never returned anyway."""
-        return self._db.run(sweep_plan(self.schema))
+        return self._db.run(lambda: sweep_plan(self.schema))
 
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> threading.Thread:
         """Sweep expired items in a daemon thread every ``sweep_interval_minutes``."""

@@ -364,10 +364,9 @@ def batch_plan(
         elif isinstance(read, ListNamespacesOp):
             results[i] = yield from _list_namespaces_plan(read, schema)
 
-    if refresh:
-        yield Query(q.refresh_ttl(schema), _key_arrays(list(refresh)))
-
-    yield from _write_plan(batch, settings, doc_vectors)
+    # Keys the batch rewrites get their TTL from the put, not from the read.
+    refresh_only = [key for key in refresh if key not in batch.puts]
+    yield from _write_plan(batch, refresh_only, settings, doc_vectors)
     return results
 
 
@@ -376,31 +375,49 @@ def _key_arrays(keys: Sequence[Key]) -> dict[str, list[str]]:
 
 
 def _write_plan(
-    batch: PreparedBatch, settings: StoreSettings, doc_vectors: dict[str, list[float]]
+    batch: PreparedBatch,
+    refresh: list[Key],
+    settings: StoreSettings,
+    doc_vectors: dict[str, list[float]],
 ) -> Plan[None]:
+    """The batch's writes. Every row they touch is first locked (or claimed, when absent) by
+    one statement in (prefix, key) order: see ``sql.write_items``."""
     schema = settings.schema
-    deletes = [p for p in batch.puts.values() if p.value_json is None]
     upserts = [p for p in batch.puts.values() if p.value_json is not None]
-    if deletes:
+    deletes = [(p.prefix, p.key) for p in batch.puts.values() if p.value_json is None]
+    refreshed = [(prefix_of(ns), key) for ns, key in refresh]
+    # One key needs no ordering: a lone delete or refresh locks its row by itself.
+    lock_only = deletes + refreshed if len(upserts) + len(deletes) + len(refreshed) > 1 else []
+    if upserts or lock_only:
+        yield Query(
+            q.write_items(schema),
+            {
+                "prefixes": [p.prefix for p in upserts] + [k[0] for k in lock_only],
+                "keys": [p.key for p in upserts] + [k[1] for k in lock_only],
+                "values": [p.value_json for p in upserts] + [None] * len(lock_only),
+                # floats: psycopg cannot send a list mixing int and float
+                "ttls": [None if p.ttl is None else float(p.ttl) for p in upserts]
+                + [None] * len(lock_only),
+                "texts": [p.text for p in upserts] + [None] * len(lock_only),
+                "reindex": [p.reindex for p in upserts] + [False] * len(lock_only),
+                "text_config": settings.ranking.text_config,
+            },
+        )
+    if refreshed:
+        yield Query(
+            q.refresh_ttl(schema),
+            {"prefixes": [k[0] for k in refreshed], "keys": [k[1] for k in refreshed]},
+        )
+    if lock_only or deletes:
+        dropped = deletes + (refreshed if lock_only else [])
         yield Query(
             q.delete_items(schema),
-            {"prefixes": [p.prefix for p in deletes], "keys": [p.key for p in deletes]},
+            {
+                "prefixes": [k[0] for k in dropped],
+                "keys": [k[1] for k in dropped],
+                "drops": [True] * len(deletes) + [False] * (len(dropped) - len(deletes)),
+            },
         )
-    for reindex in (True, False):
-        group = [p for p in upserts if p.reindex is reindex]
-        if group:
-            yield Query(
-                q.upsert_items(schema, reindex=reindex),
-                {
-                    "prefixes": [p.prefix for p in group],
-                    "keys": [p.key for p in group],
-                    "values": [p.value_json for p in group],
-                    # floats: psycopg cannot send a list mixing int and float
-                    "ttls": [None if p.ttl is None else float(p.ttl) for p in group],
-                    "texts": [p.text for p in group],
-                    "text_config": settings.ranking.text_config,
-                },
-            )
     reindexed = [p for p in upserts if p.reindex]
     if not settings.hybrid or not reindexed:
         return None

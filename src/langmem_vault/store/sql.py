@@ -55,34 +55,55 @@ FROM {_KEYS}
 WHERE i.prefix = u.prefix AND i.key = u.key AND i.ttl_minutes IS NOT NULL AND {NOT_EXPIRED}"""
 
 
-def delete_items(s: str) -> str:
-    return f"""
-DELETE FROM {s}.store_items AS i USING {_KEYS}
-WHERE i.prefix = u.prefix AND i.key = u.key"""
+# A value no put can store (values are JSON objects): marks rows a batch only locks.
+LOCK_ONLY_VALUE = "null"
 
 
-def upsert_items(s: str, *, reindex: bool) -> str:
-    """Insert or update items; created_at is kept, updated_at moves.
+def write_items(s: str) -> str:
+    """Upsert a batch's items and lock its other keys, in one statement, in (prefix, key) order.
 
-    ``reindex=False`` (puts with ``index=False``) keeps an existing item's full-text vector,
-    as InMemoryStore and PostgresStore keep its embeddings.
+    Two batches writing the same keys then queue on the first key they share instead of
+    deadlocking. It takes one statement: a lock taken by an earlier statement, from an
+    earlier snapshot, misses the rows other batches create meanwhile, and a later statement
+    would lock those out of order. ON CONFLICT sees the latest rows and waits for uncommitted
+    ones, so new keys are claimed in order too.
+
+    Rows whose value is ``LOCK_ONLY_VALUE`` (keys the batch deletes or whose TTL it refreshes)
+    lock an existing row without changing it (ON CONFLICT ... WHERE locks the rows it does
+    not update) or claim an absent key with a placeholder that ``delete_items`` removes
+    before the commit, so nobody ever sees it.
+
+    ``reindex`` false (a put with ``index=False``) keeps an existing item's full-text vector,
+    as InMemoryStore and PostgresStore keep its embeddings; such rows carry a NULL vector,
+    and a reindexed item without text an empty one.
     """
-    index_update = (
-        ", search_tsv = EXCLUDED.search_tsv, indexed = EXCLUDED.indexed" if reindex else ""
-    )
     return f"""
 INSERT INTO {s}.store_items AS i
     (prefix, key, namespace, value, ttl_minutes, expires_at, search_tsv, indexed)
-SELECT u.prefix, u.key, string_to_array(u.prefix, '.'), u.value::jsonb, u.ttl,
+SELECT u.prefix, u.key, string_to_array(u.prefix, '.'),
+       coalesce(u.value, '{LOCK_ONLY_VALUE}')::jsonb, u.ttl,
        now() + u.ttl * interval '1 minute',
-       CASE WHEN u.text IS NULL THEN NULL
-            ELSE to_tsvector(%(text_config)s::regconfig, u.text) END,
+       CASE WHEN u.reindex THEN to_tsvector(%(text_config)s::regconfig, coalesce(u.text, ''))
+       END,
        u.text IS NOT NULL
 FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(values)s::text[], %(ttls)s::float8[],
-            %(texts)s::text[]) AS u(prefix, key, value, ttl, text)
+            %(texts)s::text[], %(reindex)s::bool[]) AS u(prefix, key, value, ttl, text, reindex)
+ORDER BY u.prefix COLLATE "C", u.key COLLATE "C"
 ON CONFLICT (prefix, key) DO UPDATE SET
     value = EXCLUDED.value, updated_at = now(), ttl_minutes = EXCLUDED.ttl_minutes,
-    expires_at = EXCLUDED.expires_at{index_update}"""
+    expires_at = EXCLUDED.expires_at,
+    search_tsv = coalesce(EXCLUDED.search_tsv, i.search_tsv),
+    indexed = CASE WHEN EXCLUDED.search_tsv IS NULL THEN i.indexed ELSE EXCLUDED.indexed END
+WHERE EXCLUDED.value <> '{LOCK_ONLY_VALUE}'::jsonb"""
+
+
+def delete_items(s: str) -> str:
+    """Delete the keys marked ``drop``, and the placeholders ``write_items`` left on the others."""
+    return f"""
+DELETE FROM {s}.store_items AS i
+USING unnest(%(prefixes)s::text[], %(keys)s::text[], %(drops)s::bool[]) AS u(prefix, key, drop)
+WHERE i.prefix = u.prefix AND i.key = u.key
+  AND (u.drop OR i.value = '{LOCK_ONLY_VALUE}'::jsonb)"""
 
 
 def delete_vectors(s: str) -> str:
@@ -193,8 +214,15 @@ ORDER BY ns LIMIT %(limit)s OFFSET %(offset)s"""
 
 
 def sweep_expired(s: str) -> str:
+    # Locks in key order, as batches do, so a sweep never deadlocks with one.
     return f"""
-WITH gone AS (DELETE FROM {s}.store_items WHERE expires_at <= now() RETURNING 1)
+WITH doomed AS (
+    SELECT prefix, key FROM {s}.store_items WHERE expires_at <= now()
+    ORDER BY prefix, key FOR UPDATE
+), gone AS (
+    DELETE FROM {s}.store_items AS i USING doomed AS d
+    WHERE i.prefix = d.prefix AND i.key = d.key RETURNING 1
+)
 SELECT count(*) AS n FROM gone"""
 
 
