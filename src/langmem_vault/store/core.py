@@ -14,7 +14,12 @@ from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.store.lexemes import StatsCache
 from langmem_vault.store.plans import PreparedBatch, StoreSettings, check_vectors
 from langmem_vault.store.ranking import SearchRanking
-from langmem_vault.store.validation import DEFAULT_MAX_VALUE_BYTES, InvalidValueError
+from langmem_vault.store.validation import (
+    DEFAULT_MAX_VALUE_BYTES,
+    InvalidValueError,
+    check_field,
+    check_ttl,
+)
 
 DEFAULT_QUERY_CACHE_SIZE = 1024
 
@@ -34,6 +39,7 @@ def normalize_index(index: IndexConfig | dict[str, Any] | None) -> IndexConfig |
     if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
         raise InvalidValueError(f"index['fields'] must be a list of paths, got {fields!r}")
     for path in fields:
+        check_field(path, "index['fields'] path")
         if path != "$":
             tokenize_path(path)
     distance = dict(index).get("distance_type", "cosine")
@@ -62,8 +68,8 @@ class StoreCore:
             ensure_embeddings(self.index_config["embed"]) if self.index_config else None
         )
         self.ttl_config = ttl
-        if ttl is not None and (ttl.get("default_ttl") or 1) <= 0:
-            raise InvalidValueError(f"ttl['default_ttl'] must be > 0, got {ttl['default_ttl']}")
+        if ttl is not None and ttl.get("default_ttl") is not None:
+            check_ttl(ttl["default_ttl"], "ttl['default_ttl']")
         if max_value_bytes < 1:
             raise InvalidValueError(f"max_value_bytes must be >= 1, got {max_value_bytes}")
         self.settings = StoreSettings(

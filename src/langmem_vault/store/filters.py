@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from langmem_vault.store.validation import InvalidValueError
+from langmem_vault.store.validation import InvalidValueError, check_tree
 
 _ORDER_OPS = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 _OPS = {"$eq", "$ne", *_ORDER_OPS}
@@ -30,8 +30,11 @@ class FilterBuilder:
             return
         if not isinstance(filter, dict):
             raise InvalidValueError(f"filter must be a dict, got {type(filter).__name__}")
+        # Field names and operands travel as text or jsonb: no NUL, no lone surrogate, no
+        # nesting deep enough to exhaust the recursion of _match.
+        check_tree(filter, "filter")
         for key, condition in filter.items():
-            if not isinstance(key, str) or not key or "\x00" in key:
+            if not isinstance(key, str) or not key:
                 raise InvalidValueError(f"filter keys must be non-empty strings, got {key!r}")
             self._match([key], condition)
 

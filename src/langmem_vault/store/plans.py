@@ -36,9 +36,12 @@ from langmem_vault.store.lexemes import LexemeStats, StatsCache, tsquery_text
 from langmem_vault.store.ranking import MAX_EF_SEARCH, SearchRanking
 from langmem_vault.store.validation import (
     InvalidValueError,
+    check_field,
     check_key,
     check_namespace,
+    check_page,
     check_query,
+    check_ttl,
     encode_value,
 )
 
@@ -124,16 +127,15 @@ def _prepare_put(op: PutOp, settings: StoreSettings) -> PreparedPut:
     if op.value is None:
         return PreparedPut(prefix, op.key, None, None, None)
     value_json = encode_value(op.value, max_bytes=settings.max_value_bytes)
-    if op.ttl is not None and (
-        isinstance(op.ttl, bool) or not isinstance(op.ttl, int | float) or op.ttl <= 0
-    ):
-        raise InvalidValueError(f"ttl must be a positive number of minutes, got {op.ttl!r}")
+    if op.ttl is not None:
+        check_ttl(op.ttl)
     if op.index is False:
         return PreparedPut(prefix, op.key, value_json, op.ttl, None, reindex=False)
-    if op.index is not None and (
-        not isinstance(op.index, list) or not all(isinstance(p, str) for p in op.index)
-    ):
-        raise InvalidValueError(f"index must be None, False or a list of paths: {op.index!r}")
+    if op.index is not None:
+        if not isinstance(op.index, list):
+            raise InvalidValueError(f"index must be None, False or a list of paths: {op.index!r}")
+        for path in op.index:
+            check_field(path, "index path")
     paths = op.index if op.index is not None else settings.fields
     pairs = _texts(op.value, paths)
     if not settings.hybrid and paths == ["$"]:
@@ -152,17 +154,20 @@ def _check_read(op: Op) -> None:
         check_namespace(op.namespace_prefix, allow_empty=True)
         if op.query is not None:
             check_query(op.query)
-        if op.limit < 0 or op.offset < 0:
-            raise InvalidValueError(f"limit and offset must be >= 0, got {op.limit}, {op.offset}")
+        check_page("limit", op.limit)
+        check_page("offset", op.offset)
+        FilterBuilder().add(op.filter)  # refuses a bad filter before any I/O
     elif isinstance(op, ListNamespacesOp):
         for cond in op.match_conditions or ():
             if cond.match_type not in ("prefix", "suffix"):
                 raise InvalidValueError(f"unsupported match type {cond.match_type!r}")
             check_namespace(tuple(cond.path), allow_empty=True)
-        if op.limit < 0 or op.offset < 0:
-            raise InvalidValueError(f"limit and offset must be >= 0, got {op.limit}, {op.offset}")
-        if op.max_depth is not None and op.max_depth < 1:
-            raise InvalidValueError(f"max_depth must be >= 1, got {op.max_depth}")
+        check_page("limit", op.limit)
+        check_page("offset", op.offset)
+        if op.max_depth is not None:
+            check_page("max_depth", op.max_depth)
+            if op.max_depth < 1:
+                raise InvalidValueError(f"max_depth must be >= 1, got {op.max_depth}")
     elif not isinstance(op, PutOp):
         raise ValueError(f"Unknown operation type: {type(op)}")
 
