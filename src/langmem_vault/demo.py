@@ -24,8 +24,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.builder import build_memory_graph
-from langmem_vault.graphs.offline_model import RecallChatModel
 from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.offline.model import RecallChatModel
 
 __all__ = ["FIRST_THREAD", "SECOND_THREAD", "main", "run_demo"]
 
@@ -103,7 +103,7 @@ def run_demo(
     transcript: list[tuple[str, str, str]] = []
     with _open_store(dsn, in_memory) as (store, label):
         if chat is None:
-            from langmem_vault.nodes.offline_extractor import OfflineExtractor
+            from langmem_vault.offline.extractor import OfflineExtractor
 
             answerer: Any = RecallChatModel()
             extractor: Any = OfflineExtractor()
