@@ -1,6 +1,6 @@
 """The two-thread demo: what the user says in one thread is remembered in the next.
 
-Run ``python -m langmem_vault.demo`` (or ``langmem-vault demo``). Offline by default: the
+Run ``langmem-vault demo`` (or ``python -m langmem_vault demo``). Offline by default: the
 embedded Postgres through VaultStore, local embeddings, the offline extractor and a tiny
 offline model that answers from the injected memories. With ``OPENAI_API_KEY`` set (and
 ``langchain-openai`` installed) a real model answers and extracts, through ``init_chat_model``.
@@ -11,11 +11,9 @@ offline model that answers from the injected memories. With ``OPENAI_API_KEY`` s
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,10 +23,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.builder import build_memory_graph
-from langmem_vault.graphs.offline_model import RecallChatModel
 from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.offline.model import RecallChatModel
 
-__all__ = ["FIRST_THREAD", "SECOND_THREAD", "main", "run_demo"]
+__all__ = ["FIRST_THREAD", "SECOND_THREAD", "run_demo"]
 
 FIRST_THREAD = (
     "Hi! My name is Dana and I live in Lyon.",
@@ -104,7 +102,7 @@ def run_demo(
     transcript: list[tuple[str, str, str]] = []
     with _open_store(dsn, in_memory) as (store, label):
         if chat is None:
-            from langmem_vault.nodes.offline_extractor import OfflineExtractor
+            from langmem_vault.offline.extractor import OfflineExtractor
 
             answerer: Any = RecallChatModel()
             extractor: Any = OfflineExtractor()
@@ -149,26 +147,3 @@ def run_demo(
         for instruction in vault.instructions():
             say(f"  [instruction p{instruction.value.priority}] {instruction.value.text}")
     return transcript
-
-
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The demo's command-line options (shared with ``langmem-vault demo``)."""
-    parser = parser or argparse.ArgumentParser(
-        prog="python -m langmem_vault.demo", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--dsn", help="PostgreSQL DSN (default: $LANGMEM_VAULT_DSN or embedded)")
-    parser.add_argument("--in-memory", action="store_true", help="use langgraph's InMemoryStore")
-    parser.add_argument("--model", help=f"init_chat_model string (default {DEFAULT_OPENAI_MODEL})")
-    parser.add_argument("--offline", action="store_true", help="never call a model API")
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m langmem_vault.demo``."""
-    args = build_parser().parse_args(argv)
-    run_demo(dsn=args.dsn, in_memory=args.in_memory, model=args.model, offline=args.offline)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
