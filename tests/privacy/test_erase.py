@@ -246,3 +246,66 @@ async def test_async_erase(
     assert report.threads == ["alice-t1"] and report.checkpoints > 0
     assert scan(pg_uri, schema, "alice") == {}
     assert scan(pg_uri, schema, "bob")["store_items"] == 1
+
+
+def _expire(pg_uri: str, schema: str, user: str) -> int:
+    """Let the TTL of every item of ``user`` pass, without a sweep: they stay as rows."""
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        cur = conn.execute(
+            f"UPDATE {schema}.store_items SET ttl_minutes = 1, expires_at = now() - interval '1s' "
+            "WHERE prefix LIKE %s OR key LIKE %s",
+            (f"%{user}%", f"%{user}%"),
+        )
+        return cur.rowcount
+
+
+def _common_words(pg_uri: str, schema: str) -> set[str]:
+    with psycopg.connect(pg_uri) as conn:
+        rows = conn.execute(
+            "SELECT unnest(most_common_elems::text::text[]) FROM pg_stats "
+            "WHERE schemaname = %s AND tablename = 'store_items' AND attname = 'search_tsv'",
+            (schema,),
+        ).fetchall()
+    return {r[0] for r in rows}
+
+
+def _remember_many(vault: MemoryVault, user: str, word: str) -> None:
+    for n in range(30):
+        vault.remember(f"{user} {word} fact number {n}")
+
+
+def test_erase_takes_expired_items_and_the_statistics_forget_the_words(
+    parts: tuple[VaultStore, VaultSaver, JobQueue, AuditLog], pg_uri: str, schema: str
+) -> None:
+    store, saver, queue, audit = parts
+    _remember_many(MemoryVault(store, user_id="alice"), "alice", "zanzibarite")
+    _remember_many(MemoryVault(store, user_id="bob"), "bob", "kettle")
+    store.analyze()
+    assert {"zanzibarit", "kettl"} <= _common_words(pg_uri, schema)
+    # expired but not swept: a search no longer finds them, yet they are rows with vectors
+    assert _expire(pg_uri, schema, "alice") > 30
+    assert MemoryVault(store, user_id="alice").list() == []
+    report = erase_user(store, "alice", saver=saver, jobs=queue, audit=audit)
+    assert scan(pg_uri, schema, "alice") == {}
+    assert report.store_items == 34 and report.extract_watermarks == 0
+    words = _common_words(pg_uri, schema)
+    assert "zanzibarit" not in words and "kettl" in words
+    assert len(MemoryVault(store, user_id="bob").list(limit=100)) == 31
+
+
+async def test_async_erase_takes_expired_items(
+    apool: AsyncConnectionPool[Any], astore: AsyncVaultStore, pg_uri: str, schema: str
+) -> None:
+    saver = AsyncVaultSaver(apool, schema=schema)
+    await saver.setup()
+    for user in USERS:
+        for n in range(3):
+            await MemoryVault(astore, user_id=user).aremember(f"{user} fact {n}")
+        cfg = {"configurable": {"thread_id": f"{user}-t1", "user_id": user}}
+        await _graph(saver).ainvoke({"messages": [("user", "hello")]}, cfg)
+    await astore.aput(WATERMARK_NAMESPACE, "alice-t1", {"message_ids": ["m1"]}, index=False)
+    assert _expire(pg_uri, schema, "alice") == 4
+    report = await aerase_user(astore, "alice", saver=saver)
+    assert report.store_items == 3
+    assert scan(pg_uri, schema, "alice", require=("store_items", "saver_threads")) == {}
+    assert scan(pg_uri, schema, "bob", require=("store_items",))["store_items"] == 3

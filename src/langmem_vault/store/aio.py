@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -23,6 +23,7 @@ from langmem_vault.store.plans import (
     analyze_plan,
     batch_plan,
     prepare_batch,
+    purge_plan,
     setup_plan,
     sweep_plan,
 )
@@ -142,6 +143,15 @@ class AsyncVaultStore(StoreCore, BaseStore):
     async def analyze(self) -> None:
         """Refresh the statistics search uses to weigh keywords by rarity (see VaultStore)."""
         await self._db.run(analyze_plan(self.schema, self._stats))
+
+    async def purge_prefixes(
+        self, prefixes: Sequence[tuple[str, ...]], *, analyze: bool = True
+    ) -> int:
+        """Async twin of :meth:`VaultStore.purge_prefixes`."""
+        n = await self._db.run(lambda: purge_plan(self.schema, prefixes))
+        if analyze:
+            await self._db.run(analyze_plan(self.schema, self._stats, vectors=self._vectors))
+        return n
 
     async def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,6 +24,7 @@ from langmem_vault.store.plans import (
     analyze_plan,
     batch_plan,
     prepare_batch,
+    purge_plan,
     setup_plan,
     sweep_plan,
 )
@@ -131,6 +132,23 @@ class VaultStore(StoreCore, BaseStore):
         have the weights at once.
         """
         self._db.run(analyze_plan(self.schema, self._stats))
+
+    def purge_prefixes(self, prefixes: Sequence[tuple[str, ...]], *, analyze: bool = True) -> int:
+        """Delete every item under each namespace prefix, expired ones included, with their
+        vectors, in one transaction; returns how many items went.
+
+        Searches skip expired items, so deleting what a search finds leaves them behind until
+        the TTL sweep: an erase must not. ``analyze`` (default) then refreshes the tables'
+        statistics, so ``pg_stats`` (most common words, keys and namespaces, sampled from the
+        rows) no longer holds values of the deleted items.
+
+        >>> store.purge_prefixes([("memories", "alice")])  # doctest: +SKIP
+        4
+        """
+        n = self._db.run(lambda: purge_plan(self.schema, prefixes))
+        if analyze:
+            self._db.run(analyze_plan(self.schema, self._stats, vectors=self._vectors))
+        return n
 
     def sweep_ttl(self) -> int:
         """Delete expired items now; returns how many. Expired items are never returned anyway."""

@@ -87,6 +87,11 @@ class StoreCore:
     def schema(self) -> str:
         return self.settings.schema
 
+    @property
+    def _vectors(self) -> bool:
+        """Whether the store has a store_vectors table."""
+        return self.index_config is not None
+
     def _docs_to_embed(self, batch: PreparedBatch) -> list[str]:
         return batch.doc_texts if self.embeddings is not None else []
 

@@ -461,10 +461,20 @@ def setup_plan(settings: StoreSettings) -> Plan[list[int]]:
     return applied
 
 
-def analyze_plan(schema: str, stats_cache: StatsCache) -> Plan[None]:
+def analyze_plan(schema: str, stats_cache: StatsCache, *, vectors: bool = False) -> Plan[None]:
     """Refresh the statistics that weigh keywords by rarity (autovacuum also does it)."""
-    yield Query(q.analyze(schema))
+    yield Query(q.analyze(schema, vectors=vectors))
     stats_cache.clear()
+
+
+def purge_plan(schema: str, prefixes: Sequence[tuple[str, ...]]) -> Plan[int]:
+    """Delete everything under the namespace prefixes, expired items included; how many."""
+    for prefix in prefixes:
+        check_namespace(tuple(prefix))
+    joined = [prefix_of(tuple(p)) for p in prefixes]
+    params = {"prefixes": joined, "likes": [_like_prefix(p) for p in joined]}
+    rows = yield Query(q.purge_prefixes(schema), params)
+    return int(rows[0]["n"]) if rows else 0
 
 
 def sweep_plan(schema: str) -> Plan[int]:

@@ -226,11 +226,26 @@ WITH doomed AS (
 SELECT count(*) AS n FROM gone"""
 
 
+def purge_prefixes(s: str) -> str:
+    """Delete every item under the namespace prefixes, expired or not (their vectors go by
+    the foreign key's cascade); locks in key order, as batches do."""
+    return f"""
+WITH doomed AS (
+    SELECT i.prefix, i.key FROM {s}.store_items AS i
+    WHERE i.prefix = ANY (%(prefixes)s::text[]) OR i.prefix LIKE ANY (%(likes)s::text[])
+    ORDER BY i.prefix, i.key FOR UPDATE
+), gone AS (
+    DELETE FROM {s}.store_items AS i USING doomed AS d
+    WHERE i.prefix = d.prefix AND i.key = d.key RETURNING 1
+)
+SELECT count(*) AS n FROM gone"""
+
+
 def vector_type(s: str) -> str:
     return f"""
 SELECT format_type(a.atttypid, a.atttypmod) AS type FROM pg_attribute AS a
 WHERE a.attrelid = '{s}.store_vectors'::regclass AND a.attname = 'embedding'"""
 
 
-def analyze(s: str) -> str:
-    return f"ANALYZE {s}.store_items"
+def analyze(s: str, *, vectors: bool = False) -> str:
+    return f"ANALYZE {s}.store_items" + (f", {s}.store_vectors" if vectors else "")

@@ -17,6 +17,13 @@ out of search and out of every node's reach), pending jobs are deleted (they wou
 again), checkpoints and audit events stay; :func:`restore_user` undoes it, and
 :func:`purge_erased` (run it daily) hard-erases users whose N days have passed.
 
+On VaultStore, the user's items go by namespace prefix in SQL (``purge_prefixes``), expired
+ones included (a search skips them, so a search-driven erase would leave them until the TTL
+sweep), and the store's tables are then ANALYZEd so ``pg_stats`` no longer samples the user's
+words. Other stores are erased through what their searches find. The saver's, jobs' and
+audit tables are left to autovacuum's ANALYZE (after enough rows changed): their statistics
+can hold a user id or thread title shared by many rows until then.
+
 Pause extraction workers for the user first (or erase twice): a job already running when
 its row is deleted may still write its result to the store. Audit buffers: erase flushes the
 ``audit`` it is given and the sink of an ``AuditedStore`` it is given before deleting the
@@ -29,6 +36,7 @@ user's events; flush any other buffer first, or an event still queued there is w
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import inspect
 from collections.abc import Sequence
@@ -131,13 +139,24 @@ def _items_under(prefix: tuple[str, ...]) -> StorePlan[list[Item]]:
             return found
 
 
+def _erased_prefixes(prefixes: list[tuple[str, ...]], quarantine: bool) -> list[tuple[str, ...]]:
+    """Where the user's items are: a hard erase also takes what a soft erase quarantined."""
+    return prefixes if quarantine else [*prefixes, *((QUARANTINE, *p) for p in prefixes)]
+
+
 def _store_erase_plan(
-    user_id: str, prefixes: list[tuple[str, ...]], thread_ids: list[str], quarantine: bool
+    user_id: str,
+    prefixes: list[tuple[str, ...]],
+    thread_ids: list[str],
+    quarantine: bool,
+    *,
+    scan_items: bool = True,
 ) -> StorePlan[tuple[int, int]]:
+    """Delete (or quarantine) what a search finds under the prefixes, the erase marker and the
+    extract watermarks. ``scan_items=False`` leaves a hard erase's items to the store's own
+    ``purge_prefixes``, which also takes the expired ones a search skips."""
     items: list[Item] = []
-    # A hard erase also takes what an earlier soft erase quarantined, and its marker.
-    scan = prefixes if quarantine else [*prefixes, *((QUARANTINE, *p) for p in prefixes)]
-    for prefix in scan:
+    for prefix in _erased_prefixes(prefixes, quarantine) if scan_items else []:
         items.extend((yield from _items_under(prefix)))
     # Overlapping prefixes (custom templates) list an item twice: count and delete it once.
     items = list({(tuple(i.namespace), i.key): i for i in items}.values())
@@ -148,7 +167,8 @@ def _store_erase_plan(
         ops.append(PutOp(ns, item.key, None))
         if quarantine:
             ops.append(PutOp((QUARANTINE, *ns), item.key, dict(item.value), index=False))
-    ops.extend(PutOp(WATERMARK_NAMESPACE, m.key, None) for m in marks if isinstance(m, Item))
+    # Every thread's key, found or not: a get skips a watermark whose TTL has passed.
+    ops.extend(PutOp(WATERMARK_NAMESPACE, t, None) for t in thread_ids)
     if ops:
         yield ops  # one atomic batch on VaultStore
     return len(items), sum(isinstance(m, Item) for m in marks)
@@ -204,6 +224,18 @@ async def _aflush(*sinks: Any) -> None:
                 await outcome
 
 
+def _purger(store: BaseStore) -> Any:
+    """The store's ``purge_prefixes`` (VaultStore, AsyncVaultStore), or None: other stores
+    are erased through what their searches find."""
+    return getattr(store, "purge_prefixes", None)
+
+
+async def _apurge(purge: Any, prefixes: list[tuple[str, ...]]) -> int:
+    if inspect.iscoroutinefunction(purge):
+        return int(await purge(prefixes))
+    return int(await asyncio.to_thread(purge, prefixes))
+
+
 def _apply_threads(report: ErasureReport, deleted: Any) -> None:
     report.threads = list(deleted.thread_ids)
     report.checkpoints = deleted.checkpoints
@@ -244,9 +276,16 @@ def erase_user(
     if jobs is not None:
         report.jobs, report.job_watermarks = jobs.delete_user_jobs(threads, ns)
     quarantine = soft_days is not None
+    purge = _purger(store)
     report.store_items, report.extract_watermarks = run_store_plan(
-        store, _store_erase_plan(user_id, prefixes, threads, quarantine)
+        store,
+        _store_erase_plan(
+            user_id, prefixes, threads, quarantine, scan_items=quarantine or purge is None
+        ),
     )
+    if purge is not None:  # expired items too (a soft erase moved the live ones already)
+        purged = purge(_erased_prefixes(prefixes, quarantine))
+        report.store_items += 0 if quarantine else purged
     if soft_days is not None:
         value, report.purge_after = _marker(soft_days, threads)
         store.put(MARKERS, user_id, value, index=False)
@@ -288,9 +327,16 @@ async def aerase_user(
     if jobs is not None:
         report.jobs, report.job_watermarks = await jobs.delete_user_jobs(threads, ns)
     quarantine = soft_days is not None
+    purge = _purger(store)
     report.store_items, report.extract_watermarks = await arun_store_plan(
-        store, _store_erase_plan(user_id, prefixes, threads, quarantine)
+        store,
+        _store_erase_plan(
+            user_id, prefixes, threads, quarantine, scan_items=quarantine or purge is None
+        ),
     )
+    if purge is not None:
+        purged = await _apurge(purge, _erased_prefixes(prefixes, quarantine))
+        report.store_items += 0 if quarantine else purged
     if soft_days is not None:
         value, report.purge_after = _marker(soft_days, threads)
         await store.aput(MARKERS, user_id, value, index=False)
