@@ -23,6 +23,7 @@ from psycopg_pool import AsyncConnectionPool
 from langmem_vault.checkpointers import maintenance
 from langmem_vault.checkpointers.base import VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
+from langmem_vault.checkpointers.text import from_db
 from langmem_vault.db.connection import (
     DEFAULT_POOL_SIZE,
     DEFAULT_PREPARE_THRESHOLD,
@@ -192,7 +193,7 @@ class AsyncVaultSaver(VaultSaverBase):
                     maintenance.trim_thread_plan(self.schema, thread_id, keep_last)
                 )
                 if n:
-                    trimmed.append(thread_id)
+                    trimmed.append(from_db(thread_id))
                     deleted += n
         return RetentionReport(idle.thread_ids, deleted, trimmed)
 

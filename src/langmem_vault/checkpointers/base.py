@@ -24,6 +24,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langmem_vault.checkpointers import delta, maintenance, put, queries
 from langmem_vault.checkpointers.config import next_version, scope, target
 from langmem_vault.checkpointers.elements import ElementCache
+from langmem_vault.checkpointers.text import to_db
 from langmem_vault.checkpointers.writes import put_writes_plan
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
 from langmem_vault.db.runner import Plan
@@ -109,7 +110,9 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         return put_writes_plan(self.schema, self.serde, where, writes, task_id, task_path)
 
     def _delete_threads_plan(self, thread_ids: Sequence[str]) -> Plan[maintenance.DeletedThreads]:
-        return maintenance.delete_threads_plan(self.schema, thread_ids)
+        if isinstance(thread_ids, str | bytes):
+            raise TypeError("delete: thread_ids must be a list of thread ids, not one string")
+        return maintenance.delete_threads_plan(self.schema, [to_db(str(t)) for t in thread_ids])
 
     def _delta_plan(
         self, config: RunnableConfig, channels: Sequence[str]
@@ -125,4 +128,4 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
             )
         if isinstance(thread_ids, str | bytes):
             raise TypeError("prune: thread_ids must be a list of thread ids, not one string")
-        return sorted({str(t) for t in thread_ids})
+        return sorted({to_db(str(t)) for t in thread_ids})

@@ -9,6 +9,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
+from langmem_vault.checkpointers.text import to_db
 from langmem_vault.db.migrations import check_schema
 
 
@@ -34,7 +35,8 @@ def _configurable(config: RunnableConfig | None, what: str) -> dict[str, Any]:
 
 
 def target(config: RunnableConfig | None, what: str) -> Target:
-    """The thread/namespace/checkpoint of ``config``; a missing thread_id is a ValueError.
+    """The thread/namespace/checkpoint of ``config``, as stored (:mod:`.text`); a missing
+    thread_id is a ValueError.
 
     >>> target({"configurable": {"thread_id": "t1"}}, "get_tuple")
     Target(thread_id='t1', checkpoint_ns='', checkpoint_id=None)
@@ -50,7 +52,11 @@ def target(config: RunnableConfig | None, what: str) -> Target:
     if not isinstance(ns, str):
         raise ValueError(f"{what}: config['configurable']['checkpoint_ns'] must be a string")
     checkpoint_id = configurable.get("checkpoint_id") or None
-    return Target(str(thread_id), ns, None if checkpoint_id is None else str(checkpoint_id))
+    return Target(
+        to_db(str(thread_id)),
+        to_db(ns),
+        None if checkpoint_id is None else to_db(str(checkpoint_id)),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +78,13 @@ def scope(config: RunnableConfig | None) -> Scope | None:
 
 
 def user_id_of(config: RunnableConfig) -> str | None:
-    """``user_id`` from the run's configurable, falling back to ``langgraph_user_id``."""
+    """``user_id`` from the run's configurable, falling back to ``langgraph_user_id``, as
+    stored (:mod:`.text`)."""
     configurable = config.get("configurable") or {}
     value = configurable.get("user_id")
     if value is None or value == "":
         value = configurable.get("langgraph_user_id")
-    return None if value is None or value == "" else str(value)
+    return None if value is None or value == "" else to_db(str(value))
 
 
 def next_version(current: str | int | float | None) -> str:

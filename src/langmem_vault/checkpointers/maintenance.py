@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from langmem_vault.checkpointers.config import render
 from langmem_vault.checkpointers.delta import replay_ancestors_plan
+from langmem_vault.checkpointers.text import from_db, opt_from_db, to_db
 from langmem_vault.db.runner import Plan, Query
 
 LOCK_THREADS_SQL = """
@@ -236,7 +237,7 @@ def delete_threads_plan(schema: str, thread_ids: Sequence[str]) -> Plan[DeletedT
     rows = yield Query(render(DELETE_THREADS_SQL, schema), {"ids": ids})
     counts = (rows or [{}])[0]
     return DeletedThreads(
-        thread_ids=ids,
+        thread_ids=[from_db(i) for i in ids],
         checkpoints=int(counts.get("checkpoints", 0)),
         writes=int(counts.get("writes", 0)),
         blobs=int(counts.get("blobs", 0)),
@@ -248,7 +249,7 @@ def delete_user_threads_plan(schema: str, user_id: str) -> Plan[DeletedThreads]:
     """Remove every thread indexed under ``user_id``."""
     if not isinstance(user_id, str) or not user_id:
         raise ValueError("delete_user_threads: user_id must be a non-empty string")
-    rows = yield Query(render(USER_THREADS_LOCK_SQL, schema), {"user_id": user_id})
+    rows = yield Query(render(USER_THREADS_LOCK_SQL, schema), {"user_id": to_db(user_id)})
     ids = [r["thread_id"] for r in rows or []]
     if not ids:
         return DeletedThreads()
@@ -261,8 +262,19 @@ def list_threads_plan(schema: str, user_id: str, limit: int) -> Plan[list[Thread
         raise ValueError("list_threads: user_id must be a non-empty string")
     if limit < 1:
         raise ValueError(f"list_threads: limit must be at least 1, got {limit}")
-    rows = yield Query(render(LIST_THREADS_SQL, schema), {"user_id": user_id, "limit": limit})
-    return [ThreadInfo(**row) for row in rows or []]
+    params = {"user_id": to_db(user_id), "limit": limit}
+    rows = yield Query(render(LIST_THREADS_SQL, schema), params)
+    return [
+        ThreadInfo(
+            **row
+            | {
+                "thread_id": from_db(row["thread_id"]),
+                "user_id": opt_from_db(row["user_id"]),
+                "title": opt_from_db(row["title"]),
+            }
+        )
+        for row in rows or []
+    ]
 
 
 BUMP_COUNTER_SQL = """
@@ -283,7 +295,7 @@ def gc_plan(schema: str, ids: list[str]) -> Plan[None]:
 
 def delete_for_runs_plan(schema: str, run_ids: Sequence[str]) -> Plan[None]:
     """Remove the checkpoints (and their writes) that the given runs created."""
-    runs = _ids(run_ids, "delete_for_runs")
+    runs = [to_db(r) for r in _ids(run_ids, "delete_for_runs")]
     if not runs:
         return None
     rows = yield Query(render(RUN_THREADS_SQL, schema), {"runs": runs})
@@ -300,6 +312,7 @@ def copy_thread_plan(schema: str, source: str, target: str) -> Plan[None]:
     """Copy every checkpoint, blob, element and write of ``source`` to the empty ``target``."""
     if source == target:
         raise ValueError("copy_thread: source_thread_id and target_thread_id are the same")
+    source, target = to_db(source), to_db(target)
     yield Query(render(LOCK_THREADS_SQL, schema), {"ids": sorted([source, target])})
     rows = yield Query(render(HAS_CHECKPOINTS_SQL, schema), {"id": target})
     if rows and rows[0]["found"]:

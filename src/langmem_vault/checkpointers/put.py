@@ -30,6 +30,7 @@ from langmem_vault.checkpointers.elements import (
     allocate,
     gave_up,
 )
+from langmem_vault.checkpointers.text import from_db, opt_to_db, tree_to_db
 from langmem_vault.db.runner import Plan, Query
 
 PUT_SQL = (
@@ -69,7 +70,7 @@ def _thread_fields(
     fields: dict[str, Any] = {"user_id": user_id_of(config), "title": None, "message_count": None}
     messages = values.get("messages")
     if where.checkpoint_ns == "" and "messages" in changed and isinstance(messages, list):
-        fields["title"] = codec.thread_title(messages)
+        fields["title"] = opt_to_db(codec.thread_title(messages))
         fields["message_count"] = len(messages)
     return fields
 
@@ -104,7 +105,7 @@ def put_plan(
         "v": int(checkpoint.get("v", 1)),
         "channel_versions": Jsonb(checkpoint.get("channel_versions") or {}),
         "body": pack_json(body),
-        "metadata": Jsonb(get_serializable_checkpoint_metadata(config, metadata)),
+        "metadata": Jsonb(tree_to_db(get_serializable_checkpoint_metadata(config, metadata))),
         "versions": Jsonb(dict(new_versions)),
         "b_channels": [v.channel for v in encoded],
         **_thread_fields(config, where, values, new_versions),
@@ -126,8 +127,8 @@ def put_plan(
                 cache.put(where.thread_id, int(done[0]["epoch"]), alloc.next_elem, learnt)
             return {
                 "configurable": {
-                    "thread_id": where.thread_id,
-                    "checkpoint_ns": where.checkpoint_ns,
+                    "thread_id": from_db(where.thread_id),
+                    "checkpoint_ns": from_db(where.checkpoint_ns),
                     "checkpoint_id": checkpoint["id"],
                 }
             }

@@ -22,6 +22,7 @@ from psycopg.types.json import Jsonb
 from langmem_vault.checkpointers import codec
 from langmem_vault.checkpointers.compression import unpack_json
 from langmem_vault.checkpointers.config import Scope, Target, render
+from langmem_vault.checkpointers.text import from_db, tree_from_db, tree_to_db
 from langmem_vault.db.runner import Plan, Query
 
 # {select} is the statement choosing checkpoint rows; everything else hangs off it.
@@ -143,25 +144,25 @@ def _assemble(
             checkpoint["channel_versions"] = versions
         config: RunnableConfig = {
             "configurable": {
-                "thread_id": thread_id,
-                "checkpoint_ns": ns,
-                "checkpoint_id": checkpoint_id,
+                "thread_id": from_db(thread_id),
+                "checkpoint_ns": from_db(ns),
+                "checkpoint_id": from_db(checkpoint_id),
             }
         }
         parent: RunnableConfig | None = None
         if head["parent_id"]:
             parent = {
                 "configurable": {
-                    "thread_id": thread_id,
-                    "checkpoint_ns": ns,
-                    "checkpoint_id": head["parent_id"],
+                    "thread_id": from_db(thread_id),
+                    "checkpoint_ns": from_db(ns),
+                    "checkpoint_id": from_db(head["parent_id"]),
                 }
             }
         out.append(
             CheckpointTuple(
                 config=config,
                 checkpoint=checkpoint,  # type: ignore[arg-type]
-                metadata=head["metadata"],
+                metadata=tree_from_db(head["metadata"]),
                 parent_config=parent,
                 pending_writes=codec.load_writes(serde, parts.get("w", [])),
             )
@@ -209,7 +210,7 @@ def list_plan(
             params["checkpoint_id"] = where.checkpoint_id
     if filter:
         clauses.append("metadata @> %(filter)s")
-        params["filter"] = Jsonb(filter)
+        params["filter"] = Jsonb(tree_to_db(filter))
     if before:
         clauses.append("checkpoint_id < %(before)s")
         params["before"] = before

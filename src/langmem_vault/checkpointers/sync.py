@@ -22,6 +22,7 @@ from psycopg_pool import ConnectionPool
 from langmem_vault.checkpointers import maintenance
 from langmem_vault.checkpointers.base import VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
+from langmem_vault.checkpointers.text import from_db
 from langmem_vault.db.connection import (
     DEFAULT_POOL_SIZE,
     DEFAULT_PREPARE_THRESHOLD,
@@ -199,6 +200,6 @@ class VaultSaver(VaultSaverBase):
             for thread_id in self._db.run(maintenance.long_threads_plan(self.schema, keep_last)):
                 n = self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, keep_last))
                 if n:
-                    trimmed.append(thread_id)
+                    trimmed.append(from_db(thread_id))
                     deleted += n
         return RetentionReport(idle.thread_ids, deleted, trimmed)
