@@ -11,6 +11,14 @@ retention, and the full ``BaseCheckpointSaver`` API including ``delete_for_runs`
 
 from langmem_vault.checkpointers.aio import AsyncVaultSaver
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
+from langmem_vault.checkpointers.owners import ThreadAccessError
 from langmem_vault.checkpointers.sync import VaultSaver
 
-__all__ = ["AsyncVaultSaver", "DeletedThreads", "RetentionReport", "ThreadInfo", "VaultSaver"]
+__all__ = [
+    "AsyncVaultSaver",
+    "DeletedThreads",
+    "RetentionReport",
+    "ThreadAccessError",
+    "ThreadInfo",
+    "VaultSaver",
+]

@@ -57,8 +57,9 @@ class AsyncVaultSaver(VaultSaverBase):
         *,
         schema: str = DEFAULT_SCHEMA,
         serde: SerializerProtocol | None = None,
+        shared_threads: bool = False,
     ) -> None:
-        super().__init__(schema=schema, serde=serde)
+        super().__init__(schema=schema, serde=serde, shared_threads=shared_threads)
         self._db = AsyncDatabase(conn)
         self.conn = conn
         # See VaultSaver: reads on our own autocommit pool skip BEGIN/COMMIT.
@@ -78,13 +79,14 @@ class AsyncVaultSaver(VaultSaverBase):
         pool_size: int = DEFAULT_POOL_SIZE,
         prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
         serde: SerializerProtocol | None = None,
+        shared_threads: bool = False,
     ) -> AsyncIterator[AsyncVaultSaver]:
         """A saver on its own async pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or embedded."""
         check_schema(schema)
         async with await aopen_pool(
             conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
         ) as pool:
-            saver = cls(pool, schema=schema, serde=serde)
+            saver = cls(pool, schema=schema, serde=serde, shared_threads=shared_threads)
             saver._autocommit_pool = pool
             yield saver
 

@@ -7,7 +7,7 @@ The two classes only differ in how they run a plan (``Database.run`` or
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -22,8 +22,9 @@ from langgraph.checkpoint.base import (
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langmem_vault.checkpointers import delta, maintenance, put, queries
-from langmem_vault.checkpointers.config import next_version, scope, target
+from langmem_vault.checkpointers.config import next_version, scope, target, user_id_of
 from langmem_vault.checkpointers.elements import ElementCache
+from langmem_vault.checkpointers.owners import owned_plan
 from langmem_vault.checkpointers.text import to_db
 from langmem_vault.checkpointers.writes import put_writes_plan
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
@@ -32,15 +33,25 @@ from langmem_vault.db.runner import Plan
 MIGRATION_TRACK = "saver"
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
+T = TypeVar("T")
+
 
 class VaultSaverBase(BaseCheckpointSaver[str]):
     """Plans for every saver operation; subclasses run them sync or async."""
 
     schema: str
 
-    def __init__(self, *, schema: str = DEFAULT_SCHEMA, serde: SerializerProtocol | None = None):
+    def __init__(
+        self,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        serde: SerializerProtocol | None = None,
+        shared_threads: bool = False,
+    ):
         super().__init__(serde=serde)
         self.schema = check_schema(schema)
+        # False: a thread's owner (its first user_id) alone may use it (see owners.py).
+        self.shared_threads = shared_threads
         # Element ids this saver learnt per thread, so most puts skip one round trip.
         self._elements = ElementCache()
 
@@ -53,9 +64,17 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
     def _setup_plan(self) -> Plan[list[int]]:
         return migrate_plan(self.schema, MIGRATION_TRACK)
 
+    def _owned(self, config: RunnableConfig | None, thread_id: str, plan: Plan[T]) -> Plan[T]:
+        """``plan`` behind the owner check, unless threads are shared or no user is named."""
+        user_id = None if self.shared_threads or config is None else user_id_of(config)
+        if user_id is None:
+            return plan
+        return owned_plan(self.schema, thread_id, user_id, plan)
+
     def _get_tuple_plan(self, config: RunnableConfig) -> Plan[CheckpointTuple | None]:
         where = target(config, "get_tuple")
-        return queries.get_tuple_plan(self.schema, self.serde, where, self.get_next_version)
+        plan = queries.get_tuple_plan(self.schema, self.serde, where, self.get_next_version)
+        return self._owned(config, where.thread_id, plan)
 
     def _list_plan(
         self,
@@ -68,15 +87,17 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
             raise ValueError(f"list: limit must be a non-negative int or None, got {limit!r}")
         if filter is not None and not isinstance(filter, dict):
             raise TypeError("list: filter must be a dict of metadata keys and values")
-        return queries.list_plan(
+        where = scope(config)
+        plan = queries.list_plan(
             self.schema,
             self.serde,
-            scope(config),
+            where,
             filter=filter,
             before=get_checkpoint_id(before) if before else None,
             limit=limit,
             get_next=self.get_next_version,
         )
+        return plan if where is None else self._owned(config, where.thread_id, plan)
 
     def _put_plan(
         self,
@@ -88,7 +109,7 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         where = target(config, "put")
         if not isinstance(checkpoint, dict) or not checkpoint.get("id"):
             raise ValueError("put: checkpoint['id'] is required")
-        return put.put_plan(
+        plan = put.put_plan(
             self.schema,
             self.serde,
             config,
@@ -98,6 +119,7 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
             new_versions,
             self._elements,
         )
+        return self._owned(config, where.thread_id, plan)
 
     def _put_writes_plan(
         self,
@@ -107,7 +129,8 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         task_path: str,
     ) -> Plan[None]:
         where = target(config, "put_writes")
-        return put_writes_plan(self.schema, self.serde, where, writes, task_id, task_path)
+        plan = put_writes_plan(self.schema, self.serde, where, writes, task_id, task_path)
+        return self._owned(config, where.thread_id, plan)
 
     def _delete_threads_plan(self, thread_ids: Sequence[str]) -> Plan[maintenance.DeletedThreads]:
         if isinstance(thread_ids, str | bytes):
@@ -118,7 +141,8 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         self, config: RunnableConfig, channels: Sequence[str]
     ) -> Plan[dict[str, DeltaChannelHistory]]:
         where = target(config, "get_delta_channel_history")
-        return delta.delta_history_plan(self.schema, self.serde, where, channels)
+        plan = delta.delta_history_plan(self.schema, self.serde, where, channels)
+        return self._owned(config, where.thread_id, plan)
 
     @staticmethod
     def _prune_ids(thread_ids: Sequence[str], strategy: str) -> list[str]:

@@ -60,8 +60,9 @@ class VaultSaver(VaultSaverBase):
         *,
         schema: str = DEFAULT_SCHEMA,
         serde: SerializerProtocol | None = None,
+        shared_threads: bool = False,
     ) -> None:
-        super().__init__(schema=schema, serde=serde)
+        super().__init__(schema=schema, serde=serde, shared_threads=shared_threads)
         self._db = Database(conn)
         self.conn = conn
         # Set by from_conn_string, whose pool hands out autocommit connections: reads, puts
@@ -78,6 +79,7 @@ class VaultSaver(VaultSaverBase):
         pool_size: int = DEFAULT_POOL_SIZE,
         prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
         serde: SerializerProtocol | None = None,
+        shared_threads: bool = False,
     ) -> Iterator[VaultSaver]:
         """A saver on its own pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or the embedded server.
 
@@ -87,7 +89,7 @@ class VaultSaver(VaultSaverBase):
         with open_pool(
             conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
         ) as pool:
-            saver = cls(pool, schema=schema, serde=serde)
+            saver = cls(pool, schema=schema, serde=serde, shared_threads=shared_threads)
             saver._autocommit_pool = pool
             yield saver
 

@@ -1,0 +1,40 @@
+"""Threads belong to users: the user_id a thread was created under owns it.
+
+Thread ids are global, so without a check anyone who learns (or guesses) another user's
+thread id reads that conversation. When a config carries a ``user_id`` and the thread has an
+owner, every read and write of the thread first checks they match; a config without a
+``user_id`` (service code, migrations, the conformance suite) is not a user and passes. Apps
+whose users share threads turn the check off with ``shared_threads=True``.
+
+The check costs one indexed lookup (a primary-key read) per call that carries a user_id.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from langmem_vault.checkpointers.config import render
+from langmem_vault.checkpointers.text import from_db
+from langmem_vault.db.runner import Plan, Query
+
+T = TypeVar("T")
+
+OWNER_SQL = "SELECT user_id FROM {schema}.saver_threads WHERE thread_id = %(thread_id)s"
+
+
+class ThreadAccessError(PermissionError):
+    """A user_id asked for a thread another user owns; nothing was read or written."""
+
+
+def owned_plan(schema: str, thread_id: str, user_id: str | None, plan: Plan[T]) -> Plan[T]:
+    """``plan``, once ``user_id`` (stored form) is known to own ``thread_id`` (or no one does)."""
+    if user_id is not None:
+        rows = yield Query(render(OWNER_SQL, schema), {"thread_id": thread_id})
+        owner = rows[0]["user_id"] if rows else None
+        if owner is not None and owner != user_id:
+            raise ThreadAccessError(
+                f"thread {from_db(thread_id)!r} belongs to another user than "
+                f"{from_db(user_id)!r}; open the saver with shared_threads=True if your "
+                "users share threads"
+            )
+    return (yield from plan)

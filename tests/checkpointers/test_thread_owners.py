@@ -1,0 +1,60 @@
+"""A thread belongs to the user it was created under: another user_id is refused, by default."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from test_graphs import Runner, chat_graph, texts
+
+from langmem_vault.checkpointers import AsyncVaultSaver, ThreadAccessError, VaultSaver
+
+
+def conf(thread: str, user: str | None) -> dict[str, Any]:
+    configurable = {"thread_id": thread} | ({"user_id": user} if user else {})
+    return {"configurable": configurable}
+
+
+async def _scenario(saver: VaultSaver | AsyncVaultSaver) -> None:
+    run = Runner(chat_graph(saver), isinstance(saver, AsyncVaultSaver))
+    await run.invoke({"messages": [HumanMessage("alice's secret")]}, conf("t1", "alice"))
+    # bob can neither read alice's thread nor write to it
+    with pytest.raises(ThreadAccessError, match="belongs to another user") as refused:
+        await run.invoke({"messages": [HumanMessage("what did she say?")]}, conf("t1", "bob"))
+    assert "alice" not in str(refused.value)  # the error does not name the owner
+    with pytest.raises(ThreadAccessError):
+        await run.state(conf("t1", "bob"))
+    with pytest.raises(ThreadAccessError):
+        await run.history(conf("t1", "bob"))
+    # alice's thread is unchanged and still hers
+    state = await run.state(conf("t1", "alice"))
+    assert texts(state.values["messages"]) == ["human:alice's secret", "ai:echo alice's secret"]
+    # bob's own thread works; a config without user_id (service code) is not a user
+    await run.invoke({"messages": [HumanMessage("hi")]}, conf("t2", "bob"))
+    assert len((await run.state(conf("t1", None))).values["messages"]) == 2
+
+
+async def test_threads_belong_to_their_user(any_saver: VaultSaver | AsyncVaultSaver) -> None:
+    await _scenario(any_saver)
+
+
+def test_shared_threads_switch(pg_uri: str, schema: str) -> None:
+    with VaultSaver.from_conn_string(pg_uri, schema=schema, shared_threads=True) as saver:
+        saver.setup()
+        graph = chat_graph(saver)
+        graph.invoke({"messages": [HumanMessage("team notes")]}, conf("t", "alice"))
+        out = graph.invoke({"messages": [HumanMessage("more")]}, conf("t", "bob"))
+        assert texts(out["messages"])[:2] == ["human:team notes", "ai:echo team notes"]
+        assert [t.thread_id for t in saver.list_threads("alice")] == ["t"]  # first owner
+
+
+async def test_async_shared_threads_switch(pg_uri: str, schema: str) -> None:
+    async with AsyncVaultSaver.from_conn_string(
+        pg_uri, schema=schema, shared_threads=True
+    ) as saver:
+        await saver.setup()
+        graph = chat_graph(saver)
+        await graph.ainvoke({"messages": [HumanMessage("team notes")]}, conf("t", "alice"))
+        out = await graph.ainvoke({"messages": [HumanMessage("more")]}, conf("t", "bob"))
+        assert len(out["messages"]) == 4
