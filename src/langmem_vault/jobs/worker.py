@@ -30,6 +30,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langgraph.store.base import BaseStore
+from psycopg_pool import PoolClosed
 
 from langmem_vault.extraction.apply import aapply, apply
 from langmem_vault.extraction.payload import (
@@ -211,6 +212,9 @@ class ExtractionWorker:
         while not self._stop.is_set():
             try:
                 self.run_pending()
+            except PoolClosed:  # the app shut its pool: nothing to poll any more
+                logger.info("extraction worker %s: pool closed, stopping", self.worker_id)
+                return
             except Exception:  # the database may be restarting: log, wait, poll again
                 logger.exception("extraction worker %s: poll failed", self.worker_id)
             self._wake.wait(self.poll_interval)
@@ -229,6 +233,31 @@ class ExtractionWorker:
         if self._thread is not None:
             self._thread.join(timeout)
             self._thread = None
+
+    def close(self) -> None:
+        """Stop polling: the thread (:meth:`stop`) and, on its loop, the task (:meth:`astop`).
+
+        >>> with ExtractionWorker(queue, store, model) as worker:  # doctest: +SKIP
+        ...     worker.start()
+        """
+        self.stop()
+        task = self._task
+        if task is not None and not task.done() and not task.get_loop().is_closed():
+            task.get_loop().call_soon_threadsafe(task.cancel)
+        self._task = None
+
+    def __enter__(self) -> ExtractionWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> ExtractionWorker:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.stop()
+        await self.astop()
 
     # -- async --
 
@@ -312,6 +341,9 @@ class ExtractionWorker:
                 await self.arun_pending()
             except asyncio.CancelledError:
                 raise
+            except PoolClosed:
+                logger.info("extraction worker %s: pool closed, stopping", self.worker_id)
+                return
             except Exception:
                 logger.exception("extraction worker %s: poll failed", self.worker_id)
             with contextlib.suppress(TimeoutError):

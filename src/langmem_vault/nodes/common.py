@@ -45,3 +45,34 @@ class MemoryNode(RunnableLambda[Any, dict[str, Any]]):
     def __init__(self, node: Any, *, name: str) -> None:
         super().__init__(node.invoke, afunc=node.ainvoke, name=name)
         self.node = node
+
+    def close(self) -> None:
+        """Stop what the node started (the extract node's worker and the pool it opened from
+        a DSN); a no-op for nodes that start nothing.
+
+        >>> with create_extract_node(model, queue=dsn) as extract:  # doctest: +SKIP
+        ...     graph = builder.add_node("extract", extract).compile()
+        """
+        close = getattr(self.node, "close", None)
+        if close is not None:
+            close()
+
+    async def aclose(self) -> None:
+        """Async :meth:`close` (for a worker task and pool on the running loop)."""
+        aclose = getattr(self.node, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        else:
+            self.close()
+
+    def __enter__(self) -> MemoryNode:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> MemoryNode:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

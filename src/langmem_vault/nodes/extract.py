@@ -290,6 +290,38 @@ class _ExtractNode:
                     self._aqueue = aqueue
         return self._aqueue
 
+    # -- lifecycle --
+
+    def close(self) -> None:
+        """Stop the worker this node started and close the pools it opened from a DSN.
+
+        Queues and pools the app passed in stay open: they are the app's to close.
+        """
+        with self._lock:
+            worker, self._worker = self._worker, None
+            queue = self._queue if self._dsn is not None else None
+            aqueue = self._aqueue if self._dsn is not None else None
+            if self._dsn is not None:
+                self._queue = None
+        if worker is not None:
+            worker.close()
+        if queue is not None:
+            queue.db.conn.close()
+        if aqueue is not None:  # an async pool closes on its loop: aclose() does that
+            logger.warning("extract: close() cannot close an async pool; await aclose()")
+
+    async def aclose(self) -> None:
+        """Async :meth:`close`: awaits the worker task and the async pool."""
+        worker = self._worker
+        if worker is not None:
+            worker.stop()
+            await worker.astop()
+        aqueue = self._aqueue if self._dsn is not None else None
+        if aqueue is not None:
+            self._aqueue = None
+            await aqueue.db.conn.close()
+        self.close()
+
     def _ensure_task_worker(self, queue: AsyncJobQueue, store: BaseStore) -> None:
         worker = self._worker
         if worker is None or not worker.task_alive():

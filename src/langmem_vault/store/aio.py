@@ -176,6 +176,16 @@ class AsyncVaultStore(StoreCore, BaseStore):
         self._sweeper = asyncio.create_task(loop(), name="vault-ttl-sweeper")
         return self._sweeper
 
+    async def close(self) -> None:
+        """Stop the TTL sweeper task (see :meth:`VaultStore.close`)."""
+        await self.stop_ttl_sweeper()
+
+    async def __aenter__(self) -> AsyncVaultStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
         if self._sweeper is None:
             return True

@@ -172,6 +172,17 @@ class VaultStore(StoreCore, BaseStore):
         self._sweeper.start()
         return self._sweeper
 
+    def close(self) -> None:
+        """Stop the TTL sweeper thread. A pool the caller passed in stays open (it is theirs);
+        ``from_conn_string`` closes its own pool on exit."""
+        self.stop_ttl_sweeper()
+
+    def __enter__(self) -> VaultStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
         """Stop the sweeper thread; returns True when it has stopped."""
         self._stop_sweeper.set()
