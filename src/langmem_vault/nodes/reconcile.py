@@ -40,7 +40,6 @@ from typing import Any
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langmem_vault.memory.locks import awrite_lock, write_lock
 from langmem_vault.memory.models import (
     Episode,
     Extraction,
@@ -370,8 +369,7 @@ def apply_extraction(
         confirm_threshold=confirm_threshold,
         now=now,
     )
-    with write_lock(store):  # no access stamp may interleave with this read-modify-write
-        return run_store_plan(store, plan)
+    return run_store_plan(store, plan)
 
 
 async def aapply_extraction(
@@ -393,8 +391,7 @@ async def aapply_extraction(
         confirm_threshold=confirm_threshold,
         now=now,
     )
-    async with awrite_lock(store):
-        return await arun_store_plan(store, plan)
+    return await arun_store_plan(store, plan)
 
 
 class ReconcileNode:
