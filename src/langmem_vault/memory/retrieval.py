@@ -115,16 +115,22 @@ def score_items(
 
 
 def applicable_instructions(
-    items: Iterable[Item | SearchItem], message: str | None, now: datetime
+    items: Iterable[Item | SearchItem],
+    message: str | None,
+    now: datetime,
+    *,
+    usage: Mapping[Target, Mapping[str, Any]] | None = None,
 ) -> list[tuple[str, Instruction]]:
-    """Active, unexpired instructions whose condition holds, highest priority first.
+    """Active, unexpired instructions whose condition holds, highest priority first
+    (``usage``: their usage records, for ``usage_count``).
 
     Stored values that no longer validate are skipped rather than failing the turn.
     """
     found: list[tuple[str, Instruction]] = []
     for item in items:
+        value = with_usage(item.value, (usage or {}).get((tuple(item.namespace), item.key)))
         try:
-            instruction = Instruction.from_store(item.value)
+            instruction = Instruction.from_store(value)
         except ValueError:
             continue
         if instruction.applies(message, now):

@@ -55,7 +55,6 @@ __all__ = ["Memory", "MemoryVault"]
 
 M = TypeVar("M", bound=MemoryModel)
 _EPOCH = datetime.min.replace(tzinfo=UTC)
-_USAGE_FIELDS = ("access_count", "last_accessed", "utility")
 T = TypeVar("T")
 _List = builtins.list
 
@@ -151,7 +150,7 @@ class MemoryVault:
         return Memory(key, fact)
 
     def _open(self, key: str, value: Any, usage: Mapping[str, Any] | None = None) -> SemanticFact:
-        # Usage is merged after opening: a sealed value's counters are inside the seal.
+        # Sealing covers text and evidence only; the counters stay in clear either way.
         opened = open_value(value, self.keyring, self.ns.semantic, key)
         return SemanticFact.from_store(with_usage(opened, usage))
 
@@ -236,16 +235,7 @@ class MemoryVault:
             wanted = set(categories)
             scored = [m for m in scored if m.category in wanted]
         picked = balance_categories(scored, limit)
-        return [Memory(m.key, self._open_scored(m.key, m.value), m.score) for m in picked]
-
-    def _open_scored(self, key: str, value: Mapping[str, Any]) -> SemanticFact:
-        # A scored value already holds its usage; a sealed one gets it back after opening.
-        if "enc" not in value:
-            return SemanticFact.from_store(dict(value))
-        opened = open_value(dict(value), self.keyring, self.ns.semantic, key)
-        return SemanticFact.from_store(
-            {**opened, **{f: value[f] for f in _USAGE_FIELDS if f in value}}
-        )
+        return [Memory(m.key, self._open(m.key, dict(m.value)), m.score) for m in picked]
 
     def recall(
         self,
@@ -486,20 +476,11 @@ class MemoryVault:
         self, applicable_to: str | None, active_only: bool, limit: int
     ) -> StorePlan[_List[Memory[Instruction]]]:
         (items,) = yield [SearchOp(self.ns.instructions, limit=limit)]
-        values = yield from self._with_usage(items)
         if active_only:
-            counted = [
-                Item(
-                    value=v,
-                    key=i.key,
-                    namespace=i.namespace,
-                    created_at=i.created_at,
-                    updated_at=i.updated_at,
-                )
-                for i, v in zip(items, values, strict=True)
-            ]
-            pairs = applicable_instructions(counted, applicable_to, utcnow())
+            usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
+            pairs = applicable_instructions(items, applicable_to, utcnow(), usage=usage)
             return [Memory(k, v) for k, v in pairs]
+        values = yield from self._with_usage(items)
         found = [
             Memory(i.key, Instruction.from_store(v)) for i, v in zip(items, values, strict=True)
         ]
