@@ -127,7 +127,7 @@ def _embeddings_check() -> Check:
 
 def _redaction_check() -> Check:
     try:
-        from langmem_vault.privacy.engine import get_engines, model_path
+        from langmem_vault.privacy.redaction.engine import get_engines, model_path
 
         get_engines()
         name = model_path().name

@@ -10,17 +10,16 @@ import psycopg
 import pytest
 
 from langmem_vault.memory.models import SemanticFact
-from langmem_vault.privacy.crypto import (
+from langmem_vault.memory.sealing import (
     PLACEHOLDER,
     DecryptionError,
     Keyring,
-    arotate_keys,
     decrypt_fact,
     default_keyring,
     encrypt_fact,
     is_sealed,
-    rotate_keys,
 )
+from langmem_vault.privacy.rotation import arotate_keys, rotate_keys
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 NS = ("memories", "alice", "semantic")

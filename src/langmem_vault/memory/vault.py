@@ -48,8 +48,8 @@ from langmem_vault.memory.scoring import (
     as_datetime,
     balance_categories,
 )
+from langmem_vault.memory.sealing import Keyring, default_keyring, encrypt_fact, open_value
 from langmem_vault.memory.usage import read_usage_plan, usage_namespace, with_usage
-from langmem_vault.privacy.crypto import Keyring, default_keyring, encrypt_fact, open_value
 
 __all__ = ["Memory", "MemoryVault"]
 
@@ -80,7 +80,7 @@ def _put(
     # recall filter retired memories by status).
     value = model.to_store()
     if isinstance(model, SemanticFact) and model.private:
-        # Private facts are never embedded (embeddings leak meaning; see privacy.crypto) and
+        # Private facts are never embedded (embeddings leak meaning; see memory.sealing) and
         # are sealed with AES-GCM when the vault has a keyring.
         if keyring is not None:
             value = encrypt_fact(value, keyring, namespace, key)
@@ -153,9 +153,6 @@ class MemoryVault:
         # Sealing covers text and evidence only; the counters stay in clear either way.
         opened = open_value(value, self.keyring, self.ns.semantic, key)
         return SemanticFact.from_store(with_usage(opened, usage))
-
-    def _fact(self, text: str, kw: dict[str, Any]) -> SemanticFact:
-        return SemanticFact(text=text, **kw)
 
     def remember(
         self,

@@ -1,12 +1,18 @@
-"""Privacy: PII redaction, audit log, encryption at rest, consent, export/import/erase, gate.
+"""Privacy: PII redaction, encryption at rest, audit log, consent, export/import/erase, gate.
 
-- :mod:`~langmem_vault.privacy.pii`: ``redact()`` (Presidio + a local spaCy model, offline);
-- :mod:`~langmem_vault.privacy.audit`, ``audit_buffer``, ``audited_store``: who did what to
-  which memory, when;
-- :mod:`~langmem_vault.privacy.crypto`: AES-GCM sealing of private memories, key rotation;
-- :mod:`~langmem_vault.privacy.consent`: per-user consent and the extraction filter;
-- :mod:`~langmem_vault.privacy.portability` and ``erase``: export, import, erase per user;
-- :mod:`~langmem_vault.privacy.gate`: tiered, sanitised answers for plugins.
+- :mod:`~langmem_vault.privacy.redaction`: ``redact()`` (Presidio + a local spaCy model,
+  offline), its policy and recognisers; a primitive that imports nothing from the memory layer;
+- sealing (``Keyring``, ``encrypt_fact``...): AES-GCM envelopes of private memories. It is how
+  the memory layer stores a private fact, so it lives there
+  (:mod:`langmem_vault.memory.sealing`) and is re-exported here;
+  :mod:`~langmem_vault.privacy.rotation` re-seals every private fact under a new key.
+
+And two rooms built on the memory model:
+
+- :mod:`~langmem_vault.privacy.audit`: who did what to which memory, when (the log, its
+  buffer, the audited store wrapper, the access recorder);
+- :mod:`~langmem_vault.privacy.subject_rights`: per-user consent and the extraction filter,
+  export and import, erase, and the gate that hands plugins tiered, sanitised answers.
 
 The modules beyond redaction load on first use (``from langmem_vault.privacy import
 AuditLog`` works), so the extraction path does not pay for them.
@@ -20,8 +26,14 @@ Example:
 
 from typing import TYPE_CHECKING
 
-from langmem_vault.privacy.pii import DetectedEntity, RedactionResult, detect, preload, redact
-from langmem_vault.privacy.policy import (
+from langmem_vault.privacy.redaction.pii import (
+    DetectedEntity,
+    RedactionResult,
+    detect,
+    preload,
+    redact,
+)
+from langmem_vault.privacy.redaction.policy import (
     DEFAULT_ACTIONS,
     DEFAULT_POLICY,
     Action,
@@ -30,17 +42,28 @@ from langmem_vault.privacy.policy import (
 )
 
 if TYPE_CHECKING:  # static types for the lazy names below
-    from langmem_vault.privacy.audit import (
+    from langmem_vault.memory.sealing import (
+        DecryptionError,
+        Keyring,
+        decrypt_fact,
+        default_keyring,
+        encrypt_fact,
+        is_sealed,
+        open_item,
+        open_value,
+    )
+    from langmem_vault.privacy.audit.access import AuditingAccessRecorder
+    from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
+    from langmem_vault.privacy.audit.log import (
         AsyncAuditLog,
         AuditAction,
         AuditEvent,
         AuditLog,
         AuditRecord,
     )
-    from langmem_vault.privacy.audit_access import AuditingAccessRecorder
-    from langmem_vault.privacy.audit_buffer import AsyncAuditBuffer, AuditBuffer
-    from langmem_vault.privacy.audited_store import AuditedStore
-    from langmem_vault.privacy.consent import (
+    from langmem_vault.privacy.audit.store import AuditedStore
+    from langmem_vault.privacy.rotation import RotationReport, arotate_keys, rotate_keys
+    from langmem_vault.privacy.subject_rights.consent import (
         ConsentSettings,
         afilter_for_namespaces,
         aget_consent,
@@ -50,19 +73,7 @@ if TYPE_CHECKING:  # static types for the lazy names below
         get_consent,
         set_consent,
     )
-    from langmem_vault.privacy.crypto import (
-        DecryptionError,
-        Keyring,
-        arotate_keys,
-        decrypt_fact,
-        default_keyring,
-        encrypt_fact,
-        is_sealed,
-        open_item,
-        open_value,
-        rotate_keys,
-    )
-    from langmem_vault.privacy.erase import (
+    from langmem_vault.privacy.subject_rights.erase import (
         ErasureReport,
         aerase_user,
         apurge_erased,
@@ -71,8 +82,8 @@ if TYPE_CHECKING:  # static types for the lazy names below
         purge_erased,
         restore_user,
     )
-    from langmem_vault.privacy.gate import GateAnswer, PrivacyGate, Tier
-    from langmem_vault.privacy.portability import (
+    from langmem_vault.privacy.subject_rights.gate import GateAnswer, PrivacyGate, Tier
+    from langmem_vault.privacy.subject_rights.portability import (
         InvalidExportError,
         aexport_user,
         aimport_user,
@@ -83,49 +94,50 @@ if TYPE_CHECKING:  # static types for the lazy names below
 
 # name -> module, loaded on first attribute access (PEP 562)
 _LAZY = {
-    "AuditAction": "audit",
-    "AuditEvent": "audit",
-    "AuditLog": "audit",
-    "AsyncAuditLog": "audit",
-    "AuditRecord": "audit",
-    "AuditBuffer": "audit_buffer",
-    "AsyncAuditBuffer": "audit_buffer",
-    "AuditedStore": "audited_store",
-    "AuditingAccessRecorder": "audit_access",
-    "filter_for_namespaces": "consent",
-    "afilter_for_namespaces": "consent",
-    "Keyring": "crypto",
-    "DecryptionError": "crypto",
-    "encrypt_fact": "crypto",
-    "decrypt_fact": "crypto",
-    "default_keyring": "crypto",
-    "is_sealed": "crypto",
-    "open_item": "crypto",
-    "open_value": "crypto",
-    "rotate_keys": "crypto",
-    "arotate_keys": "crypto",
-    "ConsentSettings": "consent",
-    "get_consent": "consent",
-    "aget_consent": "consent",
-    "set_consent": "consent",
-    "aset_consent": "consent",
-    "filter_extraction": "consent",
-    "export_user": "portability",
-    "aexport_user": "portability",
-    "import_user": "portability",
-    "aimport_user": "portability",
-    "memories_csv": "portability",
-    "InvalidExportError": "portability",
-    "ErasureReport": "erase",
-    "erase_user": "erase",
-    "aerase_user": "erase",
-    "restore_user": "erase",
-    "arestore_user": "erase",
-    "purge_erased": "erase",
-    "apurge_erased": "erase",
-    "PrivacyGate": "gate",
-    "GateAnswer": "gate",
-    "Tier": "gate",
+    "AuditAction": "langmem_vault.privacy.audit.log",
+    "AuditEvent": "langmem_vault.privacy.audit.log",
+    "AuditLog": "langmem_vault.privacy.audit.log",
+    "AsyncAuditLog": "langmem_vault.privacy.audit.log",
+    "AuditRecord": "langmem_vault.privacy.audit.log",
+    "AuditBuffer": "langmem_vault.privacy.audit.buffer",
+    "AsyncAuditBuffer": "langmem_vault.privacy.audit.buffer",
+    "AuditedStore": "langmem_vault.privacy.audit.store",
+    "AuditingAccessRecorder": "langmem_vault.privacy.audit.access",
+    "filter_for_namespaces": "langmem_vault.privacy.subject_rights.consent",
+    "afilter_for_namespaces": "langmem_vault.privacy.subject_rights.consent",
+    "Keyring": "langmem_vault.memory.sealing",
+    "DecryptionError": "langmem_vault.memory.sealing",
+    "encrypt_fact": "langmem_vault.memory.sealing",
+    "decrypt_fact": "langmem_vault.memory.sealing",
+    "default_keyring": "langmem_vault.memory.sealing",
+    "is_sealed": "langmem_vault.memory.sealing",
+    "open_item": "langmem_vault.memory.sealing",
+    "open_value": "langmem_vault.memory.sealing",
+    "rotate_keys": "langmem_vault.privacy.rotation",
+    "arotate_keys": "langmem_vault.privacy.rotation",
+    "RotationReport": "langmem_vault.privacy.rotation",
+    "ConsentSettings": "langmem_vault.privacy.subject_rights.consent",
+    "get_consent": "langmem_vault.privacy.subject_rights.consent",
+    "aget_consent": "langmem_vault.privacy.subject_rights.consent",
+    "set_consent": "langmem_vault.privacy.subject_rights.consent",
+    "aset_consent": "langmem_vault.privacy.subject_rights.consent",
+    "filter_extraction": "langmem_vault.privacy.subject_rights.consent",
+    "export_user": "langmem_vault.privacy.subject_rights.portability",
+    "aexport_user": "langmem_vault.privacy.subject_rights.portability",
+    "import_user": "langmem_vault.privacy.subject_rights.portability",
+    "aimport_user": "langmem_vault.privacy.subject_rights.portability",
+    "memories_csv": "langmem_vault.privacy.subject_rights.portability",
+    "InvalidExportError": "langmem_vault.privacy.subject_rights.portability",
+    "ErasureReport": "langmem_vault.privacy.subject_rights.erase",
+    "erase_user": "langmem_vault.privacy.subject_rights.erase",
+    "aerase_user": "langmem_vault.privacy.subject_rights.erase",
+    "restore_user": "langmem_vault.privacy.subject_rights.erase",
+    "arestore_user": "langmem_vault.privacy.subject_rights.erase",
+    "purge_erased": "langmem_vault.privacy.subject_rights.erase",
+    "apurge_erased": "langmem_vault.privacy.subject_rights.erase",
+    "PrivacyGate": "langmem_vault.privacy.subject_rights.gate",
+    "GateAnswer": "langmem_vault.privacy.subject_rights.gate",
+    "Tier": "langmem_vault.privacy.subject_rights.gate",
 }
 
 
@@ -135,7 +147,7 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'langmem_vault.privacy' has no attribute {name!r}")
     from importlib import import_module
 
-    return getattr(import_module(f"langmem_vault.privacy.{module}"), name)
+    return getattr(import_module(module), name)
 
 
 __all__ = [
@@ -162,6 +174,7 @@ __all__ = [
     "PrivacyGate",
     "RedactionPolicy",
     "RedactionResult",
+    "RotationReport",
     "Tier",
     "aerase_user",
     "aexport_user",
