@@ -37,7 +37,7 @@ _UPSERT = """
 INSERT INTO {s}.store_items AS i (prefix, key, namespace, value)
 SELECT u.prefix, u.key, string_to_array(u.prefix, '.'), u.value
 FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(values)s::jsonb[]) AS u(prefix, key, value)
-ORDER BY u.prefix COLLATE "C", u.key COLLATE "C"  -- the order batches lock rows in (sql.write_items)
+ORDER BY u.prefix COLLATE "C", u.key COLLATE "C"  -- as sql.write_items locks rows
 ON CONFLICT (prefix, key) DO UPDATE SET
     value = i.value || (
         SELECT coalesce(jsonb_object_agg(e.key, CASE
