@@ -404,7 +404,8 @@ def _write_plan(
                 "ttls": [None if p.ttl is None else float(p.ttl) for p in upserts]
                 + [None] * len(lock_only),
                 "texts": [p.text for p in upserts] + [None] * len(lock_only),
-                "reindex": [p.reindex for p in upserts] + [False] * len(lock_only),
+                "keep_prefixes": [p.prefix for p in upserts if not p.reindex],
+                "keep_keys": [p.key for p in upserts if not p.reindex],
                 "text_config": settings.ranking.text_config,
             },
         )

@@ -55,6 +55,10 @@ FROM {_KEYS}
 WHERE i.prefix = u.prefix AND i.key = u.key AND i.ttl_minutes IS NOT NULL AND {NOT_EXPIRED}"""
 
 
+_KEEP_INDEX = (
+    "(i.prefix, i.key) IN (SELECT * FROM unnest(%(keep_prefixes)s::text[], %(keep_keys)s::text[]))"
+)
+
 # A value no put can store (values are JSON objects): marks rows a batch only locks.
 LOCK_ONLY_VALUE = "null"
 
@@ -73,9 +77,8 @@ def write_items(s: str) -> str:
     not update) or claim an absent key with a placeholder that ``delete_items`` removes
     before the commit, so nobody ever sees it.
 
-    ``reindex`` false (a put with ``index=False``) keeps an existing item's full-text vector,
-    as InMemoryStore and PostgresStore keep its embeddings; such rows carry a NULL vector,
-    and a reindexed item without text an empty one.
+    Keys listed in ``keep_prefixes``/``keep_keys`` (puts with ``index=False``) keep an
+    existing item's full-text vector, as InMemoryStore and PostgresStore keep its embeddings.
     """
     return f"""
 INSERT INTO {s}.store_items AS i
@@ -83,17 +86,17 @@ INSERT INTO {s}.store_items AS i
 SELECT u.prefix, u.key, string_to_array(u.prefix, '.'),
        coalesce(u.value, '{LOCK_ONLY_VALUE}')::jsonb, u.ttl,
        now() + u.ttl * interval '1 minute',
-       CASE WHEN u.reindex THEN to_tsvector(%(text_config)s::regconfig, coalesce(u.text, ''))
-       END,
+       CASE WHEN u.text IS NULL THEN NULL
+            ELSE to_tsvector(%(text_config)s::regconfig, u.text) END,
        u.text IS NOT NULL
 FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(values)s::text[], %(ttls)s::float8[],
-            %(texts)s::text[], %(reindex)s::bool[]) AS u(prefix, key, value, ttl, text, reindex)
+            %(texts)s::text[]) AS u(prefix, key, value, ttl, text)
 ORDER BY u.prefix COLLATE "C", u.key COLLATE "C"
 ON CONFLICT (prefix, key) DO UPDATE SET
     value = EXCLUDED.value, updated_at = now(), ttl_minutes = EXCLUDED.ttl_minutes,
     expires_at = EXCLUDED.expires_at,
-    search_tsv = coalesce(EXCLUDED.search_tsv, i.search_tsv),
-    indexed = CASE WHEN EXCLUDED.search_tsv IS NULL THEN i.indexed ELSE EXCLUDED.indexed END
+    search_tsv = CASE WHEN {_KEEP_INDEX} THEN i.search_tsv ELSE EXCLUDED.search_tsv END,
+    indexed = CASE WHEN {_KEEP_INDEX} THEN i.indexed ELSE EXCLUDED.indexed END
 WHERE EXCLUDED.value <> '{LOCK_ONLY_VALUE}'::jsonb"""
 
 
