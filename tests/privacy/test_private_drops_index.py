@@ -6,7 +6,7 @@ import psycopg
 
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.store import VaultStore
-from tests.store.conftest import TrigramEmbeddings, index_config
+from tests.support.embeddings import TrigramEmbeddings, index_config
 
 
 def test_fact_made_private_is_no_longer_indexed(pg_uri: str, schema: str) -> None:
