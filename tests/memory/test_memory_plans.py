@@ -33,7 +33,8 @@ def test_a_new_fact_is_one_read_batch_then_one_write_batch() -> None:
 def test_the_same_fact_again_reinforces_instead_of_adding() -> None:
     stored = _stored("k1", "Likes tea", 0.6)
     extraction = Extraction(facts=[ProposedFact(text="Likes tea", confidence=0.5, same_as="k1")])
-    (reads, writes), report = drive(reconcile_plan(extraction, NS, now=NOW), [stored, [], []], [None])
+    plan = reconcile_plan(extraction, NS, now=NOW)
+    (reads, writes), report = drive(plan, [stored, [], []], [None])
     assert isinstance(reads[0], GetOp) and reads[0].key == "k1"
     assert report.added == [] and report.reinforced == ["k1"]
     (put,) = writes
