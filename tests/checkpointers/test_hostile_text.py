@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
-from saver_helpers import AnySaver
-from test_graphs import Runner, chat_graph, compare, texts
 
 from langmem_vault.checkpointers import AsyncVaultSaver
+from tests.checkpointers.test_graphs import Runner, chat_graph, compare, texts
+from tests.support.savers import AnySaver
 
 ODD = ["hi\x00there", "lone \ud800 surrogate", "both \x00\udfff", "ok"]
 

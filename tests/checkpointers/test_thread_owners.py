@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
-from test_graphs import Runner, chat_graph, texts
 
 from langmem_vault.checkpointers import AsyncVaultSaver, ThreadAccessError, VaultSaver
+from tests.checkpointers.test_graphs import Runner, chat_graph, texts
 
 
 def conf(thread: str, user: str | None) -> dict[str, Any]:

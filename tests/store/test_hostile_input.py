@@ -23,7 +23,8 @@ from langmem_vault.store.validation import (
     MAX_NAMESPACE_BYTES,
     MAX_VALUE_DEPTH,
 )
-from tests.store.conftest import Driver, TrigramEmbeddings, index_config
+from tests.store.conftest import Driver
+from tests.support.embeddings import TrigramEmbeddings, index_config
 
 
 def nested(depth: int) -> dict[str, Any]:
