@@ -28,9 +28,9 @@ from langmem_vault.db.connection import (
     DEFAULT_PREPARE_THRESHOLD,
     AsyncConn,
     AsyncDatabase,
-    aopen_pool,
 )
 from langmem_vault.db.migrations import check_schema
+from langmem_vault.db.pools import apooled
 from langmem_vault.db.runner import Plan
 
 T = TypeVar("T")
@@ -73,15 +73,22 @@ class AsyncVaultSaver(VaultSaverBase):
         cls,
         conn_string: str | None = None,
         *,
-        schema: str = DEFAULT_SCHEMA,
         pool_size: int = DEFAULT_POOL_SIZE,
         prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        schema: str = DEFAULT_SCHEMA,
+        pipeline: bool = False,
+        pool_config: Mapping[str, Any] | None = None,
         serde: SerializerProtocol | None = None,
     ) -> AsyncIterator[AsyncVaultSaver]:
-        """A saver on its own async pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or embedded."""
+        """A saver on its own async pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or embedded.
+        Options as in :meth:`VaultSaver.from_conn_string`."""
         check_schema(schema)
-        async with await aopen_pool(
-            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
+        async with apooled(
+            conn_string,
+            pool_size=pool_size,
+            prepare_threshold=prepare_threshold,
+            pool_config=pool_config,
+            pipeline=pipeline,
         ) as pool:
             saver = cls(pool, schema=schema, serde=serde)
             saver._autocommit_pool = pool

@@ -27,9 +27,9 @@ from langmem_vault.db.connection import (
     DEFAULT_PREPARE_THRESHOLD,
     Database,
     SyncConn,
-    open_pool,
 )
 from langmem_vault.db.migrations import check_schema
+from langmem_vault.db.pools import pooled
 from langmem_vault.db.runner import Plan
 
 T = TypeVar("T")
@@ -73,18 +73,25 @@ class VaultSaver(VaultSaverBase):
         cls,
         conn_string: str | None = None,
         *,
-        schema: str = DEFAULT_SCHEMA,
         pool_size: int = DEFAULT_POOL_SIZE,
         prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        schema: str = DEFAULT_SCHEMA,
+        pipeline: bool = False,
+        pool_config: Mapping[str, Any] | None = None,
         serde: SerializerProtocol | None = None,
     ) -> Iterator[VaultSaver]:
         """A saver on its own pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or the embedded server.
 
-        ``prepare_threshold=None`` turns prepared statements off (PgBouncer in transaction mode).
+        ``prepare_threshold=None`` turns prepared statements off (PgBouncer in transaction mode);
+        the pool options are described in :mod:`langmem_vault.db.pools`.
         """
         check_schema(schema)  # before connecting: a bad name should not cost a pool
-        with open_pool(
-            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
+        with pooled(
+            conn_string,
+            pool_size=pool_size,
+            prepare_threshold=prepare_threshold,
+            pool_config=pool_config,
+            pipeline=pipeline,
         ) as pool:
             saver = cls(pool, schema=schema, serde=serde)
             saver._autocommit_pool = pool

@@ -8,19 +8,23 @@ from langmem_vault.db.connection import (
 )
 from langmem_vault.db.embedded import embedded_uri, resolve_dsn
 from langmem_vault.db.migrations import check_schema, migrate_plan
+from langmem_vault.db.pools import PoolConfig, apooled, pooled
 from langmem_vault.db.runner import Plan, Query, arun_plan, run_plan
 
 __all__ = [
     "AsyncDatabase",
     "Database",
     "Plan",
+    "PoolConfig",
     "Query",
     "aopen_pool",
+    "apooled",
     "arun_plan",
     "check_schema",
     "embedded_uri",
     "migrate_plan",
     "open_pool",
+    "pooled",
     "resolve_dsn",
     "run_plan",
 ]

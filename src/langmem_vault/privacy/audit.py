@@ -28,14 +28,15 @@ from typing import Any, TypeVar
 from psycopg import sql
 
 from langmem_vault.db.connection import (
+    DEFAULT_POOL_SIZE,
+    DEFAULT_PREPARE_THRESHOLD,
     AsyncConn,
     AsyncDatabase,
     Database,
     SyncConn,
-    aopen_pool,
-    open_pool,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
+from langmem_vault.db.pools import apooled, pooled, renamed_max_size
 from langmem_vault.db.runner import Plan, Query
 
 __all__ = [
@@ -323,13 +324,36 @@ class AuditLog:
         self.schema = check_schema(schema)
         self.db = Database(conn)
 
+    @property
+    def conn(self) -> SyncConn:
+        """The pool or connection it runs on (share it with a store or a saver)."""
+        return self.db.conn
+
     @classmethod
     @contextmanager
     def from_conn_string(
-        cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
+        cls,
+        conn_string: str | None = None,
+        *,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        schema: str = DEFAULT_SCHEMA,
+        pipeline: bool = False,
+        pool_config: Mapping[str, Any] | None = None,
+        max_size: int | None = None,
     ) -> Iterator[AuditLog]:
-        """Open a pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
-        with open_pool(dsn, max_size=max_size) as pool:
+        """Open a pool on ``conn_string`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server).
+
+        The options are those of every langmem_vault class (:mod:`langmem_vault.db.pools`);
+        ``max_size`` is the deprecated name of ``pool_size``.
+        """
+        with pooled(
+            conn_string,
+            pool_size=renamed_max_size(pool_size, max_size, "AuditLog"),
+            prepare_threshold=prepare_threshold,
+            pool_config=pool_config,
+            pipeline=pipeline,
+        ) as pool:
             yield cls(pool, schema=schema)
 
     def setup(self) -> None:
@@ -370,13 +394,32 @@ class AsyncAuditLog:
         self.schema = check_schema(schema)
         self.db = AsyncDatabase(conn)
 
+    @property
+    def conn(self) -> AsyncConn:
+        """The pool or connection it runs on (share it with a store or a saver)."""
+        return self.db.conn
+
     @classmethod
     @asynccontextmanager
     async def from_conn_string(
-        cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
+        cls,
+        conn_string: str | None = None,
+        *,
+        pool_size: int = DEFAULT_POOL_SIZE,
+        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        schema: str = DEFAULT_SCHEMA,
+        pipeline: bool = False,
+        pool_config: Mapping[str, Any] | None = None,
+        max_size: int | None = None,
     ) -> AsyncIterator[AsyncAuditLog]:
-        """Open an async pool on ``dsn``."""
-        async with await aopen_pool(dsn, max_size=max_size) as pool:
+        """Async twin of :meth:`AuditLog.from_conn_string`."""
+        async with apooled(
+            conn_string,
+            pool_size=renamed_max_size(pool_size, max_size, "AsyncAuditLog"),
+            prepare_threshold=prepare_threshold,
+            pool_config=pool_config,
+            pipeline=pipeline,
+        ) as pool:
             yield cls(pool, schema=schema)
 
     async def setup(self) -> None:

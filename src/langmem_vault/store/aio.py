@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Mapping
 from contextlib import asynccontextmanager, suppress
 from typing import Any
 
@@ -15,9 +15,9 @@ from langmem_vault.db.connection import (
     DEFAULT_PREPARE_THRESHOLD,
     AsyncConn,
     AsyncDatabase,
-    aopen_pool,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
+from langmem_vault.db.pools import apooled
 from langmem_vault.store.core import StoreCore
 from langmem_vault.store.plans import (
     analyze_plan,
@@ -27,6 +27,7 @@ from langmem_vault.store.plans import (
     sweep_plan,
 )
 from langmem_vault.store.ranking import SearchRanking
+from langmem_vault.store.validation import DEFAULT_MAX_VALUE_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -52,8 +53,13 @@ class AsyncVaultStore(StoreCore, BaseStore):
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
     ) -> None:
-        kwargs: dict[str, Any] = {"max_value_bytes": max_value_bytes} if max_value_bytes else {}
-        super().__init__(index=index, ttl=ttl, schema=schema, ranking=ranking, **kwargs)
+        super().__init__(
+            index=index,
+            ttl=ttl,
+            schema=schema,
+            ranking=ranking,
+            max_value_bytes=DEFAULT_MAX_VALUE_BYTES if max_value_bytes is None else max_value_bytes,
+        )
         self._db = AsyncDatabase(conn)
         self._sweeper: asyncio.Task[None] | None = None
         try:
@@ -74,15 +80,22 @@ class AsyncVaultStore(StoreCore, BaseStore):
         *,
         pool_size: int = DEFAULT_POOL_SIZE,
         prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        schema: str = DEFAULT_SCHEMA,
+        pipeline: bool = False,
+        pool_config: Mapping[str, Any] | None = None,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
-        schema: str = DEFAULT_SCHEMA,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
     ) -> AsyncIterator[AsyncVaultStore]:
-        """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded)."""
-        async with await aopen_pool(
-            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
+        """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded);
+        the options are those of :meth:`VaultStore.from_conn_string`."""
+        async with apooled(
+            conn_string,
+            pool_size=pool_size,
+            prepare_threshold=prepare_threshold,
+            pool_config=pool_config,
+            pipeline=pipeline,
         ) as pool:
             store = cls(
                 pool,

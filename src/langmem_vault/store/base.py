@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -16,9 +16,9 @@ from langmem_vault.db.connection import (
     DEFAULT_PREPARE_THRESHOLD,
     Database,
     SyncConn,
-    open_pool,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
+from langmem_vault.db.pools import pooled
 from langmem_vault.store.core import StoreCore
 from langmem_vault.store.plans import (
     analyze_plan,
@@ -28,6 +28,7 @@ from langmem_vault.store.plans import (
     sweep_plan,
 )
 from langmem_vault.store.ranking import SearchRanking
+from langmem_vault.store.validation import DEFAULT_MAX_VALUE_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -61,8 +62,13 @@ class VaultStore(StoreCore, BaseStore):
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
     ) -> None:
-        kwargs: dict[str, Any] = {"max_value_bytes": max_value_bytes} if max_value_bytes else {}
-        super().__init__(index=index, ttl=ttl, schema=schema, ranking=ranking, **kwargs)
+        super().__init__(
+            index=index,
+            ttl=ttl,
+            schema=schema,
+            ranking=ranking,
+            max_value_bytes=DEFAULT_MAX_VALUE_BYTES if max_value_bytes is None else max_value_bytes,
+        )
         self._db = Database(conn)
         self._sweeper: threading.Thread | None = None
         self._stop_sweeper = threading.Event()
@@ -80,15 +86,26 @@ class VaultStore(StoreCore, BaseStore):
         *,
         pool_size: int = DEFAULT_POOL_SIZE,
         prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        schema: str = DEFAULT_SCHEMA,
+        pipeline: bool = False,
+        pool_config: Mapping[str, Any] | None = None,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
-        schema: str = DEFAULT_SCHEMA,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
     ) -> Iterator[VaultStore]:
-        """Open a pooled store on ``conn_string`` (or the env DSN, or the embedded server)."""
-        with open_pool(
-            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
+        """Open a pooled store on ``conn_string`` (or the env DSN, or the embedded server).
+
+        ``pool_size``, ``prepare_threshold`` (``None`` for PgBouncer), ``pipeline`` and
+        ``pool_config`` (langgraph's ``PoolConfig``) are described in
+        :mod:`langmem_vault.db.pools`; every Postgres class takes them.
+        """
+        with pooled(
+            conn_string,
+            pool_size=pool_size,
+            prepare_threshold=prepare_threshold,
+            pool_config=pool_config,
+            pipeline=pipeline,
         ) as pool:
             store = cls(
                 pool,

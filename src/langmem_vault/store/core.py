@@ -42,6 +42,35 @@ def normalize_index(index: IndexConfig | dict[str, Any] | None) -> IndexConfig |
     return IndexConfig(dims=dims, embed=index["embed"], fields=list(fields))
 
 
+def _positive(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def check_ttl(ttl: TTLConfig | None) -> TTLConfig | None:
+    """Check a TTLConfig at construction, so a bad setting fails there and not on every put.
+
+    >>> try:
+    ...     check_ttl({"default_ttl": 0})
+    ... except InvalidValueError as error:
+    ...     print(error)
+    ttl['default_ttl'] must be a number of minutes > 0 or None, got 0
+    """
+    if ttl is None:
+        return None
+    if not isinstance(ttl, dict):
+        raise InvalidValueError(f"ttl must be a dict (TTLConfig), got {type(ttl).__name__}")
+    for name in ("default_ttl", "sweep_interval_minutes"):
+        value = ttl.get(name)
+        if value is not None and not _positive(value):
+            raise InvalidValueError(
+                f"ttl[{name!r}] must be a number of minutes > 0 or None, got {value!r}"
+            )
+    refresh = ttl.get("refresh_on_read", True)
+    if not isinstance(refresh, bool):
+        raise InvalidValueError(f"ttl['refresh_on_read'] must be a bool, got {refresh!r}")
+    return ttl
+
+
 class StoreCore:
     """Configuration and helpers shared by the sync and async stores."""
 
@@ -61,11 +90,13 @@ class StoreCore:
         self.embeddings: Embeddings | None = (
             ensure_embeddings(self.index_config["embed"]) if self.index_config else None
         )
-        self.ttl_config = ttl
-        if ttl is not None and (ttl.get("default_ttl") or 1) <= 0:
-            raise InvalidValueError(f"ttl['default_ttl'] must be > 0, got {ttl['default_ttl']}")
-        if max_value_bytes < 1:
-            raise InvalidValueError(f"max_value_bytes must be >= 1, got {max_value_bytes}")
+        self.ttl_config = check_ttl(ttl)
+        if not _positive(max_value_bytes) or not isinstance(max_value_bytes, int):
+            raise InvalidValueError(f"max_value_bytes must be an int >= 1, got {max_value_bytes!r}")
+        if not isinstance(query_cache_size, int) or query_cache_size < 0:
+            raise InvalidValueError(
+                f"query_cache_size must be an int >= 0, got {query_cache_size!r}"
+            )
         self.settings = StoreSettings(
             schema=check_schema(schema),
             index=self.index_config,
@@ -114,7 +145,8 @@ class StoreCore:
         return into
 
     def _sweep_interval(self, minutes: float | None) -> float:
-        interval = minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
-        if interval <= 0:
-            raise InvalidValueError(f"sweep interval must be > 0 minutes, got {interval}")
-        return float(interval) * 60
+        if minutes is None:
+            minutes = (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        if not _positive(minutes):
+            raise InvalidValueError(f"sweep_interval_minutes must be > 0, got {minutes!r}")
+        return float(minutes) * 60
