@@ -42,7 +42,7 @@ from psycopg.types.json import Jsonb
 
 from langmem_vault.db.migrations import check_schema
 from langmem_vault.db.runner import Plan, Query
-from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
+from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces, encode_label
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.privacy.audit import AuditEvent
 from langmem_vault.privacy.consent import consent_namespace
@@ -118,7 +118,7 @@ def _user_prefixes(
         prefixes.add(full[: cut + 1])
     prefixes.add(consent_namespace(user_id)[:2])
     for prefix in extra:
-        if user_id not in prefix:
+        if user_id not in prefix and encode_label(user_id) not in prefix:
             raise ValueError(f"extra prefix {prefix!r} does not contain the user id")
         prefixes.add(tuple(prefix))
     return sorted(prefixes)
