@@ -15,7 +15,7 @@ from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 from langmem_vault import AsyncVaultSaver, AsyncVaultStore, VaultSaver, VaultStore
 from langmem_vault.db import resolve_dsn
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
-from langmem_vault.privacy.audit import AsyncAuditLog, AuditEvent, AuditLog
+from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditEvent, AuditLog
 
 SYNC = [VaultStore, VaultSaver, JobQueue, AuditLog]
 ASYNC = [AsyncVaultStore, AsyncVaultSaver, AsyncJobQueue, AsyncAuditLog]

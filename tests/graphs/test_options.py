@@ -27,7 +27,7 @@ from langmem_vault.nodes import (
     create_reconcile_node,
     create_respond_node,
 )
-from langmem_vault.nodes.offline_extractor import OfflineExtractor
+from langmem_vault.offline.extractor import OfflineExtractor
 
 PAIRS = [
     (InjectOptions, create_inject_node),

@@ -11,13 +11,13 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
-from langmem_vault.graphs.offline_model import RecallChatModel
 from langmem_vault.memory import MemoryNamespaces, MissingConfigKeyError
 from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.offline_extractor import OfflineExtractor
-from langmem_vault.privacy.erase import erase_user
-from langmem_vault.privacy.owners import owner_of
-from langmem_vault.privacy.portability import export_user
+from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.privacy.audit.owners import owner_of
+from langmem_vault.privacy.subject_rights.erase import erase_user
+from langmem_vault.privacy.subject_rights.portability import export_user
 
 EMAIL = "dana.smith@example.com"
 

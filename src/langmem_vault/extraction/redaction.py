@@ -15,8 +15,8 @@ policy keeps as private (a person's name, where the user lives, a date of birth)
 from __future__ import annotations
 
 from langmem_vault.memory.models import Extraction
-from langmem_vault.privacy.pii import redact
-from langmem_vault.privacy.policy import DEFAULT_POLICY, RedactionPolicy
+from langmem_vault.privacy.redaction.pii import redact
+from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
 
 
 def redact_extraction(
