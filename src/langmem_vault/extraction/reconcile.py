@@ -51,7 +51,7 @@ from langmem_vault.memory.models import (
 )
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.privacy.crypto import default_keyring, encrypt_fact
+from langmem_vault.memory.sealing import default_keyring, encrypt_fact
 
 __all__ = [
     "ReconcileReport",
@@ -109,7 +109,7 @@ def _put(
     stored = value.to_store()
     if getattr(value, "private", False):
         # Private facts are never embedded, and are sealed with AES-GCM when a key is
-        # configured ($LANGMEM_VAULT_KEY; see privacy.crypto).
+        # configured ($LANGMEM_VAULT_KEY; see memory.sealing).
         keyring = default_keyring()
         if keyring is not None:
             stored = encrypt_fact(stored, keyring, ns, key)

@@ -43,7 +43,7 @@ from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.retrieval import applicable_instructions, fact_search_op, score_items
 from langmem_vault.memory.scoring import DEFAULT_WEIGHTS, ScoringWeights, balance_categories
-from langmem_vault.privacy.crypto import Keyring, default_keyring, encrypt_fact, open_value
+from langmem_vault.memory.sealing import Keyring, default_keyring, encrypt_fact, open_value
 
 __all__ = ["Memory", "MemoryVault"]
 
@@ -73,7 +73,7 @@ def _put(
     # recall filter retired memories by status).
     value = model.to_store()
     if isinstance(model, SemanticFact) and model.private:
-        # Private facts are never embedded (embeddings leak meaning; see privacy.crypto) and
+        # Private facts are never embedded (embeddings leak meaning; see memory.sealing) and
         # are sealed with AES-GCM when the vault has a keyring.
         if keyring is not None:
             value = encrypt_fact(value, keyring, namespace, key)

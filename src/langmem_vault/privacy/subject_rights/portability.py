@@ -54,8 +54,8 @@ from pydantic import ValidationError
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.sealing import Keyring, decrypt_fact, encrypt_fact, is_sealed
 from langmem_vault.privacy.audit.log import AuditEvent
-from langmem_vault.privacy.crypto import Keyring, decrypt_fact, encrypt_fact, is_sealed
 from langmem_vault.privacy.subject_rights.consent import (
     CONSENT_KEY,
     ConsentSettings,

@@ -1,4 +1,4 @@
-"""Encryption at rest of private memories: AES-256-GCM envelopes, key ids, key rotation.
+"""Encryption at rest of private memories: AES-256-GCM envelopes and key ids.
 
 A private fact (``SemanticFact.private``, set by the user or by redaction's ``private``
 action) is stored with its ``text`` and ``evidence`` sealed: they move into an ``enc``
@@ -25,6 +25,9 @@ callable (a KMS hook) ``fetch(kid | None) -> (kid, key)``, where ``None`` asks f
 current key. :func:`~langmem_vault.privacy.rotation.rotate_keys` re-encrypts every private
 fact sealed under another key (and seals any private fact still in clear) in batches, each
 batch one atomic store write.
+
+This module imports nothing else from the package: the memory layer (the facade, the write
+rule) seals with it, and privacy (rotation, export/import, the gate) builds on it.
 
 >>> import os, base64
 >>> ring = Keyring({"k1": os.urandom(32)}, current="k1")
