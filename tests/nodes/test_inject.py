@@ -201,3 +201,19 @@ async def test_async_inject(astore: BaseStore) -> None:
     await node.node.recorder.aflush()
     got = await vault.aget(lyon)
     assert got is not None and got.value.access_count == 1
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        ("max_facts", -1, "max_facts must be an int >= 0, got -1"),
+        ("max_episodes", -1, "max_episodes must be an int >= 0, got -1"),
+        ("max_instructions", -1, "max_instructions must be an int >= 0, got -1"),
+        ("candidates", 0, "candidates must be an int >= 1, got 0"),
+        ("max_facts", 2.5, "max_facts must be an int"),
+    ],
+)
+def test_bad_counts_are_refused_at_construction(setting: str, value: Any, message: str) -> None:
+    # A negative count used to slice the list from its end, silently dropping items.
+    with pytest.raises(ValueError, match=message):
+        create_inject_node(**{setting: value})

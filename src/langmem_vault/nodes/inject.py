@@ -350,6 +350,15 @@ def create_inject_node(
         raise ValueError(f"max_tokens must be at least 50, got {max_tokens}")
     if not 0.0 < max_share <= 1.0:
         raise ValueError(f"max_share must be in (0, 1], got {max_share}")
+    # 0 turns a section off; a negative count would silently mean "none" too, so refuse it.
+    for setting, value, least in (
+        ("max_facts", max_facts, 0),
+        ("max_episodes", max_episodes, 0),
+        ("max_instructions", max_instructions, 0),
+        ("candidates", candidates, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{setting} must be an int >= {least}, got {value!r}")
     if isinstance(record_access, AccessRecorder):
         recorder = record_access
     else:
