@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Unpack
 
 import pytest
 from langgraph.checkpoint.postgres import PostgresSaver
@@ -14,6 +14,8 @@ from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 
 from langmem_vault import AsyncVaultSaver, AsyncVaultStore, VaultSaver, VaultStore
 from langmem_vault.db import resolve_dsn
+from langmem_vault.db.migrations import DEFAULT_SCHEMA
+from langmem_vault.db.pools import PoolOptions
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditEvent, AuditLog
 
@@ -89,15 +91,28 @@ async def test_prepare_threshold_reaches_every_async_class(
         assert (await _aprepared(obj.conn) > 0) is prepared
 
 
+def _keywords(cls: Any) -> set[str]:
+    """Every keyword ``cls.from_conn_string`` accepts, its ``**pool_options`` included."""
+    params = inspect.signature(cls.from_conn_string).parameters
+    named = {n for n, p in params.items() if p.kind is not inspect.Parameter.VAR_KEYWORD}
+    return named | set(PoolOptions.__annotations__)
+
+
 def test_every_class_has_the_same_from_conn_string() -> None:
-    shared = ["conn_string", "pool_size", "prepare_threshold", "schema", "pipeline", "pool_config"]
-    reference = inspect.signature(VaultStore.from_conn_string).parameters
     for cls in SYNC + ASYNC:
         params = inspect.signature(cls.from_conn_string).parameters
-        assert list(params)[: len(shared)] == shared, cls.__name__
-        for name in shared:
-            assert params[name].default == reference[name].default, (cls.__name__, name)
-            assert params[name].kind == reference[name].kind, (cls.__name__, name)
+        assert next(iter(params)) == "conn_string", cls.__name__
+        assert params["conn_string"].default is None
+        assert params["schema"].default == DEFAULT_SCHEMA, cls.__name__
+        pool = params["pool_options"]  # one shared, typed set of pool keywords
+        assert pool.kind is inspect.Parameter.VAR_KEYWORD, cls.__name__
+        assert pool.annotation in ("Unpack[PoolOptions]", Unpack[PoolOptions]), cls.__name__
+    assert set(PoolOptions.__annotations__) == {
+        "pool_size",
+        "prepare_threshold",
+        "pipeline",
+        "pool_config",
+    }
 
 
 @pytest.mark.parametrize(
@@ -112,11 +127,19 @@ def test_every_class_has_the_same_from_conn_string() -> None:
 )
 def test_switching_is_a_change_of_import(ours: Any, theirs: Any) -> None:
     """Every keyword langgraph's class takes, ours takes too."""
-    accepted = inspect.signature(ours.from_conn_string).parameters
-    for name, param in inspect.signature(theirs.from_conn_string).parameters.items():
-        if name != "cls":
-            assert name in accepted, f"{ours.__name__}.from_conn_string lacks {name}="
-            assert accepted[name].kind == param.kind, name
+    theirs_keywords = set(inspect.signature(theirs.from_conn_string).parameters) - {"cls"}
+    assert theirs_keywords - _keywords(ours) == set()
+
+
+def test_a_misspelt_pool_keyword_is_refused() -> None:
+    with (
+        pytest.raises(TypeError, match="pool_sise"),
+        VaultStore.from_conn_string(
+            "postgresql://nobody@127.0.0.1:1/none",
+            pool_sise=3,  # type: ignore[call-arg]
+        ),
+    ):
+        pass
 
 
 @pytest.mark.parametrize("cls", SYNC, ids=lambda c: c.__name__)

@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -23,13 +23,11 @@ from langmem_vault.checkpointers import maintenance
 from langmem_vault.checkpointers.base import VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
 from langmem_vault.db.connection import (
-    DEFAULT_POOL_SIZE,
-    DEFAULT_PREPARE_THRESHOLD,
     Database,
     SyncConn,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
-from langmem_vault.db.pools import pooled
+from langmem_vault.db.pools import PoolOptions, pooled
 from langmem_vault.db.runner import Plan
 
 T = TypeVar("T")
@@ -73,12 +71,9 @@ class VaultSaver(VaultSaverBase):
         cls,
         conn_string: str | None = None,
         *,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
         schema: str = DEFAULT_SCHEMA,
-        pipeline: bool = False,
-        pool_config: Mapping[str, Any] | None = None,
         serde: SerializerProtocol | None = None,
+        **pool_options: Unpack[PoolOptions],
     ) -> Iterator[VaultSaver]:
         """A saver on its own pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or the embedded server.
 
@@ -86,13 +81,7 @@ class VaultSaver(VaultSaverBase):
         the pool options are described in :mod:`langmem_vault.db.pools`.
         """
         check_schema(schema)  # before connecting: a bad name should not cost a pool
-        with pooled(
-            conn_string,
-            pool_size=pool_size,
-            prepare_threshold=prepare_threshold,
-            pool_config=pool_config,
-            pipeline=pipeline,
-        ) as pool:
+        with pooled(conn_string, **pool_options) as pool:
             saver = cls(pool, schema=schema, serde=serde)
             saver._autocommit_pool = pool
             yield saver

@@ -28,20 +28,34 @@ from __future__ import annotations
 import warnings
 from collections.abc import AsyncIterator, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from typing import Any, TypedDict
+from typing import Any, Self, TypedDict, Unpack
 
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langmem_vault.db.connection import (
     DEFAULT_POOL_SIZE,
     DEFAULT_PREPARE_THRESHOLD,
+    AsyncConn,
+    AsyncDatabase,
+    Database,
+    SyncConn,
     aopen_pool,
     open_pool,
 )
+from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
 
 # Keys of pool_config our pools set themselves: the idle check and the use stamp (see
 # connection.py) would be lost, and "open" is ours to call.
 _RESERVED = frozenset({"conninfo", "check", "reset", "open"})
+
+
+class PoolOptions(TypedDict, total=False):
+    """The pool keywords of every ``from_conn_string`` (``**pool_options``), as above."""
+
+    pool_size: int
+    prepare_threshold: int | None
+    pipeline: bool
+    pool_config: Mapping[str, Any] | None
 
 
 class PoolConfig(TypedDict, total=False):
@@ -119,14 +133,73 @@ async def apooled(
         yield pool
 
 
-def renamed_max_size(pool_size: int, max_size: int | None, owner: str) -> int:
-    """``pool_size``, or the deprecated ``max_size`` keyword ``owner`` took before 0.2."""
+def renamed_max_size(options: PoolOptions, max_size: int | None, owner: str) -> PoolOptions:
+    """``options`` with the deprecated ``max_size`` keyword ``owner`` took before 0.2 as
+    ``pool_size``."""
     if max_size is None:
-        return pool_size
+        return options
     warnings.warn(
         f"{owner}.from_conn_string(max_size=...) is deprecated; pass pool_size=... as every "
         "langmem_vault class takes it",
         DeprecationWarning,
         stacklevel=4,  # the caller's `with` line, past two contextmanager frames
     )
-    return max_size
+    return {**options, "pool_size": max_size}
+
+
+class PooledComponent:
+    """A component that runs its plans on one connection or pool in one schema (``JobQueue``,
+    ``AuditLog``): its constructor, ``conn`` and ``from_conn_string`` in one place."""
+
+    def __init__(self, conn: SyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
+        self.schema = check_schema(schema)
+        self.db = Database(conn)
+
+    @property
+    def conn(self) -> SyncConn:
+        """The pool or connection it runs on (share it with a store or a saver)."""
+        return self.db.conn
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str | None = None,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        max_size: int | None = None,
+        **pool_options: Unpack[PoolOptions],
+    ) -> Iterator[Self]:
+        """Open a pool on ``conn_string`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)
+        with the pool options of this module; ``max_size`` is the deprecated ``pool_size``."""
+        options = renamed_max_size(pool_options, max_size, cls.__name__)
+        with pooled(conn_string, **options) as pool:
+            yield cls(pool, schema=schema)
+
+
+class AsyncPooledComponent:
+    """Async twin of :class:`PooledComponent`."""
+
+    def __init__(self, conn: AsyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
+        self.schema = check_schema(schema)
+        self.db = AsyncDatabase(conn)
+
+    @property
+    def conn(self) -> AsyncConn:
+        """The pool or connection it runs on (share it with a store or a saver)."""
+        return self.db.conn
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str | None = None,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        max_size: int | None = None,
+        **pool_options: Unpack[PoolOptions],
+    ) -> AsyncIterator[Self]:
+        """See :meth:`PooledComponent.from_conn_string`."""
+        options = renamed_max_size(pool_options, max_size, cls.__name__)
+        async with apooled(conn_string, **options) as pool:
+            yield cls(pool, schema=schema)

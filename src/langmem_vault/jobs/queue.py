@@ -7,20 +7,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from langmem_vault.db.connection import (
-    DEFAULT_POOL_SIZE,
-    DEFAULT_PREPARE_THRESHOLD,
-    AsyncConn,
-    AsyncDatabase,
-    Database,
-    SyncConn,
-)
-from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
-from langmem_vault.db.pools import apooled, pooled, renamed_max_size
+from langmem_vault.db.migrations import migrate_plan
+from langmem_vault.db.pools import AsyncPooledComponent, PooledComponent
 from langmem_vault.db.runner import Plan
 from langmem_vault.extraction.payload import namespaces_payload
 from langmem_vault.jobs import plans
@@ -34,8 +25,7 @@ DEFAULT_LEASE_SECONDS = 60.0
 class _QueueBase:
     """Arguments shared by both drivers; holds no connection logic."""
 
-    def __init__(self, schema: str) -> None:
-        self.schema = check_schema(schema)
+    schema: str
 
     def _enqueue(
         self,
@@ -59,7 +49,7 @@ class _QueueBase:
         )
 
 
-class JobQueue(_QueueBase):
+class JobQueue(PooledComponent, _QueueBase):
     """Sync job queue on a psycopg connection or pool.
 
     Jobs are claimed with ``FOR UPDATE SKIP LOCKED`` under a lease; see
@@ -68,42 +58,6 @@ class JobQueue(_QueueBase):
     >>> queue = JobQueue(open_pool())  # doctest: +SKIP
     >>> queue.setup()                                   # doctest: +SKIP
     """
-
-    def __init__(self, conn: SyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
-        super().__init__(schema)
-        self.db = Database(conn)
-
-    @property
-    def conn(self) -> SyncConn:
-        """The pool or connection it runs on (share it with a store or a saver)."""
-        return self.db.conn
-
-    @classmethod
-    @contextmanager
-    def from_conn_string(
-        cls,
-        conn_string: str | None = None,
-        *,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
-        schema: str = DEFAULT_SCHEMA,
-        pipeline: bool = False,
-        pool_config: Mapping[str, Any] | None = None,
-        max_size: int | None = None,
-    ) -> Iterator[JobQueue]:
-        """Open a pool on ``conn_string`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server).
-
-        The options are those of every langmem_vault class (:mod:`langmem_vault.db.pools`);
-        ``max_size`` is the deprecated name of ``pool_size``.
-        """
-        with pooled(
-            conn_string,
-            pool_size=renamed_max_size(pool_size, max_size, "JobQueue"),
-            prepare_threshold=prepare_threshold,
-            pool_config=pool_config,
-            pipeline=pipeline,
-        ) as pool:
-            yield cls(pool, schema=schema)
 
     def setup(self) -> None:
         """Create or migrate the job tables (idempotent, safe to run concurrently)."""
@@ -196,44 +150,12 @@ class JobQueue(_QueueBase):
         )
 
 
-class AsyncJobQueue(_QueueBase):
+class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
     """Async twin of :class:`JobQueue`.
 
     >>> async with AsyncJobQueue.from_conn_string(None) as queue:  # doctest: +SKIP
     ...     await queue.setup()
     """
-
-    def __init__(self, conn: AsyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
-        super().__init__(schema)
-        self.db = AsyncDatabase(conn)
-
-    @property
-    def conn(self) -> AsyncConn:
-        """The pool or connection it runs on (share it with a store or a saver)."""
-        return self.db.conn
-
-    @classmethod
-    @asynccontextmanager
-    async def from_conn_string(
-        cls,
-        conn_string: str | None = None,
-        *,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
-        schema: str = DEFAULT_SCHEMA,
-        pipeline: bool = False,
-        pool_config: Mapping[str, Any] | None = None,
-        max_size: int | None = None,
-    ) -> AsyncIterator[AsyncJobQueue]:
-        """Async twin of the sync class's ``from_conn_string``."""
-        async with apooled(
-            conn_string,
-            pool_size=renamed_max_size(pool_size, max_size, "AsyncJobQueue"),
-            prepare_threshold=prepare_threshold,
-            pool_config=pool_config,
-            pipeline=pipeline,
-        ) as pool:
-            yield cls(pool, schema=schema)
 
     async def setup(self) -> None:
         """Create or migrate the job tables."""

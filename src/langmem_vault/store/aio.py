@@ -4,20 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager, suppress
-from typing import Any
+from typing import Unpack
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 from langmem_vault.db.connection import (
-    DEFAULT_POOL_SIZE,
-    DEFAULT_PREPARE_THRESHOLD,
     AsyncConn,
     AsyncDatabase,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
-from langmem_vault.db.pools import apooled
+from langmem_vault.db.pools import PoolOptions, apooled
 from langmem_vault.store.core import StoreCore
 from langmem_vault.store.plans import (
     analyze_plan,
@@ -27,7 +25,6 @@ from langmem_vault.store.plans import (
     sweep_plan,
 )
 from langmem_vault.store.ranking import SearchRanking
-from langmem_vault.store.validation import DEFAULT_MAX_VALUE_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -54,11 +51,7 @@ class AsyncVaultStore(StoreCore, BaseStore):
         max_value_bytes: int | None = None,
     ) -> None:
         super().__init__(
-            index=index,
-            ttl=ttl,
-            schema=schema,
-            ranking=ranking,
-            max_value_bytes=DEFAULT_MAX_VALUE_BYTES if max_value_bytes is None else max_value_bytes,
+            index=index, ttl=ttl, schema=schema, ranking=ranking, max_value_bytes=max_value_bytes
         )
         self._db = AsyncDatabase(conn)
         self._sweeper: asyncio.Task[None] | None = None
@@ -78,25 +71,16 @@ class AsyncVaultStore(StoreCore, BaseStore):
         cls,
         conn_string: str | None = None,
         *,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
         schema: str = DEFAULT_SCHEMA,
-        pipeline: bool = False,
-        pool_config: Mapping[str, Any] | None = None,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
+        **pool_options: Unpack[PoolOptions],
     ) -> AsyncIterator[AsyncVaultStore]:
         """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded);
         the options are those of :meth:`VaultStore.from_conn_string`."""
-        async with apooled(
-            conn_string,
-            pool_size=pool_size,
-            prepare_threshold=prepare_threshold,
-            pool_config=pool_config,
-            pipeline=pipeline,
-        ) as pool:
+        async with apooled(conn_string, **pool_options) as pool:
             store = cls(
                 pool,
                 index=index,

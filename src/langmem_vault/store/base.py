@@ -5,20 +5,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Unpack
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 from langmem_vault.db.connection import (
-    DEFAULT_POOL_SIZE,
-    DEFAULT_PREPARE_THRESHOLD,
     Database,
     SyncConn,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
-from langmem_vault.db.pools import pooled
+from langmem_vault.db.pools import PoolOptions, pooled
 from langmem_vault.store.core import StoreCore
 from langmem_vault.store.plans import (
     analyze_plan,
@@ -28,7 +26,6 @@ from langmem_vault.store.plans import (
     sweep_plan,
 )
 from langmem_vault.store.ranking import SearchRanking
-from langmem_vault.store.validation import DEFAULT_MAX_VALUE_BYTES
 
 logger = logging.getLogger(__name__)
 
@@ -63,11 +60,7 @@ class VaultStore(StoreCore, BaseStore):
         max_value_bytes: int | None = None,
     ) -> None:
         super().__init__(
-            index=index,
-            ttl=ttl,
-            schema=schema,
-            ranking=ranking,
-            max_value_bytes=DEFAULT_MAX_VALUE_BYTES if max_value_bytes is None else max_value_bytes,
+            index=index, ttl=ttl, schema=schema, ranking=ranking, max_value_bytes=max_value_bytes
         )
         self._db = Database(conn)
         self._sweeper: threading.Thread | None = None
@@ -84,15 +77,12 @@ class VaultStore(StoreCore, BaseStore):
         cls,
         conn_string: str | None = None,
         *,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
         schema: str = DEFAULT_SCHEMA,
-        pipeline: bool = False,
-        pool_config: Mapping[str, Any] | None = None,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
+        **pool_options: Unpack[PoolOptions],
     ) -> Iterator[VaultStore]:
         """Open a pooled store on ``conn_string`` (or the env DSN, or the embedded server).
 
@@ -100,13 +90,7 @@ class VaultStore(StoreCore, BaseStore):
         ``pool_config`` (langgraph's ``PoolConfig``) are described in
         :mod:`langmem_vault.db.pools`; every Postgres class takes them.
         """
-        with pooled(
-            conn_string,
-            pool_size=pool_size,
-            prepare_threshold=prepare_threshold,
-            pool_config=pool_config,
-            pipeline=pipeline,
-        ) as pool:
+        with pooled(conn_string, **pool_options) as pool:
             store = cls(
                 pool,
                 index=index,

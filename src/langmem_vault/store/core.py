@@ -83,7 +83,7 @@ class StoreCore:
         ttl: TTLConfig | None = None,
         schema: str = DEFAULT_SCHEMA,
         ranking: SearchRanking | None = None,
-        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+        max_value_bytes: int | None = None,
         query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
     ) -> None:
         self.index_config = normalize_index(index)
@@ -91,6 +91,8 @@ class StoreCore:
             ensure_embeddings(self.index_config["embed"]) if self.index_config else None
         )
         self.ttl_config = check_ttl(ttl)
+        if max_value_bytes is None:
+            max_value_bytes = DEFAULT_MAX_VALUE_BYTES
         if not _positive(max_value_bytes) or not isinstance(max_value_bytes, int):
             raise InvalidValueError(f"max_value_bytes must be an int >= 1, got {max_value_bytes!r}")
         if not isinstance(query_cache_size, int) or query_cache_size < 0:

@@ -18,8 +18,7 @@ component and time range), which is also how a user's own access report is built
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -27,16 +26,8 @@ from typing import Any, TypeVar
 
 from psycopg import sql
 
-from langmem_vault.db.connection import (
-    DEFAULT_POOL_SIZE,
-    DEFAULT_PREPARE_THRESHOLD,
-    AsyncConn,
-    AsyncDatabase,
-    Database,
-    SyncConn,
-)
-from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
-from langmem_vault.db.pools import apooled, pooled, renamed_max_size
+from langmem_vault.db.migrations import check_schema, migrate_plan
+from langmem_vault.db.pools import AsyncPooledComponent, PooledComponent
 from langmem_vault.db.runner import Plan, Query
 
 __all__ = [
@@ -311,7 +302,7 @@ def _events(events: AuditEvent | Iterable[AuditEvent]) -> list[AuditEvent]:
 T = TypeVar("T")
 
 
-class AuditLog:
+class AuditLog(PooledComponent):
     """Sync audit log on a psycopg connection or pool.
 
     >>> log = AuditLog(open_pool())  # doctest: +SKIP
@@ -319,42 +310,6 @@ class AuditLog:
     >>> log.record(AuditEvent("u1", "delete", "api", actor="support"))  # doctest: +SKIP
     1
     """
-
-    def __init__(self, conn: SyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
-        self.schema = check_schema(schema)
-        self.db = Database(conn)
-
-    @property
-    def conn(self) -> SyncConn:
-        """The pool or connection it runs on (share it with a store or a saver)."""
-        return self.db.conn
-
-    @classmethod
-    @contextmanager
-    def from_conn_string(
-        cls,
-        conn_string: str | None = None,
-        *,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
-        schema: str = DEFAULT_SCHEMA,
-        pipeline: bool = False,
-        pool_config: Mapping[str, Any] | None = None,
-        max_size: int | None = None,
-    ) -> Iterator[AuditLog]:
-        """Open a pool on ``conn_string`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server).
-
-        The options are those of every langmem_vault class (:mod:`langmem_vault.db.pools`);
-        ``max_size`` is the deprecated name of ``pool_size``.
-        """
-        with pooled(
-            conn_string,
-            pool_size=renamed_max_size(pool_size, max_size, "AuditLog"),
-            prepare_threshold=prepare_threshold,
-            pool_config=pool_config,
-            pipeline=pipeline,
-        ) as pool:
-            yield cls(pool, schema=schema)
 
     def setup(self) -> None:
         """Create or migrate the audit table (idempotent)."""
@@ -381,7 +336,7 @@ class AuditLog:
         return self._one(lambda: purge_plan(self.schema, older_than))
 
 
-class AsyncAuditLog:
+class AsyncAuditLog(AsyncPooledComponent):
     """Async twin of :class:`AuditLog`.
 
     >>> async with AsyncAuditLog.from_conn_string(None) as log:  # doctest: +SKIP
@@ -389,38 +344,6 @@ class AsyncAuditLog:
     ...     await log.record(AuditEvent("u1", "cite", "respond", memory_key="k1"))
     1
     """
-
-    def __init__(self, conn: AsyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
-        self.schema = check_schema(schema)
-        self.db = AsyncDatabase(conn)
-
-    @property
-    def conn(self) -> AsyncConn:
-        """The pool or connection it runs on (share it with a store or a saver)."""
-        return self.db.conn
-
-    @classmethod
-    @asynccontextmanager
-    async def from_conn_string(
-        cls,
-        conn_string: str | None = None,
-        *,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
-        schema: str = DEFAULT_SCHEMA,
-        pipeline: bool = False,
-        pool_config: Mapping[str, Any] | None = None,
-        max_size: int | None = None,
-    ) -> AsyncIterator[AsyncAuditLog]:
-        """Async twin of :meth:`AuditLog.from_conn_string`."""
-        async with apooled(
-            conn_string,
-            pool_size=renamed_max_size(pool_size, max_size, "AsyncAuditLog"),
-            prepare_threshold=prepare_threshold,
-            pool_config=pool_config,
-            pipeline=pipeline,
-        ) as pool:
-            yield cls(pool, schema=schema)
 
     async def setup(self) -> None:
         """Create or migrate the audit table (idempotent)."""
