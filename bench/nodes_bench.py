@@ -117,8 +117,8 @@ def distractor_texts(n: int, seed: int = 7) -> list[str]:
     return out
 
 
-def seed_user(store: BaseStore, user: str, texts: list[str]) -> None:
-    """Store ``texts`` as facts of ``user`` plus 10 instructions and 20 episodes."""
+def seed_user(store: BaseStore, user: str, texts: list[str], episodes: int = 20) -> None:
+    """Store ``texts`` as facts of ``user`` plus 10 instructions and ``episodes`` episodes."""
     rng = random.Random(3)
     categories = ["personal", "relationship", "project", "company", "preference", "general"]
     ns = ("memories", user)
@@ -135,7 +135,7 @@ def seed_user(store: BaseStore, user: str, texts: list[str]) -> None:
         cond = "topic contains travel" if i % 3 == 0 else None
         ins = Instruction(text=f"Standing rule number {i}", priority=1 + i % 10, condition=cond)
         ops.append(PutOp((*ns, "instructions"), f"i{i}", ins.to_store(), index=False))
-    for i in range(20):
+    for i in range(episodes):
         ep = Episode(summary=f"Conversation {i} about plans", importance=rng.random())
         ops.append(PutOp((*ns, "episodes"), f"e{i}", ep.to_store(), index=False))
     for start in range(0, len(ops), 500):
@@ -298,6 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--systems", default="vault,postgres")
     parser.add_argument("--distractors", type=int, default=1000)
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument("--skip-recall", action="store_true")
+    parser.add_argument("--episodes", type=int, default=20, help="episodes per user")
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     systems = [s for s in args.systems.split(",") if s]
@@ -319,7 +321,7 @@ def main(argv: list[str] | None = None) -> None:
                     db = common.create_database(uri, f"n_{system}_{size}") if uri else None
                     store = common.open_store(system, stack, db, index, {})
                     user = f"u{size}"
-                    seed_user(store, user, texts[:size])
+                    seed_user(store, user, texts[:size], args.episodes)
                     analyze(db)
                     with_msg, net = time_inject(store, user, args.iterations, True, emb)
                     without, _ = time_inject(store, user, args.iterations, False, emb)
@@ -351,6 +353,8 @@ def main(argv: list[str] | None = None) -> None:
             rows,
         )
 
+    if args.skip_recall:
+        return
     recall_rows = []
     for system in systems:
         with ExitStack() as stack:

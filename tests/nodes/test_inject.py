@@ -217,3 +217,15 @@ def test_bad_counts_are_refused_at_construction(setting: str, value: Any, messag
     # A negative count used to slice the list from its end, silently dropping items.
     with pytest.raises(ValueError, match=message):
         create_inject_node(**{setting: value})
+
+
+def test_recent_episodes_among_60_by_their_own_time(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    now = datetime.now(UTC)
+    for n in [59, *range(57), 58, 57]:  # neither insertion nor time order
+        when = now - timedelta(hours=60 - n)
+        vault.add_episode(f"Episode number {n}", started_at=when, ended_at=when)
+    node = create_inject_node(max_episodes=3, record_access=False)
+    out = _graph(node, store).invoke({"messages": [HumanMessage("hello")]}, CFG)
+    shown = [int(w) for w in out["memory_context"].replace(".", " ").split() if w.isdigit()]
+    assert shown == [59, 58, 57]

@@ -1,8 +1,10 @@
 """inject: put standing instructions, the most useful facts and recent episodes in front of
 the model, within a token budget, as a state key (``memory_context``), not a message.
 
-One store round trip per turn: the instruction, fact and episode reads go in one ``batch``
-(only the fact search embeds the user message). Access stamps are written in the background.
+Two store round trips per turn: the instruction, fact and episode reads go in one ``batch``
+(only the fact search embeds the user message), then the usage records of the candidate facts
+(their last access and citations count in the score). Usage counts are written in the
+background, to records of their own: injecting a memory never rewrites it.
 
 >>> from langgraph.graph import StateGraph, START
 >>> from langmem_vault.graphs.state import MemoryState
@@ -29,7 +31,13 @@ from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.models import Instruction, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.memory.retrieval import applicable_instructions, fact_search_op, score_items
+from langmem_vault.memory.retrieval import (
+    applicable_instructions,
+    fact_search_op,
+    newest_plan,
+    scan_op,
+    score_items,
+)
 from langmem_vault.memory.scoring import (
     DEFAULT_WEIGHTS,
     ScoredMemory,
@@ -37,6 +45,7 @@ from langmem_vault.memory.scoring import (
     as_datetime,
     balance_categories,
 )
+from langmem_vault.memory.usage import read_usage_plan
 from langmem_vault.nodes.common import MemoryNode, resolve_store
 
 __all__ = [
@@ -216,13 +225,18 @@ def inject_plan(
     instruction_items, fact_items, episode_items = yield [
         SearchOp(ns.instructions, filter={"active": True}, limit=100, refresh_ttl=False),
         fact_search_op(ns.semantic, message, candidates=opts.candidates),
-        # Recent episodes without a query: one embedding per turn is enough.
-        SearchOp(ns.episodes, limit=max(opts.max_episodes * 5, 10), refresh_ttl=False),
+        # Recent episodes without a query (one embedding per turn is enough): the first page
+        # of the namespace, sorted below by the episodes' own end time.
+        scan_op(ns.episodes),
     ]
+    usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in fact_items)
+    recent = yield from newest_plan(
+        ns.episodes, "ended_at", max(opts.max_episodes * 5, 10), first=episode_items
+    )
     instructions = applicable_instructions(instruction_items, message, moment)
     instructions = instructions[: opts.max_instructions]
     scored = score_items(
-        fact_items, moment, use_relevance=message is not None, weights=opts.weights
+        fact_items, moment, use_relevance=message is not None, weights=opts.weights, usage=usage
     )
     if not opts.include_private:
         scored = [m for m in scored if not m.value.get("private")]
@@ -237,7 +251,7 @@ def inject_plan(
                 _episode_score(i.value, moment, opts.weights),
                 namespace=tuple(i.namespace),
             )
-            for i in episode_items
+            for i in recent
         ),
         key=lambda m: m.score,
         reverse=True,

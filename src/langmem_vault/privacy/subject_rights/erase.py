@@ -4,7 +4,9 @@ Hard delete by default. What is removed:
 
 - **store**: every item under the user's namespace prefixes (from the memory templates:
   ``("memories", user_id)``, plus ``("privacy", user_id)`` for consent, plus any
-  ``extra_prefixes``), and the extract node's inline watermarks of the user's threads;
+  ``extra_prefixes``) and under their usage mirrors (``memory.usage.usage_namespace``: the
+  memories' access and citation counts), and the extract node's inline watermarks of the
+  user's threads;
 - **checkpoints**: ``saver.delete_user_threads(user_id)`` (every thread in the saver's
   per-user index, with its checkpoints, blobs, elements and writes);
 - **jobs**: extraction jobs of those threads or whose payload targets the user's namespaces,
@@ -44,6 +46,7 @@ from langmem_vault.memory.namespaces import (
     encode_label,
 )
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.usage import USAGE_ROOT, usage_namespace
 from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.subject_rights.consent import consent_namespace
 from langmem_vault.privacy.subject_rights.portability import _index_for
@@ -119,6 +122,8 @@ def _user_prefixes(
         if user_id not in prefix and encode_label(user_id) not in prefix:
             raise ValueError(f"extra prefix {prefix!r} does not contain the user id")
         prefixes.add(tuple(prefix))
+    # Usage records (access and citation counts) mirror the memories' namespaces.
+    prefixes.update([usage_namespace(p) for p in prefixes])
     return sorted(prefixes)
 
 
@@ -321,7 +326,8 @@ def _restore_plan(user_id: str, prefixes: list[tuple[str, ...]]) -> StorePlan[in
     for item in items:
         original = tuple(item.namespace)[1:]
         section = {"semantic": "memories"}.get(original[-1], original[-1])
-        known = section in ("memories", "instructions", "episodes")
+        usage = original[: len(USAGE_ROOT)] == USAGE_ROOT
+        known = section in ("memories", "instructions", "episodes") and not usage
         index: list[str] | Literal[False] = _index_for(section, item.value) if known else False
         ops.append(PutOp(tuple(item.namespace), item.key, None))
         ops.append(PutOp(original, item.key, dict(item.value), index=index))
