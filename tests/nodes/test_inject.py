@@ -1,8 +1,5 @@
 """inject: selection, budget, state key not message, stream event, access stamps."""
 
-# Fixtures come from tests/memory/lmv_fixtures.py; test parameters shadow their names.
-# ruff: noqa: F811
-
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -12,12 +9,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
-from memory.lmv_fixtures import astore, index, store, thread  # noqa: F401
 
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory import MissingConfigKeyError
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node, latest_user_text
+from tests.support.stores import thread
 
 CFG = thread("u1", "t1")
 

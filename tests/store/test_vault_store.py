@@ -15,7 +15,7 @@ from langgraph.store.base import PutOp, SearchOp
 from psycopg_pool import ConnectionPool
 
 from langmem_vault.store import AsyncVaultStore, InvalidValueError, SearchRanking, VaultStore
-from tests.store.conftest import DIMS, TrigramEmbeddings, index_config
+from tests.support.embeddings import DIMS, TrigramEmbeddings, index_config
 
 
 @pytest.fixture
