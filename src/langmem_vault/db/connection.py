@@ -95,10 +95,11 @@ def _connect_failed(exc: psycopg.Error, dsn: str | None) -> psycopg.Error:
     return exc
 
 
-def _probe(dsn: str | None, conninfo: str) -> None:
-    """Connect once, so a malformed or unreachable DSN fails fast with the driver's message."""
+def _probe(dsn: str | None, conninfo: str, kwargs: Mapping[str, Any]) -> None:
+    """Connect once, with the pool's connection arguments, so a malformed or unreachable DSN
+    fails fast with the driver's message."""
     try:
-        with psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_SECONDS):
+        with psycopg.connect(conninfo, **{"connect_timeout": CONNECT_TIMEOUT_SECONDS, **kwargs}):
             pass
     except psycopg.Error as exc:
         raise _connect_failed(exc, dsn) from None
@@ -139,7 +140,7 @@ def open_pool(
     _check_sizes(min_size, max_size)
     conn_kwargs = _conn_kwargs(prepare_threshold, kwargs)
     conninfo = resolve_dsn(dsn)
-    _probe(dsn, conninfo)
+    _probe(dsn, conninfo, conn_kwargs)
     pool: ConnectionPool[Any] = ConnectionPool(
         conninfo,
         min_size=min_size,
@@ -167,7 +168,7 @@ async def aopen_pool(
     _check_sizes(min_size, max_size)
     conn_kwargs = _conn_kwargs(prepare_threshold, kwargs)
     conninfo = await asyncio.to_thread(resolve_dsn, dsn)  # may start the embedded server
-    await _aprobe(dsn, conninfo)
+    await _aprobe(dsn, conninfo, conn_kwargs)
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
         conninfo,
         min_size=min_size,
