@@ -34,7 +34,7 @@ import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 from psycopg import sql
@@ -44,9 +44,10 @@ from langmem_vault.db.migrations import check_schema
 from langmem_vault.db.runner import Plan, Query
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.writes import memory_put
 from langmem_vault.privacy.audit import AuditEvent
 from langmem_vault.privacy.consent import consent_namespace
-from langmem_vault.privacy.portability import _index_for
+from langmem_vault.privacy.portability import KINDS
 
 __all__ = [
     "QUARANTINE",
@@ -360,10 +361,11 @@ def _restore_plan(user_id: str, prefixes: list[tuple[str, ...]]) -> StorePlan[in
     for item in items:
         original = tuple(item.namespace)[1:]
         section = {"semantic": "memories"}.get(original[-1], original[-1])
-        known = section in ("memories", "instructions", "episodes")
-        index: list[str] | Literal[False] = _index_for(section, item.value) if known else False
         ops.append(PutOp(tuple(item.namespace), item.key, None))
-        ops.append(PutOp(original, item.key, dict(item.value), index=index))
+        if section in KINDS:  # a memory: the facade's rule (private ones stay unindexed)
+            ops.append(memory_put(original, item.key, item.value, kind=KINDS[section]))
+        else:
+            ops.append(PutOp(original, item.key, dict(item.value), index=False))
     yield ops
     return len(items)
 
