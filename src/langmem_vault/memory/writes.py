@@ -58,7 +58,7 @@ def _retired(kind: str, value: Mapping[str, Any]) -> bool:
     if kind == "instruction":
         return value.get("active", True) is False
     if kind == "semantic":
-        return value.get("status", "active") == "superseded"
+        return bool(value.get("status", "active") == "superseded")
     return False
 
 
