@@ -32,4 +32,3 @@ def test_private_fact_sealed_with_the_environment_key(monkeypatch: pytest.Monkey
     # The facade opens it with the same environment key.
     texts = {m.value.text for m in MemoryVault(store, user_id="u1").list(status=None)}
     assert "User's sister is Anna Weber" in texts
-
