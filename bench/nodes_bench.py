@@ -44,10 +44,10 @@ import vocabulary as V
 
 from langmem_vault.embeddings import local_embeddings
 from langmem_vault.graphs import build_memory_graph
-from langmem_vault.graphs.offline_model import RecallChatModel
 from langmem_vault.memory.models import Episode, Instruction, SemanticFact
 from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.nodes.offline_extractor import OfflineExtractor
+from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.offline.model import RecallChatModel
 
 LABELS = {"vault": "VaultStore", "postgres": "PostgresStore", "memory": "InMemoryStore"}
 QUESTIONS_LATENCY = [

@@ -58,7 +58,7 @@ def presidio_default_system() -> System:
     from presidio_analyzer.nlp_engine import SpacyNlpEngine
     from presidio_anonymizer import AnonymizerEngine
 
-    from langmem_vault.privacy.engine import model_path
+    from langmem_vault.privacy.redaction.engine import model_path
 
     # Presidio's email validation calls tldextract.extract, which downloads the public
     # suffix list on first use; point it at the bundled snapshot so the bench stays offline.

@@ -31,12 +31,12 @@ from langmem_vault.db.connection import open_pool
 from langmem_vault.jobs import JobQueue
 from langmem_vault.memory.models import FactCategory, SemanticFact
 from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.privacy.audit import AuditEvent, AuditLog
-from langmem_vault.privacy.audit_buffer import AuditBuffer
+from langmem_vault.privacy.audit.buffer import AuditBuffer
+from langmem_vault.privacy.audit.log import AuditEvent, AuditLog
 from langmem_vault.privacy.crypto import Keyring, decrypt_fact, encrypt_fact
-from langmem_vault.privacy.erase import erase_user
-from langmem_vault.privacy.gate import PrivacyGate
-from langmem_vault.privacy.pii import preload
+from langmem_vault.privacy.redaction.pii import preload
+from langmem_vault.privacy.subject_rights.erase import erase_user
+from langmem_vault.privacy.subject_rights.gate import PrivacyGate
 from langmem_vault.store import VaultStore
 
 SCHEMA = "privacy_bench"

@@ -12,9 +12,9 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.embeddings import local_embeddings
 from langmem_vault.graphs import build_memory_graph
-from langmem_vault.graphs.offline_model import RecallChatModel
 from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.offline_extractor import OfflineExtractor
+from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.offline.model import RecallChatModel
 
 store = InMemoryStore(index={"dims": 384, "embed": local_embeddings(), "fields": ["text"]})
 graph = build_memory_graph(

@@ -16,8 +16,8 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.embeddings import local_embeddings
 from langmem_vault.graphs import MemoryState, add_memory
-from langmem_vault.graphs.offline_model import RecallChatModel
-from langmem_vault.nodes.offline_extractor import OfflineExtractor
+from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.offline.model import RecallChatModel
 
 model = RecallChatModel()  # any LangChain chat model, e.g. init_chat_model("openai:gpt-4o-mini")
 

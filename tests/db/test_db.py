@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import psycopg
 import pytest
 
@@ -25,10 +27,10 @@ def test_resolve_dsn_prefers_argument_then_environment(monkeypatch: pytest.Monke
 
 
 def test_embedded_server_when_nothing_is_configured(
-    monkeypatch: pytest.MonkeyPatch, pg_uri: str, tmp_path_factory: pytest.TempPathFactory
+    monkeypatch: pytest.MonkeyPatch, pg_uri: str, server_dir: Path
 ) -> None:
     monkeypatch.delenv(DSN_ENV, raising=False)
-    monkeypatch.setenv("LANGMEM_VAULT_DATA_DIR", str(tmp_path_factory.mktemp("own")))
+    monkeypatch.setenv("LANGMEM_VAULT_DATA_DIR", str(server_dir / "pg"))
     uri = resolve_dsn(None)
     assert uri != pg_uri
     with psycopg.connect(uri) as conn:

@@ -13,7 +13,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs import MemoryState, add_memory
-from langmem_vault.nodes.offline_extractor import OfflineExtractor
+from langmem_vault.offline.extractor import OfflineExtractor
 
 
 @tool

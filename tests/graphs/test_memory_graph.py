@@ -9,9 +9,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs import build_memory_graph
-from langmem_vault.graphs.offline_model import RecallChatModel
 from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.offline_extractor import OfflineExtractor
+from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.offline.model import RecallChatModel
 
 TEACH = [
     "Hi! My name is Dana and I live in Lyon.",

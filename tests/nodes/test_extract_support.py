@@ -16,7 +16,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import ConfigDict, Field
 
-from langmem_vault.nodes.extract_call import ExtractionProposal
+from langmem_vault.extraction.schema import ExtractionProposal
 
 Step = Any  # an output, an Exception to raise, or a callable(prompt) -> output
 

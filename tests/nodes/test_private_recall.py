@@ -29,7 +29,7 @@ from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.offline_extractor import OfflineExtractor
 from langmem_vault.privacy.crypto import ENV_KEY, Keyring, is_sealed
-from langmem_vault.privacy.policy import RedactionPolicy
+from langmem_vault.privacy.redaction.policy import RedactionPolicy
 
 NAMES = ["Ana", "Bram", "Chen", "Dmitri", "Elif", "Femi", "Greta", "Hiro", "Ivo", "Jana"]
 CITIES = ["Lisbon", "Oslo", "Turin", "Quito", "Perth", "Leeds", "Graz", "Hanoi", "Cork", "Lima"]

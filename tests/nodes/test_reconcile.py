@@ -14,16 +14,13 @@ from langgraph.store.memory import InMemoryStore
 from memory.lmv_fixtures import USER, astore, index, store, thread  # noqa: F401
 from pydantic import ValidationError
 
+from langmem_vault.extraction.reconcile import aapply_extraction, apply_extraction
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory import Extraction, ProposedEpisode, ProposedFact, ProposedInstruction
 from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.reconcile import (
-    aapply_extraction,
-    apply_extraction,
-    create_reconcile_node,
-)
+from langmem_vault.nodes.reconcile import create_reconcile_node
 
 
 def _ext(*facts: ProposedFact, ids: list[str] | None = None, **kw: Any) -> Extraction:

@@ -10,18 +10,13 @@ from langchain_core.messages import BaseMessage
 from langgraph.store.memory import InMemoryStore
 from test_extract_support import ScriptedModel, ai, human
 
+from langmem_vault.extraction.redaction import redact_extraction
+from langmem_vault.extraction.schema import AliasEpisode, AliasFact, ExtractionProposal
+from langmem_vault.extraction.span import aextract_span, extract_span
 from langmem_vault.memory.models import Extraction, ProposedFact
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.compact import CompactSummary, create_compact_node
-from langmem_vault.nodes.extract_call import (
-    AliasEpisode,
-    AliasFact,
-    ExtractionProposal,
-    aextract_span,
-    extract_span,
-)
-from langmem_vault.privacy.extraction import redact_extraction
-from langmem_vault.privacy.policy import RedactionPolicy
+from langmem_vault.privacy.redaction.policy import RedactionPolicy
 
 CONFIG = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
 NS = MemoryNamespaces().resolve(CONFIG)

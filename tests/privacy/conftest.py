@@ -13,7 +13,7 @@ from langgraph.store.base import IndexConfig
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langmem_vault.db.connection import aopen_pool, open_pool
-from langmem_vault.privacy.audit import AsyncAuditLog, AuditLog
+from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 DIMS = 32

@@ -9,13 +9,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from langmem_vault.db.connection import aopen_pool, open_pool
-from langmem_vault.privacy.audit import (
+from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
+from langmem_vault.privacy.audit.log import (
     AsyncAuditLog,
     AuditAction,
     AuditEvent,
     AuditLog,
 )
-from langmem_vault.privacy.audit_buffer import AsyncAuditBuffer, AuditBuffer
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

@@ -12,9 +12,9 @@ from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.respond import create_respond_node
-from langmem_vault.privacy.audit import AsyncAuditLog, AuditLog
-from langmem_vault.privacy.audit_access import AuditingAccessRecorder
-from langmem_vault.privacy.audit_buffer import AsyncAuditBuffer, AuditBuffer
+from langmem_vault.privacy.audit.access import AuditingAccessRecorder
+from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
+from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.privacy.audit import AsyncAuditLog, AuditLog
-from langmem_vault.privacy.audit_buffer import AsyncAuditBuffer, AuditBuffer
-from langmem_vault.privacy.audited_store import AuditedStore
-from langmem_vault.privacy.consent import set_consent
+from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
+from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
+from langmem_vault.privacy.audit.store import AuditedStore
+from langmem_vault.privacy.subject_rights.consent import set_consent
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 

@@ -14,13 +14,12 @@ from langmem_vault.privacy.crypto import (
     PLACEHOLDER,
     DecryptionError,
     Keyring,
-    arotate_keys,
     decrypt_fact,
     default_keyring,
     encrypt_fact,
     is_sealed,
-    rotate_keys,
 )
+from langmem_vault.privacy.rotation import arotate_keys, rotate_keys
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 NS = ("memories", "alice", "semantic")

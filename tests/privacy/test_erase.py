@@ -16,14 +16,14 @@ from langgraph.graph import MessagesState, StateGraph
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
+from langmem_vault.extraction.payload import WATERMARK_NAMESPACE
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
 from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.privacy.audit import AsyncAuditLog, AuditEvent, AuditLog
-from langmem_vault.privacy.audit_buffer import AuditBuffer
-from langmem_vault.privacy.audited_store import AuditedStore
-from langmem_vault.privacy.consent import get_consent, set_consent
-from langmem_vault.privacy.erase import (
-    EXTRACT_WATERMARKS,
+from langmem_vault.privacy.audit.buffer import AuditBuffer
+from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditEvent, AuditLog
+from langmem_vault.privacy.audit.store import AuditedStore
+from langmem_vault.privacy.subject_rights.consent import get_consent, set_consent
+from langmem_vault.privacy.subject_rights.erase import (
     aerase_user,
     erase_user,
     pseudonym,
@@ -102,7 +102,7 @@ def populate(store: VaultStore, saver: VaultSaver, queue: JobQueue, audit: Audit
         for n in (1, 2):
             cfg = {"configurable": {"thread_id": f"{user}-t{n}", "user_id": user}}
             graph.invoke({"messages": [("user", f"I am {user}")]}, cfg)
-        store.put(EXTRACT_WATERMARKS, f"{user}-t1", {"message_ids": ["m1"]}, index=False)
+        store.put(WATERMARK_NAMESPACE, f"{user}-t1", {"message_ids": ["m1"]}, index=False)
         queue.enqueue_span("extract", f"{user}-t1", ["m1", "m2"], _payload(user))
         # a job whose thread is not in the saver's index: found by its target namespaces
         queue.enqueue_span("extract", f"orphan-{len(user)}", ["m9"], _payload(user))

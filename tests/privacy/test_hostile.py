@@ -19,22 +19,23 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from psycopg_pool import ConnectionPool
 
 from langmem_vault.checkpointers import VaultSaver
+from langmem_vault.extraction.apply import aapply, apply
+from langmem_vault.extraction.schema import AliasFact, AliasInstruction, ExtractionProposal
+from langmem_vault.extraction.span import aextract_span, extract_span
 from langmem_vault.jobs import JobQueue
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.extract import aapply, aextract_span, apply, extract_span
-from langmem_vault.nodes.extract_call import (
-    AliasFact,
-    AliasInstruction,
-    ExtractionProposal,
-)
-from langmem_vault.nodes.offline_extractor import OfflineExtractor
-from langmem_vault.privacy.audit import AuditEvent, AuditLog
-from langmem_vault.privacy.consent import get_consent, set_consent
+from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.privacy.audit.log import AuditEvent, AuditLog
 from langmem_vault.privacy.crypto import DecryptionError, Keyring, decrypt_fact, encrypt_fact
-from langmem_vault.privacy.erase import erase_user
-from langmem_vault.privacy.gate import PrivacyGate
-from langmem_vault.privacy.portability import InvalidExportError, export_user, import_user
+from langmem_vault.privacy.subject_rights.consent import get_consent, set_consent
+from langmem_vault.privacy.subject_rights.erase import erase_user
+from langmem_vault.privacy.subject_rights.gate import PrivacyGate
+from langmem_vault.privacy.subject_rights.portability import (
+    InvalidExportError,
+    export_user,
+    import_user,
+)
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 TOOL_TEXT = (

@@ -101,11 +101,11 @@ def test_non_ascii_text_keeps_offsets_right() -> None:
     "module",
     [
         "langmem_vault.privacy",
-        "langmem_vault.privacy.pii",
-        "langmem_vault.privacy.policy",
-        "langmem_vault.privacy.engine",
-        "langmem_vault.privacy.recognizers",
-        "langmem_vault.privacy.names",
+        "langmem_vault.privacy.redaction.pii",
+        "langmem_vault.privacy.redaction.policy",
+        "langmem_vault.privacy.redaction.engine",
+        "langmem_vault.privacy.redaction.recognizers",
+        "langmem_vault.privacy.redaction.names",
     ],
 )
 def test_docstring_examples_run(module: str) -> None:

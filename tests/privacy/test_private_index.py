@@ -15,8 +15,13 @@ from langmem_vault.memory.models import Extraction, ProposedFact
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.reconcile import aapply_extraction, apply_extraction
 from langmem_vault.privacy.crypto import ENV_KEY, Keyring, is_sealed
-from langmem_vault.privacy.erase import erase_user, restore_user
-from langmem_vault.privacy.portability import aexport_user, aimport_user, export_user, import_user
+from langmem_vault.privacy.subject_rights.erase import erase_user, restore_user
+from langmem_vault.privacy.subject_rights.portability import (
+    aexport_user,
+    aimport_user,
+    export_user,
+    import_user,
+)
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 NS = ("memories", "u1", "semantic")

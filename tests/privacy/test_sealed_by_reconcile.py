@@ -8,9 +8,9 @@ import os
 import pytest
 from langgraph.store.memory import InMemoryStore
 
+from langmem_vault.extraction.reconcile import apply_extraction
 from langmem_vault.memory.models import Extraction, ProposedFact
 from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.reconcile import apply_extraction
 from langmem_vault.privacy.crypto import ENV_KEY, is_sealed
 
 CONFIG = {"configurable": {"user_id": "u1"}}

@@ -21,7 +21,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg_pool import AsyncConnectionPool
 
 from langmem_vault.checkpointers import maintenance
-from langmem_vault.checkpointers.base import DEFAULT_SCHEMA, VaultSaverBase
+from langmem_vault.checkpointers.base import VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
 from langmem_vault.db.connection import (
     DEFAULT_POOL_SIZE,
@@ -30,7 +30,7 @@ from langmem_vault.db.connection import (
     AsyncDatabase,
     aopen_pool,
 )
-from langmem_vault.db.migrations import check_schema
+from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.db.runner import Plan
 
 T = TypeVar("T")

@@ -25,10 +25,9 @@ from langmem_vault.checkpointers import delta, maintenance, put, queries
 from langmem_vault.checkpointers.config import next_version, scope, target
 from langmem_vault.checkpointers.elements import ElementCache
 from langmem_vault.checkpointers.writes import put_writes_plan
-from langmem_vault.db.migrations import check_schema, migrate_plan
+from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
 from langmem_vault.db.runner import Plan
 
-DEFAULT_SCHEMA = "langmem_vault"
 MIGRATION_TRACK = "saver"
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 

@@ -20,7 +20,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from psycopg_pool import ConnectionPool
 
 from langmem_vault.checkpointers import maintenance
-from langmem_vault.checkpointers.base import DEFAULT_SCHEMA, VaultSaverBase
+from langmem_vault.checkpointers.base import VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
 from langmem_vault.db.connection import (
     DEFAULT_POOL_SIZE,
@@ -29,7 +29,7 @@ from langmem_vault.db.connection import (
     SyncConn,
     open_pool,
 )
-from langmem_vault.db.migrations import check_schema
+from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.db.runner import Plan
 
 T = TypeVar("T")

@@ -6,15 +6,24 @@ from langmem_vault.db.connection import (
     aopen_pool,
     open_pool,
 )
-from langmem_vault.db.embedded import embedded_uri, resolve_dsn
+from langmem_vault.db.embedded import (
+    DataDirError,
+    EmbeddedServerError,
+    ServerCrashedError,
+    embedded_uri,
+    resolve_dsn,
+)
 from langmem_vault.db.migrations import check_schema, migrate_plan
 from langmem_vault.db.runner import Plan, Query, arun_plan, run_plan
 
 __all__ = [
     "AsyncDatabase",
+    "DataDirError",
     "Database",
+    "EmbeddedServerError",
     "Plan",
     "Query",
+    "ServerCrashedError",
     "aopen_pool",
     "arun_plan",
     "check_schema",

@@ -27,7 +27,7 @@ from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
-from langmem_vault.db.embedded import resolve_dsn
+from langmem_vault.db.embedded import dsn_source, naming_crashes, resolve_dsn
 from langmem_vault.db.runner import Plan, arun_plan, run_plan
 
 T = TypeVar("T")
@@ -72,6 +72,35 @@ async def _acheck(conn: AsyncConnection[Any]) -> None:
         await AsyncConnectionPool.check_connection(conn)
 
 
+# How long the first connection may take before a DSN counts as unreachable.
+CONNECT_TIMEOUT_SECONDS = 5
+
+
+def _connect_failed(exc: psycopg.Error, dsn: str | None) -> psycopg.Error:
+    # The pool would retry a bad DSN for 30 s and then say only "pool initialization
+    # incomplete"; the driver's own message ("Connection refused", 'missing "="') is the cause.
+    exc.add_note(f"while connecting to {dsn_source(dsn)}")
+    return exc
+
+
+def _probe(dsn: str | None, conninfo: str) -> None:
+    """Connect once, so a malformed or unreachable DSN fails fast with the driver's message."""
+    try:
+        with psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_SECONDS):
+            pass
+    except psycopg.Error as exc:
+        raise _connect_failed(exc, dsn) from None
+
+
+async def _aprobe(dsn: str | None, conninfo: str) -> None:
+    """Async twin of :func:`_probe`."""
+    try:
+        async with await AsyncConnection.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_SECONDS):
+            pass
+    except psycopg.Error as exc:
+        raise _connect_failed(exc, dsn) from None
+
+
 def _check_sizes(min_size: int, max_size: int) -> None:
     if max_size < 1 or min_size < 0 or min_size > max_size:
         raise ValueError(
@@ -91,8 +120,10 @@ def open_pool(
     the embedded server). Idle connections are checked when taken (see the module docstring).
     """
     _check_sizes(min_size, max_size)
+    conninfo = resolve_dsn(dsn)
+    _probe(dsn, conninfo)
     pool: ConnectionPool[Any] = ConnectionPool(
-        resolve_dsn(dsn),
+        conninfo,
         min_size=min_size,
         max_size=max_size,
         kwargs=_conn_kwargs(prepare_threshold),
@@ -113,9 +144,10 @@ async def aopen_pool(
 ) -> AsyncConnectionPool[Any]:
     """Async twin of :func:`open_pool`."""
     _check_sizes(min_size, max_size)
-    dsn = await asyncio.to_thread(resolve_dsn, dsn)  # may start the embedded server
+    conninfo = await asyncio.to_thread(resolve_dsn, dsn)  # may start the embedded server
+    await _aprobe(dsn, conninfo)
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
-        dsn,
+        conninfo,
         min_size=min_size,
         max_size=max_size,
         kwargs=_conn_kwargs(prepare_threshold),
@@ -182,7 +214,8 @@ class Database:
             with conn.cursor(row_factory=dict_row, binary=binary) as cur:
                 return run_plan(cur, make())
 
-        return retry_broken(self.conn, once)
+        with naming_crashes():
+            return retry_broken(self.conn, once)
 
     @contextmanager
     def cursor(self) -> Iterator[Cursor[DictRow]]:
@@ -199,7 +232,12 @@ class Database:
 
     def run(self, plan: Plan[T]) -> T:
         """Run ``plan`` in one transaction. On a pool, a connection found dead when the
-        transaction begins (before any statement of the plan) is replaced, once."""
+        transaction begins (before any statement of the plan) is replaced, once. A crash of
+        the embedded server raises :class:`~langmem_vault.db.embedded.ServerCrashedError`."""
+        with naming_crashes():
+            return self._run(plan)
+
+    def _run(self, plan: Plan[T]) -> T:
         for attempt in (0, 1):
             began = False
             try:
@@ -236,7 +274,8 @@ class AsyncDatabase:
             async with conn.cursor(row_factory=dict_row, binary=binary) as cur:
                 return await arun_plan(cur, make())
 
-        return await aretry_broken(self.conn, once)
+        with naming_crashes():
+            return await aretry_broken(self.conn, once)
 
     @asynccontextmanager
     async def cursor(self) -> AsyncIterator[AsyncCursor[DictRow]]:
@@ -252,6 +291,10 @@ class AsyncDatabase:
 
     async def run(self, plan: Plan[T]) -> T:
         """Async twin of :meth:`Database.run`."""
+        with naming_crashes():
+            return await self._run(plan)
+
+    async def _run(self, plan: Plan[T]) -> T:
         for attempt in (0, 1):
             began = False
             try:

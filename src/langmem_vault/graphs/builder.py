@@ -7,7 +7,7 @@ and async paths, so the compiled graph serves ``invoke``/``stream`` and ``ainvok
 
 >>> from langgraph.store.memory import InMemoryStore
 >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
->>> from langmem_vault.nodes.offline_extractor import OfflineExtractor
+>>> from langmem_vault.offline.extractor import OfflineExtractor
 >>> graph = build_memory_graph(
 ...     FakeListChatModel(responses=["Hello!"]),
 ...     store=InMemoryStore(),
@@ -33,9 +33,10 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.nodes.common import load_model
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.reconcile import create_reconcile_node
-from langmem_vault.nodes.respond import DEFAULT_SYSTEM_PROMPT, create_respond_node, load_model
+from langmem_vault.nodes.respond import DEFAULT_SYSTEM_PROMPT, create_respond_node
 
 __all__ = ["SAME_AS_MODEL", "MemoryNodeNames", "add_memory", "build_memory_graph"]
 

@@ -10,7 +10,7 @@ another worker cannot finish it a second time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -167,6 +167,24 @@ _PURGE = """
 DELETE FROM {schema}.vault_jobs
 WHERE status IN ('done', 'failed') AND finished_at < now() - make_interval(secs => %s)
   AND (%s OR status = 'done')
+"""
+
+# Erasing a user: their threads' jobs, and jobs of other threads whose payload writes into the
+# user's namespaces (a thread the per-user index does not know); then those threads' watermarks.
+_DELETE_USER_JOBS = """
+WITH d AS (
+    DELETE FROM {schema}.vault_jobs
+    WHERE thread_id = ANY(%(threads)s)
+       OR payload -> 'namespaces' -> 'semantic' = %(semantic)s
+       OR payload -> 'namespaces' -> 'episodes' = %(episodes)s
+       OR payload -> 'namespaces' -> 'instructions' = %(instructions)s
+    RETURNING thread_id
+), w AS (
+    DELETE FROM {schema}.vault_job_watermarks
+    WHERE thread_id = ANY(%(threads)s) OR thread_id IN (SELECT thread_id FROM d)
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM d) AS jobs, (SELECT count(*) FROM w) AS watermarks
 """
 
 _COUNTS = "SELECT status, count(*) AS n FROM {schema}.vault_jobs GROUP BY status"
@@ -366,3 +384,23 @@ def purge_plan(
     """
     _check_positive("older_than_seconds", older_than_seconds)
     yield Query(_q(_PURGE, schema), (older_than_seconds, include_failed))
+
+
+def delete_user_jobs_plan(
+    schema: str, thread_ids: Sequence[str], namespaces: Mapping[str, Sequence[str]]
+) -> Plan[tuple[int, int]]:
+    """Delete a user's jobs and their threads' watermarks; returns ``(jobs, watermarks)``.
+
+    ``namespaces`` is a job payload's ``"namespaces"`` entry for the user (see
+    :func:`langmem_vault.extraction.payload.namespaces_payload`): jobs of other threads that
+    write there go too.
+    """
+    params = {
+        "threads": list(thread_ids),
+        **{
+            kind: Jsonb(list(namespaces[kind])) for kind in ("semantic", "episodes", "instructions")
+        },
+    }
+    rows = yield Query(_q(_DELETE_USER_JOBS, schema), params)
+    row = (rows or [{"jobs": 0, "watermarks": 0}])[0]
+    return int(row["jobs"]), int(row["watermarks"])

@@ -21,8 +21,10 @@ from langmem_vault.db.connection import (
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
 from langmem_vault.db.runner import Plan
+from langmem_vault.extraction.payload import namespaces_payload
 from langmem_vault.jobs import plans
 from langmem_vault.jobs.plans import Enqueued, Job
+from langmem_vault.memory.namespaces import ResolvedNamespaces
 
 JOBS_TRACK = "jobs"
 DEFAULT_LEASE_SECONDS = 60.0
@@ -156,6 +158,19 @@ class JobQueue(_QueueBase):
             plans.purge_plan(self.schema, older_than_seconds, include_failed=include_failed)
         )
 
+    def delete_user_jobs(
+        self, thread_ids: Sequence[str], namespaces: ResolvedNamespaces
+    ) -> tuple[int, int]:
+        """Delete a user's extraction jobs (of ``thread_ids``, or writing into ``namespaces``)
+        and those threads' watermarks; returns ``(jobs, watermarks)`` deleted.
+
+        >>> queue.delete_user_jobs(["t1"], ns)  # doctest: +SKIP
+        (1, 1)
+        """
+        return self.db.run(
+            plans.delete_user_jobs_plan(self.schema, thread_ids, namespaces_payload(namespaces))
+        )
+
 
 class AsyncJobQueue(_QueueBase):
     """Async twin of :class:`JobQueue`.
@@ -252,6 +267,14 @@ class AsyncJobQueue(_QueueBase):
         """See :meth:`JobQueue.purge`."""
         await self.db.run(
             plans.purge_plan(self.schema, older_than_seconds, include_failed=include_failed)
+        )
+
+    async def delete_user_jobs(
+        self, thread_ids: Sequence[str], namespaces: ResolvedNamespaces
+    ) -> tuple[int, int]:
+        """See :meth:`JobQueue.delete_user_jobs`."""
+        return await self.db.run(
+            plans.delete_user_jobs_plan(self.schema, thread_ids, namespaces_payload(namespaces))
         )
 
 

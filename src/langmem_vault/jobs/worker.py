@@ -31,20 +31,18 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from langmem_vault.extraction.apply import aapply, apply
+from langmem_vault.extraction.payload import (
+    EXTRACT_JOB,
+    messages_from_payload,
+    namespaces_from_payload,
+)
+from langmem_vault.extraction.protocol import as_extractor
+from langmem_vault.extraction.span import aextract_span, extract_span
 from langmem_vault.jobs.plans import Job
 from langmem_vault.jobs.queue import DEFAULT_LEASE_SECONDS, AsyncJobQueue, JobQueue
 from langmem_vault.memory.models import Extraction
-from langmem_vault.nodes.extract import (
-    EXTRACT_JOB,
-    aapply,
-    aextract_span,
-    apply,
-    deserialize_span,
-    extract_span,
-    namespaces_from_payload,
-)
-from langmem_vault.nodes.extract_call import as_extractor
-from langmem_vault.privacy.policy import DEFAULT_POLICY, RedactionPolicy
+from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
 
 logger = logging.getLogger("langmem_vault.jobs")
 DEFAULT_MAX_EXTRACT_SECONDS = 300.0
@@ -150,11 +148,11 @@ class ExtractionWorker:
     def run_job(self, job: Job) -> None:
         """Extract (unless a saved result exists), reconcile and complete one claimed job."""
         queue = self._sync_queue()
-        ns = namespaces_from_payload(job.payload["namespaces"])
+        ns = namespaces_from_payload(job.payload)
         if job.result is not None:
             extraction = Extraction.model_validate(job.result)
         else:
-            messages = deserialize_span(job.payload["messages"])
+            messages = messages_from_payload(job.payload)
             with self._heartbeat(queue, job):
                 checked = extract_span(
                     self.store,
@@ -242,11 +240,11 @@ class ExtractionWorker:
     async def arun_job(self, job: Job) -> None:
         """Async twin of :meth:`run_job`."""
         queue = self._async_queue()
-        ns = namespaces_from_payload(job.payload["namespaces"])
+        ns = namespaces_from_payload(job.payload)
         if job.result is not None:
             extraction = Extraction.model_validate(job.result)
         else:
-            messages = deserialize_span(job.payload["messages"])
+            messages = messages_from_payload(job.payload)
             async with self._aheartbeat(queue, job):
                 checked = await aextract_span(
                     self.store,

@@ -19,6 +19,7 @@ __all__ = [
     "EPISODES",
     "INSTRUCTIONS",
     "SEMANTIC",
+    "WATERMARK_NAMESPACE",
     "MemoryNamespaces",
     "MissingConfigKeyError",
     "NamespaceTemplate",
@@ -30,6 +31,9 @@ NamespaceTemplate = tuple[str, ...]
 SEMANTIC: NamespaceTemplate = ("memories", "{user_id}", "semantic")
 EPISODES: NamespaceTemplate = ("memories", "{user_id}", "episodes")
 INSTRUCTIONS: NamespaceTemplate = ("memories", "{user_id}", "instructions")
+#: Where the extract node keeps each thread's inline watermark (one item per thread id).
+#: Defined here, below both extraction and privacy, so erase finds it without a copy.
+WATERMARK_NAMESPACE: tuple[str, ...] = ("langmem_vault", "watermarks", "extract")
 
 _FORMATTER = string.Formatter()
 

@@ -117,9 +117,6 @@ class MemoryVault:
     def _open(self, key: str, value: Any) -> SemanticFact:
         return SemanticFact.from_store(open_value(value, self.keyring, self.ns.semantic, key))
 
-    def _fact(self, text: str, kw: dict[str, Any]) -> SemanticFact:
-        return SemanticFact(text=text, **kw)
-
     def remember(
         self,
         text: str,

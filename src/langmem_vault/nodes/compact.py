@@ -49,12 +49,13 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel, Field
 
+from langmem_vault.extraction.messages import message_text
+from langmem_vault.extraction.prompt import render_transcript
+from langmem_vault.extraction.redaction import redact_text
 from langmem_vault.memory.models import MAX_SUMMARY, Episode
 from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.nodes.extract_call import message_text, render_transcript
-from langmem_vault.nodes.inject import MemoryNode, resolve_store
-from langmem_vault.privacy.extraction import redact_text
-from langmem_vault.privacy.policy import DEFAULT_POLICY, RedactionPolicy
+from langmem_vault.nodes.common import MemoryNode, load_model, resolve_store
+from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
 
 __all__ = ["CompactNode", "CompactPlan", "create_compact_node", "plan_compaction"]
 
@@ -376,8 +377,6 @@ def create_compact_node(
         raise ValueError(f"keep_last_exchanges must be >= 1, got {keep_last_exchanges!r}")
     chat: Any = model
     if isinstance(model, str):
-        from langmem_vault.nodes.respond import load_model
-
         chat = load_model(model)
     node = CompactNode(
         chat,

@@ -15,7 +15,7 @@ Background mode needs Postgres for the queue: pass ``queue=`` (a ``JobQueue``, a
 same graph works on ``InMemoryStore``.
 
 >>> from langgraph.store.memory import InMemoryStore
->>> from langmem_vault.nodes.offline_extractor import OfflineExtractor
+>>> from langmem_vault.offline.extractor import OfflineExtractor
 >>> node = create_extract_node(OfflineExtractor(), mode="inline")
 >>> # builder.add_node("extract", node)
 """
@@ -33,66 +33,26 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
+from langmem_vault.extraction.apply import aapply, apply
+from langmem_vault.extraction.messages import content_messages, message_id
+from langmem_vault.extraction.payload import EXTRACT_JOB, WATERMARK_NAMESPACE, payload_builder
+from langmem_vault.extraction.protocol import as_extractor
+from langmem_vault.extraction.span import aextract_span, extract_span
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
-from langmem_vault.memory.models import Extraction
-from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
-from langmem_vault.nodes.extract_call import (
-    aextract_span,
-    as_extractor,
-    content_messages,
-    deserialize_span,
-    extract_span,
-    message_id,
-    serialize_span,
-)
-from langmem_vault.nodes.inject import MemoryNode, resolve_store
-from langmem_vault.privacy.policy import DEFAULT_POLICY, RedactionPolicy
+from langmem_vault.jobs.worker import ExtractionWorker
+from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.nodes.common import MemoryNode, resolve_store
+from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
 
 logger = logging.getLogger("langmem_vault.extract")
 
-EXTRACT_JOB = "extract"
-WATERMARK_NAMESPACE = ("langmem_vault", "watermarks", "extract")
 #: config["configurable"] key that makes the node extract now, below the threshold
 FLUSH_KEY = "extract_now"
 DEFAULT_BACKGROUND_DEBOUNCE = 2.0
 
 Mode = Literal["background", "inline"]
 
-__all__ = [
-    "EXTRACT_JOB",
-    "FLUSH_KEY",
-    "WATERMARK_NAMESPACE",
-    "aapply",
-    "aextract_span",
-    "apply",
-    "create_extract_node",
-    "deserialize_span",
-    "extract_span",
-    "message_id",
-    "namespaces_from_payload",
-    "serialize_span",
-]
-
-
-# --- applying (reconcile) -----------------------------------------------------------------
-
-
-def apply(store: BaseStore, extraction: Extraction, namespaces: ResolvedNamespaces) -> Any:
-    """Hand an extraction to reconcile (one atomic write)."""
-    from langmem_vault.nodes.reconcile import apply_extraction
-    from langmem_vault.privacy.consent import filter_for_namespaces
-
-    extraction = filter_for_namespaces(store, extraction, namespaces).extraction
-    return apply_extraction(store, extraction, namespaces=namespaces)
-
-
-async def aapply(store: BaseStore, extraction: Extraction, namespaces: ResolvedNamespaces) -> Any:
-    """Async twin of :func:`apply`."""
-    from langmem_vault.nodes.reconcile import aapply_extraction
-    from langmem_vault.privacy.consent import afilter_for_namespaces
-
-    extraction = (await afilter_for_namespaces(store, extraction, namespaces)).extraction
-    return await aapply_extraction(store, extraction, namespaces=namespaces)
+__all__ = ["FLUSH_KEY", "create_extract_node"]
 
 
 # --- the node ----------------------------------------------------------------------------------
@@ -106,23 +66,6 @@ def _thread_id(config: RunnableConfig) -> str:
             "watermark; compile the graph with a checkpointer and pass a thread_id"
         )
     return str(thread_id)
-
-
-def _namespaces_payload(ns: ResolvedNamespaces) -> dict[str, list[str]]:
-    return {
-        "semantic": list(ns.semantic),
-        "episodes": list(ns.episodes),
-        "instructions": list(ns.instructions),
-    }
-
-
-def namespaces_from_payload(data: dict[str, Any]) -> ResolvedNamespaces:
-    """The resolved namespaces a job carries."""
-    return ResolvedNamespaces(
-        semantic=tuple(data["semantic"]),
-        episodes=tuple(data["episodes"]),
-        instructions=tuple(data["instructions"]),
-    )
 
 
 class _ExtractNode:
@@ -188,18 +131,6 @@ class _ExtractNode:
         flush = bool((config.get("configurable") or {}).get(FLUSH_KEY))
         return 1 if flush else self.every_n
 
-    def _payload_for(self, span: list[BaseMessage], ns: ResolvedNamespaces) -> Any:
-        by_id = {message_id(m): m for m in span}
-
-        def build(new_ids: list[str]) -> dict[str, Any]:
-            return {
-                "messages": serialize_span([by_id[i] for i in new_ids]),
-                "message_ids": new_ids,
-                "namespaces": _namespaces_payload(ns),
-            }
-
-        return build
-
     def _new_inline(
         self, span: list[BaseMessage], mark: dict[str, Any] | None, min_new: int
     ) -> list[BaseMessage] | None:
@@ -241,7 +172,7 @@ class _ExtractNode:
                     EXTRACT_JOB,
                     thread_id,
                     [message_id(m) for m in span],
-                    self._payload_for(span, ns),
+                    payload_builder(span, ns),
                     min_new=self._min_new(config),
                     delay_seconds=self.debounce,
                     max_attempts=self.max_attempts,
@@ -281,8 +212,6 @@ class _ExtractNode:
         return self._queue
 
     def _ensure_thread_worker(self, queue: JobQueue, store: BaseStore) -> None:
-        from langmem_vault.jobs.worker import ExtractionWorker
-
         with self._lock:
             if self._worker is None:
                 self._worker = ExtractionWorker(
@@ -307,7 +236,7 @@ class _ExtractNode:
                 EXTRACT_JOB,
                 thread_id,
                 [message_id(m) for m in span],
-                self._payload_for(span, ns),
+                payload_builder(span, ns),
             )
             kwargs: dict[str, Any] = {
                 "min_new": self._min_new(config),
@@ -362,8 +291,6 @@ class _ExtractNode:
         return self._aqueue
 
     def _ensure_task_worker(self, queue: AsyncJobQueue, store: BaseStore) -> None:
-        from langmem_vault.jobs.worker import ExtractionWorker
-
         worker = self._worker
         if worker is None or not worker.task_alive():
             worker = ExtractionWorker(
@@ -402,7 +329,7 @@ def create_extract_node(
     """The extract node (sync and async), for ``StateGraph.add_node``.
 
     - ``model``: a chat model, an ``init_chat_model`` string, or an extractor such as
-      :class:`~langmem_vault.nodes.offline_extractor.OfflineExtractor`;
+      :class:`~langmem_vault.offline.extractor.OfflineExtractor`;
     - ``mode``: ``"background"`` (enqueue a durable job; needs ``queue``) or ``"inline"``;
     - ``every_n_messages``: extract once this many messages are new (``config
       ["configurable"]["extract_now"] = True`` extracts whatever is new at once);

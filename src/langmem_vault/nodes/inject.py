@@ -21,8 +21,8 @@ from typing import Any
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
-from langchain_core.runnables import RunnableConfig, RunnableLambda
-from langgraph.config import get_store, get_stream_writer
+from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_stream_writer
 from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
 
 from langmem_vault.memory.access import AccessRecorder
@@ -44,6 +44,7 @@ from langmem_vault.memory.scoring import (
     as_datetime,
     balance_categories,
 )
+from langmem_vault.nodes.common import MemoryNode, resolve_store
 from langmem_vault.privacy.crypto import Keyring, default_keyring
 
 __all__ = [
@@ -74,22 +75,6 @@ def latest_user_text(messages: Sequence[BaseMessage]) -> str | None:
             text = message.text if isinstance(message.text, str) else str(message.content)
             return text.strip() or None
     return None
-
-
-def resolve_store(store: BaseStore | None) -> BaseStore:
-    """The node's store: the one given to the factory, else the graph's (``compile(store=)``)."""
-    if store is not None:
-        return store
-    try:
-        found = get_store()
-    except RuntimeError:
-        found = None
-    if found is None:
-        raise ValueError(
-            "memory nodes need a store: pass store=... to the node factory or compile the "
-            "graph with builder.compile(store=...)"
-        )
-    return found
 
 
 def _default_counter(text: str) -> int:
@@ -296,18 +281,6 @@ def select(
         reverse=True,
     )[: opts.max_episodes]
     return render(found.instructions, facts, episodes, max_tokens=opts.max_tokens, count=count)
-
-
-class MemoryNode(RunnableLambda[Any, dict[str, Any]]):
-    """A node runnable with native sync and async paths; ``.node`` is the node object.
-
-    LangGraph runs ``invoke`` under ``graph.invoke``/``stream`` and ``ainvoke`` under
-    ``graph.ainvoke``/``astream``, so async graphs never block on a thread.
-    """
-
-    def __init__(self, node: Any, *, name: str) -> None:
-        super().__init__(node.invoke, afunc=node.ainvoke, name=name)
-        self.node = node
 
 
 class InjectNode:

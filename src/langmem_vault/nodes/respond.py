@@ -25,7 +25,7 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.namespaces import MemoryNamespaces, MissingConfigKeyError
-from langmem_vault.nodes.inject import MemoryNode, resolve_store
+from langmem_vault.nodes.common import MemoryNode, load_model, resolve_store
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
@@ -148,20 +148,6 @@ class RespondNode:
         if store is not None and self.recorder is not None:
             await self.recorder.arecord(store, [], cited=targets)
         return {"messages": [message], "cited": cited}
-
-
-def load_model(model: str | LanguageModelLike) -> LanguageModelLike:
-    """An ``init_chat_model`` string (``"openai:gpt-4o-mini"``) or a model/runnable as is."""
-    if isinstance(model, str):
-        try:
-            from langchain.chat_models import init_chat_model
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImportError(
-                f"model={model!r} needs init_chat_model: pip install langchain and the "
-                "provider package (for example langchain-openai), or pass a model object"
-            ) from exc
-        return init_chat_model(model)
-    return model
 
 
 def create_respond_node(

@@ -1,12 +1,18 @@
-"""Privacy: PII redaction, audit log, encryption at rest, consent, export/import/erase, gate.
+"""Privacy: PII redaction, encryption at rest, audit log, consent, export/import/erase, gate.
 
-- :mod:`~langmem_vault.privacy.pii`: ``redact()`` (Presidio + a local spaCy model, offline);
-- :mod:`~langmem_vault.privacy.audit`, ``audit_buffer``, ``audited_store``: who did what to
-  which memory, when;
-- :mod:`~langmem_vault.privacy.crypto`: AES-GCM sealing of private memories, key rotation;
-- :mod:`~langmem_vault.privacy.consent`: per-user consent and the extraction filter;
-- :mod:`~langmem_vault.privacy.portability` and ``erase``: export, import, erase per user;
-- :mod:`~langmem_vault.privacy.gate`: tiered, sanitised answers for plugins.
+Two primitives, which import nothing from :mod:`langmem_vault.memory`:
+
+- :mod:`~langmem_vault.privacy.redaction`: ``redact()`` (Presidio + a local spaCy model,
+  offline), its policy and recognisers;
+- :mod:`~langmem_vault.privacy.crypto`: AES-GCM sealing of private memories
+  (:mod:`~langmem_vault.privacy.rotation` re-seals them under a new key).
+
+And two rooms built on the memory model:
+
+- :mod:`~langmem_vault.privacy.audit`: who did what to which memory, when (the log, its
+  buffer, the audited store wrapper, the access recorder);
+- :mod:`~langmem_vault.privacy.subject_rights`: per-user consent and the extraction filter,
+  export and import, erase, and the gate that hands plugins tiered, sanitised answers.
 
 The modules beyond redaction load on first use (``from langmem_vault.privacy import
 AuditLog`` works), so the extraction path does not pay for them.
@@ -20,8 +26,14 @@ Example:
 
 from typing import TYPE_CHECKING
 
-from langmem_vault.privacy.pii import DetectedEntity, RedactionResult, detect, preload, redact
-from langmem_vault.privacy.policy import (
+from langmem_vault.privacy.redaction.pii import (
+    DetectedEntity,
+    RedactionResult,
+    detect,
+    preload,
+    redact,
+)
+from langmem_vault.privacy.redaction.policy import (
     DEFAULT_ACTIONS,
     DEFAULT_POLICY,
     Action,
@@ -30,17 +42,28 @@ from langmem_vault.privacy.policy import (
 )
 
 if TYPE_CHECKING:  # static types for the lazy names below
-    from langmem_vault.privacy.audit import (
+    from langmem_vault.privacy.audit.access import AuditingAccessRecorder
+    from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
+    from langmem_vault.privacy.audit.log import (
         AsyncAuditLog,
         AuditAction,
         AuditEvent,
         AuditLog,
         AuditRecord,
     )
-    from langmem_vault.privacy.audit_access import AuditingAccessRecorder
-    from langmem_vault.privacy.audit_buffer import AsyncAuditBuffer, AuditBuffer
-    from langmem_vault.privacy.audited_store import AuditedStore
-    from langmem_vault.privacy.consent import (
+    from langmem_vault.privacy.audit.store import AuditedStore
+    from langmem_vault.privacy.crypto import (
+        DecryptionError,
+        Keyring,
+        decrypt_fact,
+        default_keyring,
+        encrypt_fact,
+        is_sealed,
+        open_item,
+        open_value,
+    )
+    from langmem_vault.privacy.rotation import RotationReport, arotate_keys, rotate_keys
+    from langmem_vault.privacy.subject_rights.consent import (
         ConsentSettings,
         afilter_for_namespaces,
         aget_consent,
@@ -50,19 +73,7 @@ if TYPE_CHECKING:  # static types for the lazy names below
         get_consent,
         set_consent,
     )
-    from langmem_vault.privacy.crypto import (
-        DecryptionError,
-        Keyring,
-        arotate_keys,
-        decrypt_fact,
-        default_keyring,
-        encrypt_fact,
-        is_sealed,
-        open_item,
-        open_value,
-        rotate_keys,
-    )
-    from langmem_vault.privacy.erase import (
+    from langmem_vault.privacy.subject_rights.erase import (
         ErasureReport,
         aerase_user,
         apurge_erased,
@@ -71,8 +82,8 @@ if TYPE_CHECKING:  # static types for the lazy names below
         purge_erased,
         restore_user,
     )
-    from langmem_vault.privacy.gate import GateAnswer, PrivacyGate, Tier
-    from langmem_vault.privacy.portability import (
+    from langmem_vault.privacy.subject_rights.gate import GateAnswer, PrivacyGate, Tier
+    from langmem_vault.privacy.subject_rights.portability import (
         InvalidExportError,
         aexport_user,
         aimport_user,
@@ -83,17 +94,17 @@ if TYPE_CHECKING:  # static types for the lazy names below
 
 # name -> module, loaded on first attribute access (PEP 562)
 _LAZY = {
-    "AuditAction": "audit",
-    "AuditEvent": "audit",
-    "AuditLog": "audit",
-    "AsyncAuditLog": "audit",
-    "AuditRecord": "audit",
-    "AuditBuffer": "audit_buffer",
-    "AsyncAuditBuffer": "audit_buffer",
-    "AuditedStore": "audited_store",
-    "AuditingAccessRecorder": "audit_access",
-    "filter_for_namespaces": "consent",
-    "afilter_for_namespaces": "consent",
+    "AuditAction": "audit.log",
+    "AuditEvent": "audit.log",
+    "AuditLog": "audit.log",
+    "AsyncAuditLog": "audit.log",
+    "AuditRecord": "audit.log",
+    "AuditBuffer": "audit.buffer",
+    "AsyncAuditBuffer": "audit.buffer",
+    "AuditedStore": "audit.store",
+    "AuditingAccessRecorder": "audit.access",
+    "filter_for_namespaces": "subject_rights.consent",
+    "afilter_for_namespaces": "subject_rights.consent",
     "Keyring": "crypto",
     "DecryptionError": "crypto",
     "encrypt_fact": "crypto",
@@ -102,30 +113,31 @@ _LAZY = {
     "is_sealed": "crypto",
     "open_item": "crypto",
     "open_value": "crypto",
-    "rotate_keys": "crypto",
-    "arotate_keys": "crypto",
-    "ConsentSettings": "consent",
-    "get_consent": "consent",
-    "aget_consent": "consent",
-    "set_consent": "consent",
-    "aset_consent": "consent",
-    "filter_extraction": "consent",
-    "export_user": "portability",
-    "aexport_user": "portability",
-    "import_user": "portability",
-    "aimport_user": "portability",
-    "memories_csv": "portability",
-    "InvalidExportError": "portability",
-    "ErasureReport": "erase",
-    "erase_user": "erase",
-    "aerase_user": "erase",
-    "restore_user": "erase",
-    "arestore_user": "erase",
-    "purge_erased": "erase",
-    "apurge_erased": "erase",
-    "PrivacyGate": "gate",
-    "GateAnswer": "gate",
-    "Tier": "gate",
+    "rotate_keys": "rotation",
+    "arotate_keys": "rotation",
+    "RotationReport": "rotation",
+    "ConsentSettings": "subject_rights.consent",
+    "get_consent": "subject_rights.consent",
+    "aget_consent": "subject_rights.consent",
+    "set_consent": "subject_rights.consent",
+    "aset_consent": "subject_rights.consent",
+    "filter_extraction": "subject_rights.consent",
+    "export_user": "subject_rights.portability",
+    "aexport_user": "subject_rights.portability",
+    "import_user": "subject_rights.portability",
+    "aimport_user": "subject_rights.portability",
+    "memories_csv": "subject_rights.portability",
+    "InvalidExportError": "subject_rights.portability",
+    "ErasureReport": "subject_rights.erase",
+    "erase_user": "subject_rights.erase",
+    "aerase_user": "subject_rights.erase",
+    "restore_user": "subject_rights.erase",
+    "arestore_user": "subject_rights.erase",
+    "purge_erased": "subject_rights.erase",
+    "apurge_erased": "subject_rights.erase",
+    "PrivacyGate": "subject_rights.gate",
+    "GateAnswer": "subject_rights.gate",
+    "Tier": "subject_rights.gate",
 }
 
 
@@ -162,6 +174,7 @@ __all__ = [
     "PrivacyGate",
     "RedactionPolicy",
     "RedactionResult",
+    "RotationReport",
     "Tier",
     "aerase_user",
     "aexport_user",

@@ -22,8 +22,9 @@ What stays searchable, and what does not (the choice, and why):
 Keys: 32 bytes, from ``$LANGMEM_VAULT_KEY`` (base64, optionally ``kid:base64``; older keys
 for decryption in ``$LANGMEM_VAULT_OLD_KEYS``, comma separated ``kid:base64``) or from a
 callable (a KMS hook) ``fetch(kid | None) -> (kid, key)``, where ``None`` asks for the
-current key. :func:`rotate_keys` re-encrypts every private fact sealed under another key (and
-seals any private fact still in clear) in batches, each batch one atomic store write.
+current key. :func:`~langmem_vault.privacy.rotation.rotate_keys` re-encrypts every private
+fact sealed under another key (and seals any private fact still in clear) in batches, each
+batch one atomic store write.
 
 >>> import os, base64
 >>> ring = Keyring({"k1": os.urandom(32)}, current="k1")
@@ -47,9 +48,6 @@ from typing import Any
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from langgraph.store.base import BaseStore, PutOp, SearchOp
-
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 
 __all__ = [
     "ENV_KEY",
@@ -57,15 +55,12 @@ __all__ = [
     "PLACEHOLDER",
     "DecryptionError",
     "Keyring",
-    "RotationReport",
-    "arotate_keys",
     "decrypt_fact",
     "default_keyring",
     "encrypt_fact",
     "is_sealed",
     "open_item",
     "open_value",
-    "rotate_keys",
 ]
 
 ENV_KEY = "LANGMEM_VAULT_KEY"
@@ -312,80 +307,3 @@ def open_value(
     if keyring is None or not is_sealed(value):
         return dict(value)
     return decrypt_fact(value, keyring, namespace, key)
-
-
-# --- rotation --------------------------------------------------------------------------------
-
-
-@dataclass
-class RotationReport:
-    """What :func:`rotate_keys` did: memories re-sealed, sealed for the first time, failed."""
-
-    resealed: int = 0
-    sealed: int = 0
-    batches: int = 0
-    failed: list[tuple[tuple[str, ...], str, str]] = field(default_factory=list)
-
-
-def _rotate_plan(
-    keyring: Keyring, prefix: tuple[str, ...], batch_size: int
-) -> StorePlan[RotationReport]:
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
-    report = RotationReport()
-    # Each round reads the next private facts not yet under the current key; rewritten ones
-    # stop matching the filter, so the offset only steps over the ones left as they were
-    # (failures, and current ones on a store whose filter ignores $ne).
-    wanted = {"private": True, "enc_kid": {"$ne": keyring.current}}
-    skip = 0
-    while True:
-        (items,) = yield [SearchOp(prefix, filter=wanted, limit=batch_size, offset=skip)]
-        if not items:
-            return report
-        todo = [i for i in items if i.value.get("enc_kid") != keyring.current]
-        skip += len(items) - len(todo)
-        ops: list[PutOp] = []
-        for item in todo:
-            ns = tuple(item.namespace)
-            try:
-                new = encrypt_fact(item.value, keyring, ns, item.key)
-            except (DecryptionError, ValueError) as exc:
-                report.failed.append((ns, item.key, str(exc)))
-                skip += 1
-                continue
-            if is_sealed(item.value):
-                report.resealed += 1
-            else:
-                report.sealed += 1
-            ops.append(PutOp(ns, item.key, new, index=[]))  # [] drops any earlier index
-        if ops:
-            yield ops  # one batch: atomic on VaultStore
-            report.batches += 1
-
-
-def rotate_keys(
-    store: BaseStore,
-    keyring: Keyring,
-    *,
-    prefix: tuple[str, ...] = ("memories",),
-    batch_size: int = 100,
-) -> RotationReport:
-    """Re-seal every private fact under ``prefix`` with the current key, in atomic batches.
-
-    Run it after making a new key current (the old one still in the keyring to read); rerun
-    safely after a crash: finished batches are not redone.
-
-    >>> report = rotate_keys(store, Keyring.from_env())  # doctest: +SKIP
-    """
-    return run_store_plan(store, _rotate_plan(keyring, prefix, batch_size))
-
-
-async def arotate_keys(
-    store: BaseStore,
-    keyring: Keyring,
-    *,
-    prefix: tuple[str, ...] = ("memories",),
-    batch_size: int = 100,
-) -> RotationReport:
-    """Async :func:`rotate_keys`."""
-    return await arun_store_plan(store, _rotate_plan(keyring, prefix, batch_size))

@@ -23,8 +23,8 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.privacy.audit import AuditAction, AuditEvent
-from langmem_vault.privacy.owners import owner_of
+from langmem_vault.privacy.audit.log import AuditAction, AuditEvent
+from langmem_vault.privacy.audit.owners import owner_of
 
 __all__ = ["AuditingAccessRecorder"]
 

@@ -18,8 +18,8 @@ from presidio_analyzer.nlp_engine import NlpArtifacts
 from spacy.lang.en.stop_words import STOP_WORDS
 from spacy.tokens import Doc, Token
 
-from langmem_vault.privacy.policy import Entity
-from langmem_vault.privacy.vocabulary import IMPERATIVES, NOT_A_NAME, RESIDENCE_CUE
+from langmem_vault.privacy.redaction.policy import Entity
+from langmem_vault.privacy.redaction.vocabulary import IMPERATIVES, NOT_A_NAME, RESIDENCE_CUE
 
 _BEFORE = re.compile(
     r"(?i)(?:\b(?:with|call|called|calling|ask|asked|tell|told|met|meet|meeting|known|know|"

@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable
 from types import TracebackType
 
-from langmem_vault.privacy.audit import AsyncAuditLog, AuditEvent, AuditLog
+from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditEvent, AuditLog
 
 __all__ = ["AsyncAuditBuffer", "AuditBuffer"]
 

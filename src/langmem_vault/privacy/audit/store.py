@@ -23,9 +23,9 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result, SearchOp
 
 from langmem_vault.memory.namespaces import MemoryNamespaces, NamespaceTemplate
-from langmem_vault.privacy.audit import AuditAction, AuditEvent
-from langmem_vault.privacy.consent import CONSENT_NAMESPACE
-from langmem_vault.privacy.owners import owner_of
+from langmem_vault.privacy.audit.log import AuditAction, AuditEvent
+from langmem_vault.privacy.audit.owners import owner_of
+from langmem_vault.privacy.subject_rights.consent import CONSENT_NAMESPACE
 
 __all__ = ["AuditedStore", "audit_events"]
 

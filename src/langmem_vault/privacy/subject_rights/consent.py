@@ -4,8 +4,8 @@ Three switches: ``allow_extraction`` (learn from conversations at all), ``allow_
 (facts about the user's person and relationships: categories ``personal`` and ``relationship``,
 and anything redaction marked private; family details too), ``allow_sensitive_facts`` (health,
 money, religion, politics, sexuality, ethnicity, criminal records: see
-:mod:`langmem_vault.privacy.sensitive`). Privacy first: a user with no stored settings may be
-learned from, personal facts included, but not sensitive ones.
+:mod:`langmem_vault.privacy.redaction.sensitive`). Privacy first: a user with no stored
+settings may be learned from, personal facts included, but not sensitive ones.
 
 Consent governs what is *learned*: :func:`filter_extraction` runs on what extraction proposes,
 before reconcile stores anything. Facts a user adds by hand are theirs to keep.
@@ -33,8 +33,8 @@ from langmem_vault.memory.namespaces import (
     resolve_namespace,
 )
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.privacy.owners import owner_of
-from langmem_vault.privacy.sensitive import sensitive_topics
+from langmem_vault.privacy.audit.owners import owner_of
+from langmem_vault.privacy.redaction.sensitive import sensitive_topics
 
 __all__ = [
     "CONSENT_KEY",

@@ -16,9 +16,9 @@ place) or touches one of the policy's ``private_topics`` (health, money...) is f
 from __future__ import annotations
 
 from langmem_vault.memory.models import Extraction
-from langmem_vault.privacy.pii import redact
-from langmem_vault.privacy.policy import DEFAULT_POLICY, RedactionPolicy
-from langmem_vault.privacy.sensitive import sensitive_topics
+from langmem_vault.privacy.redaction.pii import redact
+from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
+from langmem_vault.privacy.redaction.sensitive import sensitive_topics
 
 
 def redact_extraction(

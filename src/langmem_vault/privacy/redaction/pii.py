@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from langmem_vault.privacy.policy import DEFAULT_POLICY, Action, Entity, RedactionPolicy
+from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, Action, Entity, RedactionPolicy
 
 # Used for Action.HASH when the policy has no key: pseudonyms link within this process only.
 _PROCESS_HASH_KEY = os.urandom(32)
@@ -26,11 +26,11 @@ _analyze_lock = threading.Lock()
 if TYPE_CHECKING:
     from presidio_anonymizer.entities import OperatorConfig
 
-    from langmem_vault.privacy.engine import Engines
+    from langmem_vault.privacy.redaction.engine import Engines
 
 
 def _engines() -> Engines:
-    from langmem_vault.privacy.engine import get_engines
+    from langmem_vault.privacy.redaction.engine import get_engines
 
     return get_engines()
 
@@ -40,7 +40,7 @@ def preload() -> None:
 
     Example:
         >>> preload()
-        >>> from langmem_vault.privacy.engine import engines_loaded
+        >>> from langmem_vault.privacy.redaction.engine import engines_loaded
         >>> engines_loaded()
         True
     """

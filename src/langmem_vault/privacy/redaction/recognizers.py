@@ -21,9 +21,9 @@ from presidio_analyzer.predefined_recognizers import EmailRecognizer, PhoneRecog
 from spacy.lang.en.stop_words import STOP_WORDS
 from tldextract import TLDExtract
 
-from langmem_vault.privacy.names import NerPeoplePlacesRecognizer
-from langmem_vault.privacy.policy import Entity
-from langmem_vault.privacy.vocabulary import NOT_A_NAME
+from langmem_vault.privacy.redaction.names import NerPeoplePlacesRecognizer
+from langmem_vault.privacy.redaction.policy import Entity
+from langmem_vault.privacy.redaction.vocabulary import NOT_A_NAME
 
 
 @dataclass(frozen=True)

@@ -40,11 +40,11 @@ from langgraph.store.base import BaseStore, SearchOp
 from langmem_vault.memory.models import CATEGORIES, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.privacy.audit import AuditEvent
+from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.crypto import is_sealed
-from langmem_vault.privacy.pii import redact
-from langmem_vault.privacy.policy import RedactionPolicy
-from langmem_vault.privacy.sensitive import generalise_amounts, sensitive_topics
+from langmem_vault.privacy.redaction.pii import redact
+from langmem_vault.privacy.redaction.policy import RedactionPolicy
+from langmem_vault.privacy.redaction.sensitive import generalise_amounts, sensitive_topics
 
 __all__ = ["TIER_CATEGORIES", "GateAnswer", "PrivacyGate", "Tier"]
 

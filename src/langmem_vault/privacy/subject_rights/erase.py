@@ -37,17 +37,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
-from psycopg import sql
-from psycopg.types.json import Jsonb
 
-from langmem_vault.db.migrations import check_schema
-from langmem_vault.db.runner import Plan, Query
-from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
+from langmem_vault.memory.namespaces import (
+    WATERMARK_NAMESPACE,
+    MemoryNamespaces,
+)
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.writes import memory_put
-from langmem_vault.privacy.audit import AuditEvent
-from langmem_vault.privacy.consent import consent_namespace
-from langmem_vault.privacy.portability import KINDS
+from langmem_vault.privacy.audit.log import AuditEvent
+from langmem_vault.privacy.subject_rights.consent import consent_namespace
+from langmem_vault.privacy.subject_rights.portability import KINDS
 
 __all__ = [
     "QUARANTINE",
@@ -62,8 +61,6 @@ __all__ = [
 
 QUARANTINE = "erased"
 MARKERS = ("erased", "_markers")
-# nodes.extract.WATERMARK_NAMESPACE (not imported: that module pulls in the node machinery).
-EXTRACT_WATERMARKS = ("langmem_vault", "watermarks", "extract")
 PAGE = 500
 MAX_THREADS = 100_000
 
@@ -145,58 +142,23 @@ def _store_erase_plan(
         items.extend((yield from _items_under(prefix)))
     # Overlapping prefixes (custom templates) list an item twice: count and delete it once.
     items = list({(tuple(i.namespace), i.key): i for i in items}.values())
-    marks = yield [GetOp(EXTRACT_WATERMARKS, t) for t in thread_ids]
+    marks = yield [GetOp(WATERMARK_NAMESPACE, t) for t in thread_ids]
     ops: list[PutOp] = [] if quarantine else [PutOp(MARKERS, user_id, None)]
     for item in items:
         ns = tuple(item.namespace)
         ops.append(PutOp(ns, item.key, None))
         if quarantine:
             ops.append(PutOp((QUARANTINE, *ns), item.key, dict(item.value), index=False))
-    ops.extend(PutOp(EXTRACT_WATERMARKS, m.key, None) for m in marks if isinstance(m, Item))
+    ops.extend(PutOp(WATERMARK_NAMESPACE, m.key, None) for m in marks if isinstance(m, Item))
     if ops:
         yield ops  # one atomic batch on VaultStore
     return len(items), sum(isinstance(m, Item) for m in marks)
 
 
-# --- jobs ------------------------------------------------------------------------------------
-
-_DELETE_JOBS = """
-WITH d AS (
-    DELETE FROM {schema}.vault_jobs
-    WHERE thread_id = ANY(%(threads)s)
-       OR payload -> 'namespaces' -> 'semantic' = %(semantic)s
-       OR payload -> 'namespaces' -> 'episodes' = %(episodes)s
-       OR payload -> 'namespaces' -> 'instructions' = %(instructions)s
-    RETURNING thread_id
-), w AS (
-    DELETE FROM {schema}.vault_job_watermarks
-    WHERE thread_id = ANY(%(threads)s) OR thread_id IN (SELECT thread_id FROM d)
-    RETURNING 1
-)
-SELECT (SELECT count(*) FROM d) AS jobs, (SELECT count(*) FROM w) AS watermarks
-"""
-
-
-def delete_jobs_plan(
-    schema: str, ns: ResolvedNamespaces, thread_ids: Sequence[str]
-) -> Plan[tuple[int, int]]:
-    """Delete the user's extraction jobs and their threads' watermarks; (jobs, watermarks)."""
-    query = sql.SQL(_DELETE_JOBS).format(schema=sql.Identifier(check_schema(schema)))
-    params = {
-        "threads": list(thread_ids),
-        "semantic": Jsonb(list(ns.semantic)),
-        "episodes": Jsonb(list(ns.episodes)),
-        "instructions": Jsonb(list(ns.instructions)),
-    }
-    rows = yield Query(query, params)
-    row = (rows or [{"jobs": 0, "watermarks": 0}])[0]
-    return int(row["jobs"]), int(row["watermarks"])
-
-
 # --- orchestration ---------------------------------------------------------------------------
 
 
-def _marker(user_id: str, days: float, threads: list[str]) -> tuple[dict[str, Any], datetime]:
+def _marker(days: float, threads: list[str]) -> tuple[dict[str, Any], datetime]:
     now = datetime.now(UTC)
     purge_after = now + timedelta(days=days)
     value = {
@@ -221,7 +183,7 @@ def _unwrap(store: BaseStore) -> tuple[BaseStore, Any]:
     user's id, after the audit rows were deleted; erase goes around it, and flushes its sink
     first so events still buffered for the user are written before they are deleted.
     """
-    from langmem_vault.privacy.audited_store import AuditedStore
+    from langmem_vault.privacy.audit.store import AuditedStore
 
     if isinstance(store, AuditedStore):
         return store.store, store.audit
@@ -281,13 +243,13 @@ def erase_user(
     threads = [t.thread_id for t in saver.list_threads(user_id, limit=MAX_THREADS)] if saver else []
     report.threads = threads
     if jobs is not None:
-        report.jobs, report.job_watermarks = jobs.db.run(delete_jobs_plan(jobs.schema, ns, threads))
+        report.jobs, report.job_watermarks = jobs.delete_user_jobs(threads, ns)
     quarantine = soft_days is not None
     report.store_items, report.extract_watermarks = run_store_plan(
         store, _store_erase_plan(user_id, prefixes, threads, quarantine)
     )
     if soft_days is not None:
-        value, report.purge_after = _marker(user_id, soft_days, threads)
+        value, report.purge_after = _marker(soft_days, threads)
         store.put(MARKERS, user_id, value, index=False)
     else:
         if saver is not None:
@@ -325,15 +287,13 @@ async def aerase_user(
         threads = [t.thread_id for t in await saver.alist_threads(user_id, limit=MAX_THREADS)]
     report.threads = threads
     if jobs is not None:
-        report.jobs, report.job_watermarks = await jobs.db.run(
-            delete_jobs_plan(jobs.schema, ns, threads)
-        )
+        report.jobs, report.job_watermarks = await jobs.delete_user_jobs(threads, ns)
     quarantine = soft_days is not None
     report.store_items, report.extract_watermarks = await arun_store_plan(
         store, _store_erase_plan(user_id, prefixes, threads, quarantine)
     )
     if soft_days is not None:
-        value, report.purge_after = _marker(user_id, soft_days, threads)
+        value, report.purge_after = _marker(soft_days, threads)
         await store.aput(MARKERS, user_id, value, index=False)
     else:
         if saver is not None:

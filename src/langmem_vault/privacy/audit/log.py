@@ -3,7 +3,7 @@
 Rows live in ``{schema}.vault_audit`` (migration track ``audit``). SQL and row parsing are
 sans-IO plans; :class:`AuditLog` and :class:`AsyncAuditLog` only run them, so the two drivers
 cannot drift apart. ``record`` is one round trip and the events are durable when it returns.
-For the chat turn, :mod:`langmem_vault.privacy.audit_buffer` batches events off the hot path.
+For the chat turn, :mod:`langmem_vault.privacy.audit.buffer` batches events off the hot path.
 
 Every query names a user: the log is read per user (optionally by memory key, action,
 component and time range), which is also how a user's own access report is built.

@@ -55,9 +55,13 @@ from langmem_vault.memory.models import Episode, Instruction, MemoryModel, Seman
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.writes import memory_put
-from langmem_vault.privacy.audit import AuditEvent
-from langmem_vault.privacy.consent import CONSENT_KEY, ConsentSettings, consent_namespace
+from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.crypto import Keyring, decrypt_fact, is_sealed
+from langmem_vault.privacy.subject_rights.consent import (
+    CONSENT_KEY,
+    ConsentSettings,
+    consent_namespace,
+)
 
 __all__ = [
     "EXPORT_FORMAT",

@@ -1,0 +1,17 @@
+"""Offline stand-ins for the two model calls, so demos and tests run without an API key.
+
+- :class:`~langmem_vault.offline.model.RecallChatModel`: a chat model that answers from the
+  memories inject puts in state;
+- :class:`~langmem_vault.offline.extractor.OfflineExtractor`: rule-based extraction (regular
+  expressions and an optional spaCy model).
+
+This package sits just above :mod:`langmem_vault.extraction` and below the nodes and graphs,
+which may import it; it imports neither.
+
+>>> from langmem_vault.offline import OfflineExtractor, RecallChatModel
+"""
+
+from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.offline.model import RecallChatModel
+
+__all__ = ["OfflineExtractor", "RecallChatModel"]
