@@ -2,7 +2,7 @@
 
 A :class:`RedactionPolicy` maps each entity type to an :class:`Action`. Entity types absent
 from the map are not looked for at all, which is also how an app switches a type off. It also
-names the sensitive topics (:mod:`langmem_vault.privacy.sensitive`) that make a memory
+names the sensitive topics (:mod:`langmem_vault.privacy.redaction.sensitive`) that make a memory
 private.
 
 The defaults, and why: secrets and identifiers that enable fraud or account takeover (emails,
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
 
-from langmem_vault.privacy.sensitive import TOPICS
+from langmem_vault.privacy.redaction.sensitive import TOPICS
 
 
 class Entity(StrEnum):
@@ -148,7 +148,7 @@ class RedactionPolicy:
             least twice as many letters/digits, so short values are fully masked).
         max_chars: longer texts raise ``ValueError`` instead of stalling the caller.
         enabled: False turns redaction into a no-op (text returned unchanged).
-        private_topics: sensitive topics (see :data:`langmem_vault.privacy.sensitive.TOPICS`)
+        private_topics: sensitive topics (see :data:`~langmem_vault.privacy.redaction.sensitive.TOPICS`)
             whose mention makes an extracted memory private.
 
     Example:
