@@ -148,8 +148,9 @@ class RedactionPolicy:
             least twice as many letters/digits, so short values are fully masked).
         max_chars: longer texts raise ``ValueError`` instead of stalling the caller.
         enabled: False turns redaction into a no-op (text returned unchanged).
-        private_topics: sensitive topics (see :data:`~langmem_vault.privacy.redaction.sensitive.TOPICS`)
-            whose mention makes an extracted memory private.
+        private_topics: sensitive topics (see
+            :data:`~langmem_vault.privacy.redaction.sensitive.TOPICS`) whose mention makes an
+            extracted memory private.
 
     Example:
         >>> p = RedactionPolicy().with_actions(email="hash", person="redact")
