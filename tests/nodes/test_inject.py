@@ -201,3 +201,20 @@ async def test_async_inject(astore: BaseStore) -> None:
     await node.node.recorder.aflush()
     got = await vault.aget(lyon)
     assert got is not None and got.value.access_count == 1
+
+
+def test_pending_facts_join_only_when_nothing_better_matches(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    key = vault.remember("User speaks Portuguese", category="skill", confidence=0.7).key
+    vault.update(key, status="pending_confirmation")
+    vault.remember("User works at Acme Robotics", category="company")
+    vault.remember("User likes green tea", category="preference")
+    node = create_inject_node(store=store, record_access=False).node
+    asked = node.invoke({"messages": [HumanMessage("Which languages can I speak?")]}, CFG)
+    assert "- [M1] (unconfirmed) User speaks Portuguese (skill)" in asked["memory_context"]
+    # an active fact matches better: the pending one stays out
+    other = node.invoke({"messages": [HumanMessage("Where do I work?")]}, CFG)
+    assert "Acme" in other["memory_context"] and "Portuguese" not in other["memory_context"]
+    off = create_inject_node(store=store, record_access=False, max_pending=0).node
+    asked = off.invoke({"messages": [HumanMessage("Which languages can I speak?")]}, CFG)
+    assert "Portuguese" not in asked["memory_context"]

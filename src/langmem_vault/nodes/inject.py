@@ -65,6 +65,10 @@ INSTRUCTIONS_HEADER = (
     "Standing instructions from the user (follow them; if two conflict, the higher priority wins):"
 )
 FACTS_HEADER = "Facts (cite the ones you use as [M1], [M2]):"
+PENDING = "pending_confirmation"
+#: pending facts may join when their relevance is within this of the best active fact's
+PENDING_MARGIN = 0.02
+DEFAULT_MAX_PENDING = 2
 EPISODES_HEADER = "Recent conversations:"
 
 
@@ -120,6 +124,7 @@ class InjectOptions:
     include_private: bool
     weights: ScoringWeights
     max_private: int = DEFAULT_MAX_PRIVATE
+    max_pending: int = DEFAULT_MAX_PENDING
 
 
 def _episode_score(value: Mapping[str, Any], now: datetime, weights: ScoringWeights) -> float:
@@ -131,7 +136,26 @@ def _episode_score(value: Mapping[str, Any], now: datetime, weights: ScoringWeig
 
 
 def _fact_line(alias: str, value: Mapping[str, Any]) -> str:
-    return f"- [{alias}] {value.get('text', '')} ({value.get('category', 'general')})"
+    # A pending fact says so first: the model should hedge ("you mentioned...") or ask.
+    mark = "(unconfirmed) " if value.get("status") == PENDING else ""
+    return f"- [{alias}] {mark}{value.get('text', '')} ({value.get('category', 'general')})"
+
+
+def _with_pending(scored: list[ScoredMemory], limit: int) -> list[ScoredMemory]:
+    """Active facts, plus at most ``limit`` pending ones that match the message at least as well
+    as the best active fact does (nothing better matches): a user who never confirms still
+    benefits, and a pending guess never crowds out what is confirmed."""
+    active = [m for m in scored if m.value.get("status", "active") != PENDING]
+    best = max((m.relevance or 0.0 for m in active), default=0.0)
+    pending = [
+        m
+        for m in scored
+        if m.value.get("status") == PENDING
+        and m.relevance is not None
+        and m.relevance >= best - PENDING_MARGIN
+    ]
+    pending.sort(key=lambda m: m.relevance or 0.0, reverse=True)
+    return active + pending[:limit]
 
 
 def _episode_line(alias: str, value: Mapping[str, Any]) -> str:
@@ -265,7 +289,15 @@ def select(
     items = merge_candidates(found.facts, private)
     # Sealed facts nobody opened carry only a placeholder: never shown.
     items = [i for i in items if "enc" not in i.value]
-    scored = score_items(items, now, use_relevance=found.message is not None, weights=opts.weights)
+    use_relevance = found.message is not None
+    scored = score_items(
+        items,
+        now,
+        use_relevance=use_relevance,
+        weights=opts.weights,
+        include_pending=use_relevance and opts.max_pending > 0,
+    )
+    scored = _with_pending(scored, opts.max_pending)
     facts = balance_categories(scored, opts.max_facts, max_share=opts.max_share)
     episodes = sorted(
         (
@@ -380,6 +412,7 @@ def create_inject_node(
     max_share: float = 0.4,
     include_private: bool = True,
     max_private: int = DEFAULT_MAX_PRIVATE,
+    max_pending: int = DEFAULT_MAX_PENDING,
     keyring: Keyring | None = None,
     weights: ScoringWeights = DEFAULT_WEIGHTS,
     record_access: AccessRecorder | bool = True,
@@ -394,6 +427,9 @@ def create_inject_node(
     lets the owner's own private facts in: up to ``max_private`` of them are read by filter,
     opened with ``keyring`` (default: ``$LANGMEM_VAULT_KEY``) and ranked in process against
     the message (see :mod:`langmem_vault.memory.private_recall`); they are never in the index.
+    Up to ``max_pending`` facts still waiting for confirmation join when they match the
+    message at least as well as the best confirmed fact, marked ``unconfirmed``; 0 turns
+    that off.
     The store comes from ``store`` or from the graph (``compile(store=...)``). The returned
     runnable's ``.node`` is the :class:`InjectNode`; ``node.node.recorder.flush()`` waits for
     the access stamps.
@@ -423,6 +459,7 @@ def create_inject_node(
         include_private=include_private,
         weights=weights,
         max_private=max_private,
+        max_pending=max_pending,
     )
     node = InjectNode(
         store=store,
