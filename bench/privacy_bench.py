@@ -30,10 +30,10 @@ from langmem_vault.db import embedded_uri
 from langmem_vault.db.connection import open_pool
 from langmem_vault.jobs import JobQueue
 from langmem_vault.memory.models import FactCategory, SemanticFact
+from langmem_vault.memory.sealing import Keyring, decrypt_fact, encrypt_fact
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.buffer import AuditBuffer
 from langmem_vault.privacy.audit.log import AuditEvent, AuditLog
-from langmem_vault.privacy.crypto import Keyring, decrypt_fact, encrypt_fact
 from langmem_vault.privacy.redaction.pii import preload
 from langmem_vault.privacy.subject_rights.erase import erase_user
 from langmem_vault.privacy.subject_rights.gate import PrivacyGate

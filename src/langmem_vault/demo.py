@@ -1,6 +1,6 @@
 """The two-thread demo: what the user says in one thread is remembered in the next.
 
-Run ``python -m langmem_vault.demo`` (or ``langmem-vault demo``). Offline by default: the
+Run ``langmem-vault demo`` (or ``python -m langmem_vault demo``). Offline by default: the
 embedded Postgres through VaultStore, local embeddings, the offline extractor and a tiny
 offline model that answers from the injected memories. With ``OPENAI_API_KEY`` set (and
 ``langchain-openai`` installed) a real model answers and extracts, through ``init_chat_model``.
@@ -12,9 +12,8 @@ offline model that answers from the injected memories. With ``OPENAI_API_KEY`` s
 from __future__ import annotations
 
 import os
-import sys
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,7 +26,7 @@ from langmem_vault.graphs.builder import build_memory_graph
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.offline.model import RecallChatModel
 
-__all__ = ["FIRST_THREAD", "SECOND_THREAD", "main", "run_demo"]
+__all__ = ["FIRST_THREAD", "SECOND_THREAD", "run_demo"]
 
 FIRST_THREAD = (
     "Hi! My name is Dana and I live in Lyon.",
@@ -148,14 +147,3 @@ def run_demo(
         for instruction in vault.instructions():
             say(f"  [instruction p{instruction.value.priority}] {instruction.value.text}")
     return transcript
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m langmem_vault.demo``: ``langmem-vault demo`` with ``argv``."""
-    from langmem_vault.cli import main as cli_main
-
-    return cli_main(["demo", *(sys.argv[1:] if argv is None else argv)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())

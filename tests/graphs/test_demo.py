@@ -23,8 +23,10 @@ def test_demo_second_thread_answers_from_the_first(
     assert any("pending_confirmation" in line and "Rust" in line for line in lines)
 
 
-def test_cli_parses_demo() -> None:
-    args = cli.build_parser().parse_args(["demo", "--in-memory", "--offline"])
-    assert args.command == "demo" and args.in_memory and args.offline
-    with pytest.raises(SystemExit):
-        cli.build_parser().parse_args([])
+def test_cli_parses_demo(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[dict[str, object]] = []
+    monkeypatch.setattr("langmem_vault.demo.run_demo", lambda **kw: seen.append(kw))
+    assert cli.main(["demo", "--in-memory", "--offline"]) == 0
+    assert seen == [{"dsn": None, "in_memory": True, "offline": True, "model": None}]
+    with pytest.raises(Exception, match="No such option: --no-such-option"):
+        cli.main(["demo", "--no-such-option"])

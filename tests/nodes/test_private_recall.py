@@ -25,10 +25,10 @@ from memory.lmv_fixtures import astore, index, store, thread  # noqa: F401
 from langmem_vault.graphs import build_memory_graph
 from langmem_vault.graphs.offline_model import RecallChatModel
 from langmem_vault.memory.models import SemanticFact
+from langmem_vault.memory.sealing import ENV_KEY, Keyring, is_sealed
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.offline_extractor import OfflineExtractor
-from langmem_vault.privacy.crypto import ENV_KEY, Keyring, is_sealed
 from langmem_vault.privacy.redaction.policy import RedactionPolicy
 
 NAMES = ["Ana", "Bram", "Chen", "Dmitri", "Elif", "Femi", "Greta", "Hiro", "Ivo", "Jana"]

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from langmem_vault.memory.models import SemanticFact
-from langmem_vault.privacy.crypto import (
+from langmem_vault.memory.sealing import (
     PLACEHOLDER,
     DecryptionError,
     Keyring,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from langmem_vault.memory.models import SemanticFact
+from langmem_vault.memory.sealing import Keyring, encrypt_fact
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
-from langmem_vault.privacy.crypto import Keyring, encrypt_fact
 from langmem_vault.privacy.subject_rights.gate import GateAnswer, PrivacyGate, Tier
 from langmem_vault.store import AsyncVaultStore, VaultStore
 

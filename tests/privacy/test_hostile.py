@@ -24,10 +24,10 @@ from langmem_vault.extraction.schema import AliasFact, AliasInstruction, Extract
 from langmem_vault.extraction.span import aextract_span, extract_span
 from langmem_vault.jobs import JobQueue
 from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory.sealing import DecryptionError, Keyring, decrypt_fact, encrypt_fact
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.privacy.audit.log import AuditEvent, AuditLog
-from langmem_vault.privacy.crypto import DecryptionError, Keyring, decrypt_fact, encrypt_fact
 from langmem_vault.privacy.subject_rights.consent import get_consent, set_consent
 from langmem_vault.privacy.subject_rights.erase import erase_user
 from langmem_vault.privacy.subject_rights.gate import PrivacyGate

@@ -13,9 +13,9 @@ import pytest
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.memory.models import SemanticFact
+from langmem_vault.memory.sealing import Keyring, encrypt_fact
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
-from langmem_vault.privacy.crypto import Keyring, encrypt_fact
 from langmem_vault.privacy.subject_rights.consent import aset_consent, set_consent
 from langmem_vault.privacy.subject_rights.erase import aerase_user, erase_user
 from langmem_vault.privacy.subject_rights.portability import (

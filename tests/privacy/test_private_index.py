@@ -12,9 +12,9 @@ import psycopg
 import pytest
 
 from langmem_vault.memory.models import Extraction, ProposedFact
+from langmem_vault.memory.sealing import ENV_KEY, Keyring, is_sealed
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.reconcile import aapply_extraction, apply_extraction
-from langmem_vault.privacy.crypto import ENV_KEY, Keyring, is_sealed
 from langmem_vault.privacy.subject_rights.erase import erase_user, restore_user
 from langmem_vault.privacy.subject_rights.portability import (
     aexport_user,

@@ -10,8 +10,8 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.extraction.reconcile import apply_extraction
 from langmem_vault.memory.models import Extraction, ProposedFact
+from langmem_vault.memory.sealing import ENV_KEY, is_sealed
 from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.privacy.crypto import ENV_KEY, is_sealed
 
 CONFIG = {"configurable": {"user_id": "u1"}}
 NS = ("memories", "u1", "semantic")

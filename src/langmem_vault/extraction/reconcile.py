@@ -51,8 +51,8 @@ from langmem_vault.memory.models import (
 )
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.sealing import default_keyring
 from langmem_vault.memory.writes import memory_put
-from langmem_vault.privacy.crypto import default_keyring
 
 __all__ = [
     "ReconcileReport",

@@ -34,7 +34,7 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
 
-from langmem_vault.privacy.crypto import DecryptionError, Keyring, is_sealed, open_item
+from langmem_vault.memory.sealing import DecryptionError, Keyring, is_sealed, open_item
 
 __all__ = ["DEFAULT_MAX_PRIVATE", "PrivateRanker", "open_private", "private_search_op"]
 

@@ -38,8 +38,8 @@ from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.retrieval import applicable_instructions, fact_search_op, score_items
 from langmem_vault.memory.scoring import DEFAULT_WEIGHTS, ScoringWeights, balance_categories
+from langmem_vault.memory.sealing import Keyring, default_keyring, open_value
 from langmem_vault.memory.writes import memory_put
-from langmem_vault.privacy.crypto import Keyring, default_keyring, open_value
 
 __all__ = ["Memory", "MemoryVault"]
 

@@ -8,7 +8,7 @@ privacy guarantees hold whichever path wrote the memory:
 - a **private** fact is never indexed: no embedding, no full-text vector. Its put carries
   ``index=[]``, which drops an index the memory had before (``index=False`` would keep it:
   that is how a restored private fact stayed searchable by its words). With a keyring its
-  ``text`` and ``evidence`` are sealed (AES-256-GCM, see :mod:`langmem_vault.privacy.crypto`).
+  ``text`` and ``evidence`` are sealed (AES-256-GCM, see :mod:`langmem_vault.memory.sealing`).
   The owner's assistant still recalls it: inject ranks the owner's private facts in process
   (see :mod:`langmem_vault.memory.private_recall`);
 - a **retired** memory (a superseded or closed fact, an inactive instruction) is never
@@ -36,7 +36,7 @@ from typing import Any, Literal
 from langgraph.store.base import PutOp
 
 from langmem_vault.memory.models import MemoryModel
-from langmem_vault.privacy.crypto import Keyring, encrypt_fact, is_sealed
+from langmem_vault.memory.sealing import Keyring, encrypt_fact, is_sealed
 
 __all__ = ["Kind", "index_for", "is_private", "memory_put"]
 

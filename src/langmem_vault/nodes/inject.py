@@ -44,8 +44,8 @@ from langmem_vault.memory.scoring import (
     as_datetime,
     balance_categories,
 )
+from langmem_vault.memory.sealing import Keyring, default_keyring
 from langmem_vault.nodes.common import MemoryNode, resolve_store
-from langmem_vault.privacy.crypto import Keyring, default_keyring
 
 __all__ = [
     "InjectNode",

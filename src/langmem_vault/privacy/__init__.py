@@ -1,11 +1,11 @@
 """Privacy: PII redaction, encryption at rest, audit log, consent, export/import/erase, gate.
 
-Two primitives, which import nothing from :mod:`langmem_vault.memory`:
-
 - :mod:`~langmem_vault.privacy.redaction`: ``redact()`` (Presidio + a local spaCy model,
-  offline), its policy and recognisers;
-- :mod:`~langmem_vault.privacy.crypto`: AES-GCM sealing of private memories
-  (:mod:`~langmem_vault.privacy.rotation` re-seals them under a new key).
+  offline), its policy and recognisers; a primitive that imports nothing from the memory layer;
+- sealing (``Keyring``, ``encrypt_fact``...): AES-GCM envelopes of private memories. It is how
+  the memory layer stores a private fact, so it lives there
+  (:mod:`langmem_vault.memory.sealing`) and is re-exported here;
+  :mod:`~langmem_vault.privacy.rotation` re-seals every private fact under a new key.
 
 And two rooms built on the memory model:
 
@@ -42,6 +42,16 @@ from langmem_vault.privacy.redaction.policy import (
 )
 
 if TYPE_CHECKING:  # static types for the lazy names below
+    from langmem_vault.memory.sealing import (
+        DecryptionError,
+        Keyring,
+        decrypt_fact,
+        default_keyring,
+        encrypt_fact,
+        is_sealed,
+        open_item,
+        open_value,
+    )
     from langmem_vault.privacy.audit.access import AuditingAccessRecorder
     from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
     from langmem_vault.privacy.audit.log import (
@@ -52,16 +62,6 @@ if TYPE_CHECKING:  # static types for the lazy names below
         AuditRecord,
     )
     from langmem_vault.privacy.audit.store import AuditedStore
-    from langmem_vault.privacy.crypto import (
-        DecryptionError,
-        Keyring,
-        decrypt_fact,
-        default_keyring,
-        encrypt_fact,
-        is_sealed,
-        open_item,
-        open_value,
-    )
     from langmem_vault.privacy.rotation import RotationReport, arotate_keys, rotate_keys
     from langmem_vault.privacy.subject_rights.consent import (
         ConsentSettings,
@@ -94,50 +94,50 @@ if TYPE_CHECKING:  # static types for the lazy names below
 
 # name -> module, loaded on first attribute access (PEP 562)
 _LAZY = {
-    "AuditAction": "audit.log",
-    "AuditEvent": "audit.log",
-    "AuditLog": "audit.log",
-    "AsyncAuditLog": "audit.log",
-    "AuditRecord": "audit.log",
-    "AuditBuffer": "audit.buffer",
-    "AsyncAuditBuffer": "audit.buffer",
-    "AuditedStore": "audit.store",
-    "AuditingAccessRecorder": "audit.access",
-    "filter_for_namespaces": "subject_rights.consent",
-    "afilter_for_namespaces": "subject_rights.consent",
-    "Keyring": "crypto",
-    "DecryptionError": "crypto",
-    "encrypt_fact": "crypto",
-    "decrypt_fact": "crypto",
-    "default_keyring": "crypto",
-    "is_sealed": "crypto",
-    "open_item": "crypto",
-    "open_value": "crypto",
-    "rotate_keys": "rotation",
-    "arotate_keys": "rotation",
-    "RotationReport": "rotation",
-    "ConsentSettings": "subject_rights.consent",
-    "get_consent": "subject_rights.consent",
-    "aget_consent": "subject_rights.consent",
-    "set_consent": "subject_rights.consent",
-    "aset_consent": "subject_rights.consent",
-    "filter_extraction": "subject_rights.consent",
-    "export_user": "subject_rights.portability",
-    "aexport_user": "subject_rights.portability",
-    "import_user": "subject_rights.portability",
-    "aimport_user": "subject_rights.portability",
-    "memories_csv": "subject_rights.portability",
-    "InvalidExportError": "subject_rights.portability",
-    "ErasureReport": "subject_rights.erase",
-    "erase_user": "subject_rights.erase",
-    "aerase_user": "subject_rights.erase",
-    "restore_user": "subject_rights.erase",
-    "arestore_user": "subject_rights.erase",
-    "purge_erased": "subject_rights.erase",
-    "apurge_erased": "subject_rights.erase",
-    "PrivacyGate": "subject_rights.gate",
-    "GateAnswer": "subject_rights.gate",
-    "Tier": "subject_rights.gate",
+    "AuditAction": "langmem_vault.privacy.audit.log",
+    "AuditEvent": "langmem_vault.privacy.audit.log",
+    "AuditLog": "langmem_vault.privacy.audit.log",
+    "AsyncAuditLog": "langmem_vault.privacy.audit.log",
+    "AuditRecord": "langmem_vault.privacy.audit.log",
+    "AuditBuffer": "langmem_vault.privacy.audit.buffer",
+    "AsyncAuditBuffer": "langmem_vault.privacy.audit.buffer",
+    "AuditedStore": "langmem_vault.privacy.audit.store",
+    "AuditingAccessRecorder": "langmem_vault.privacy.audit.access",
+    "filter_for_namespaces": "langmem_vault.privacy.subject_rights.consent",
+    "afilter_for_namespaces": "langmem_vault.privacy.subject_rights.consent",
+    "Keyring": "langmem_vault.memory.sealing",
+    "DecryptionError": "langmem_vault.memory.sealing",
+    "encrypt_fact": "langmem_vault.memory.sealing",
+    "decrypt_fact": "langmem_vault.memory.sealing",
+    "default_keyring": "langmem_vault.memory.sealing",
+    "is_sealed": "langmem_vault.memory.sealing",
+    "open_item": "langmem_vault.memory.sealing",
+    "open_value": "langmem_vault.memory.sealing",
+    "rotate_keys": "langmem_vault.privacy.rotation",
+    "arotate_keys": "langmem_vault.privacy.rotation",
+    "RotationReport": "langmem_vault.privacy.rotation",
+    "ConsentSettings": "langmem_vault.privacy.subject_rights.consent",
+    "get_consent": "langmem_vault.privacy.subject_rights.consent",
+    "aget_consent": "langmem_vault.privacy.subject_rights.consent",
+    "set_consent": "langmem_vault.privacy.subject_rights.consent",
+    "aset_consent": "langmem_vault.privacy.subject_rights.consent",
+    "filter_extraction": "langmem_vault.privacy.subject_rights.consent",
+    "export_user": "langmem_vault.privacy.subject_rights.portability",
+    "aexport_user": "langmem_vault.privacy.subject_rights.portability",
+    "import_user": "langmem_vault.privacy.subject_rights.portability",
+    "aimport_user": "langmem_vault.privacy.subject_rights.portability",
+    "memories_csv": "langmem_vault.privacy.subject_rights.portability",
+    "InvalidExportError": "langmem_vault.privacy.subject_rights.portability",
+    "ErasureReport": "langmem_vault.privacy.subject_rights.erase",
+    "erase_user": "langmem_vault.privacy.subject_rights.erase",
+    "aerase_user": "langmem_vault.privacy.subject_rights.erase",
+    "restore_user": "langmem_vault.privacy.subject_rights.erase",
+    "arestore_user": "langmem_vault.privacy.subject_rights.erase",
+    "purge_erased": "langmem_vault.privacy.subject_rights.erase",
+    "apurge_erased": "langmem_vault.privacy.subject_rights.erase",
+    "PrivacyGate": "langmem_vault.privacy.subject_rights.gate",
+    "GateAnswer": "langmem_vault.privacy.subject_rights.gate",
+    "Tier": "langmem_vault.privacy.subject_rights.gate",
 }
 
 
@@ -147,7 +147,7 @@ def __getattr__(name: str) -> object:
         raise AttributeError(f"module 'langmem_vault.privacy' has no attribute {name!r}")
     from importlib import import_module
 
-    return getattr(import_module(f"langmem_vault.privacy.{module}"), name)
+    return getattr(import_module(module), name)
 
 
 __all__ = [

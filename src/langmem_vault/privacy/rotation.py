@@ -1,7 +1,7 @@
 """Key rotation: re-seal every private fact under the current key, in atomic batches.
 
-Kept apart from :mod:`langmem_vault.privacy.crypto` so the sealing primitive imports nothing
-from the memory layer; rotation walks the store with a memory plan.
+The sealing primitive is :mod:`langmem_vault.memory.sealing` (how a private memory is
+stored); rotation is an operator's task over the whole store, so it lives here.
 
 >>> report = rotate_keys(store, Keyring.from_env())  # doctest: +SKIP
 >>> report.resealed, report.failed  # doctest: +SKIP
@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from langgraph.store.base import BaseStore, PutOp, SearchOp
 
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.sealing import DecryptionError, Keyring, is_sealed
 from langmem_vault.memory.writes import memory_put
-from langmem_vault.privacy.crypto import DecryptionError, Keyring, is_sealed
 
 __all__ = ["RotationReport", "arotate_keys", "rotate_keys"]
 

@@ -40,8 +40,8 @@ from langgraph.store.base import BaseStore, SearchOp
 from langmem_vault.memory.models import CATEGORIES, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.sealing import is_sealed
 from langmem_vault.privacy.audit.log import AuditEvent
-from langmem_vault.privacy.crypto import is_sealed
 from langmem_vault.privacy.redaction.pii import redact
 from langmem_vault.privacy.redaction.policy import RedactionPolicy
 from langmem_vault.privacy.redaction.sensitive import generalise_amounts, sensitive_topics

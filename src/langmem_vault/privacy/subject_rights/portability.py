@@ -28,7 +28,7 @@ With ``audit=`` (an audit log or buffer) each export and import is logged, with 
 
 Import validates the whole document first (every value against its model) and then writes
 everything in one batch (atomic on VaultStore): on a bad document nothing is written. Private
-facts are sealed again when a keyring is given, and stored with ``index=False``.
+facts are sealed again when a keyring is given, and stored unindexed (``memory_put``).
 
 >>> from langgraph.store.memory import InMemoryStore
 >>> store = InMemoryStore()
@@ -54,9 +54,9 @@ from pydantic import ValidationError
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.sealing import Keyring, decrypt_fact, is_sealed
 from langmem_vault.memory.writes import memory_put
 from langmem_vault.privacy.audit.log import AuditEvent
-from langmem_vault.privacy.crypto import Keyring, decrypt_fact, is_sealed
 from langmem_vault.privacy.subject_rights.consent import (
     CONSENT_KEY,
     ConsentSettings,

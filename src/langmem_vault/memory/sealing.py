@@ -1,4 +1,4 @@
-"""Encryption at rest of private memories: AES-256-GCM envelopes, key ids, key rotation.
+"""Encryption at rest of private memories: AES-256-GCM envelopes and key ids.
 
 A private fact (``SemanticFact.private``, set by the user or by redaction's ``private``
 action) is stored with its ``text`` and ``evidence`` sealed: they move into an ``enc``
@@ -9,7 +9,8 @@ not decrypt.
 
 What stays searchable, and what does not (the choice, and why):
 
-- **Not searchable**: the fact's words. Private memories are stored with ``index=False``: no
+- **Not searchable**: the fact's words. Private memories are stored with ``index=[]`` (see
+  :mod:`langmem_vault.memory.writes`): no
   embedding and no full-text vector. An embedding is a lossy copy of the meaning (inversion
   attacks recover much of a sentence from its vector), so embedding the plaintext would leak
   what encryption hides; embedding the placeholder would be useless. Full-text lexemes would
@@ -25,6 +26,9 @@ callable (a KMS hook) ``fetch(kid | None) -> (kid, key)``, where ``None`` asks f
 current key. :func:`~langmem_vault.privacy.rotation.rotate_keys` re-encrypts every private
 fact sealed under another key (and seals any private fact still in clear) in batches, each
 batch one atomic store write.
+
+This module imports nothing else from the package: the memory layer (the facade, the write
+rule) seals with it, and privacy (rotation, export/import, the gate) builds on it.
 
 >>> import os, base64
 >>> ring = Keyring({"k1": os.urandom(32)}, current="k1")
@@ -220,7 +224,7 @@ def encrypt_fact(
 ) -> dict[str, Any]:
     """Seal a fact value's ``text`` and ``evidence`` under the keyring's current key.
 
-    Returns a new dict; store it with ``index=False``. Sealing a sealed value re-seals its
+    Returns a new dict; store it through :func:`langmem_vault.memory.writes.memory_put`. Sealing a sealed value re-seals its
     plaintext (opened with ``keyring``) under the current key.
     """
     if not isinstance(value, Mapping):
