@@ -22,6 +22,8 @@ Document vectors are computed once with the local model and cached in bench/out/
 from __future__ import annotations
 
 import argparse
+import base64
+import os
 import random
 import sys
 import time
@@ -45,11 +47,13 @@ import vocabulary as V
 from langmem_vault.embeddings import local_embeddings
 from langmem_vault.graphs import build_memory_graph
 from langmem_vault.memory.models import Episode, Instruction, SemanticFact
+from langmem_vault.memory.sealing import ENV_KEY
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.memory.writes import memory_put
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.privacy.redaction.policy import RedactionPolicy
 
 LABELS = {"vault": "VaultStore", "postgres": "PostgresStore", "memory": "InMemoryStore"}
 QUESTIONS_LATENCY = [
@@ -250,7 +254,11 @@ QUESTIONS = [
 
 
 def recall_run(
-    store: BaseStore, distractors: int, db_uri: str | None = None, verbose: bool = True
+    store: BaseStore,
+    distractors: int,
+    db_uri: str | None = None,
+    verbose: bool = True,
+    policy: RedactionPolicy | None = None,
 ) -> dict[str, int]:
     """Counts: relevant active facts, found by inject / by a top-5 search; relevant pending
     facts, found by inject; pending facts injected for another question; private facts."""
@@ -264,7 +272,7 @@ def recall_run(
         extractor=OfflineExtractor(),
         summarizer=None,
         compact=False,
-        extract_options={"every_n_messages": 2},
+        extract_options={"every_n_messages": 2, "redaction": policy or RedactionPolicy()},
     )
     for t, lines in enumerate(THREADS):
         cfg = {"configurable": {"user_id": user, "thread_id": f"t{t}"}}
@@ -313,6 +321,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--systems", default="vault,postgres")
     parser.add_argument("--distractors", type=int, default=1000)
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="recall with RedactionPolicy.strict() and a key: every name and place private, sealed",
+    )
     parser.add_argument(
         "--private",
         default="0",
@@ -376,11 +389,14 @@ def main(argv: list[str] | None = None) -> None:
         )
 
     recall_rows = []
+    policy = RedactionPolicy.strict() if args.strict else None
+    if args.strict:  # sealed at rest, opened by inject with the same key
+        os.environ[ENV_KEY] = base64.b64encode(os.urandom(32)).decode()
     for system in systems:
         with ExitStack() as stack:
             db = common.create_database(uri, f"r_{system}") if uri and system != "memory" else None
             store = common.open_store(system, stack, db, index, {})
-            r = recall_run(store, args.distractors, db)
+            r = recall_run(store, args.distractors, db, policy=policy)
         recall_rows.append(
             [
                 LABELS[system],
