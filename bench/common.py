@@ -104,7 +104,8 @@ class LookupEmbeddings(Embeddings):
 def temp_server_uri() -> str:
     """A fresh embedded Postgres in a temp dir (removed at exit, after the server stops)."""
     path = Path(tempfile.mkdtemp(prefix="lmv-bench-"))
-    # atexit runs in reverse order: registered before the embedded server's own stop hook, so runs after.
+    # atexit runs in reverse order: registered before the embedded server's own stop hook,
+    # so it runs after the server has stopped.
     atexit.register(shutil.rmtree, path, True)
     from langmem_vault.db import embedded_uri
 

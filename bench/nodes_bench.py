@@ -123,9 +123,11 @@ def distractor_texts(n: int, seed: int = 7) -> list[str]:
     return out
 
 
-def seed_user(store: BaseStore, user: str, texts: list[str], private: int = 0) -> None:
-    """Store ``texts`` as facts of ``user`` plus 10 instructions and 20 episodes; the first
-    ``private`` facts are private (stored by the write rule: unindexed)."""
+def seed_user(
+    store: BaseStore, user: str, texts: list[str], episodes: int = 20, private: int = 0
+) -> None:
+    """Store ``texts`` as facts of ``user`` plus 10 instructions and ``episodes`` episodes; the
+    first ``private`` facts are private (stored by the write rule: unindexed)."""
     rng = random.Random(3)
     categories = ["personal", "relationship", "project", "company", "preference", "general"]
     ns = ("memories", user)
@@ -143,7 +145,7 @@ def seed_user(store: BaseStore, user: str, texts: list[str], private: int = 0) -
         cond = "topic contains travel" if i % 3 == 0 else None
         ins = Instruction(text=f"Standing rule number {i}", priority=1 + i % 10, condition=cond)
         ops.append(PutOp((*ns, "instructions"), f"i{i}", ins.to_store(), index=False))
-    for i in range(20):
+    for i in range(episodes):
         ep = Episode(summary=f"Conversation {i} about plans", importance=rng.random())
         ops.append(PutOp((*ns, "episodes"), f"e{i}", ep.to_store(), index=False))
     for start in range(0, len(ops), 500):
@@ -321,6 +323,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--systems", default="vault,postgres")
     parser.add_argument("--distractors", type=int, default=1000)
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument("--skip-recall", action="store_true")
+    parser.add_argument("--episodes", type=int, default=20, help="episodes per user")
     parser.add_argument(
         "--strict",
         action="store_true",
@@ -354,7 +358,7 @@ def main(argv: list[str] | None = None) -> None:
                     db = common.create_database(uri, name) if uri else None
                     store = common.open_store(system, stack, db, index, {})
                     user = f"u{size}"
-                    seed_user(store, user, texts[:size], private=private)
+                    seed_user(store, user, texts[:size], args.episodes, private=private)
                     analyze(db)
                     with_msg, net = time_inject(store, user, args.iterations, True, emb)
                     without, _ = time_inject(store, user, args.iterations, False, emb)
@@ -388,6 +392,8 @@ def main(argv: list[str] | None = None) -> None:
             rows,
         )
 
+    if args.skip_recall:
+        return
     recall_rows = []
     policy = RedactionPolicy.strict() if args.strict else None
     if args.strict:  # sealed at rest, opened by inject with the same key

@@ -7,10 +7,10 @@ from typing import Any
 
 import psycopg
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from saver_helpers import AnySaver, call, checkpoint, config, meta
 
 from langmem_vault.checkpointers import AsyncVaultSaver
 from langmem_vault.checkpointers.codec import ELEMENTS_TYPE
+from tests.support.savers import AnySaver, call, checkpoint, config, meta
 
 
 def message(i: int) -> Any:

@@ -12,18 +12,17 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any, TypedDict
 
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.tools import tool
 from langgraph.channels.delta import DeltaChannel
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, MessagesState, StateGraph
 from langgraph.prebuilt import create_react_agent
 from langgraph.types import Command, Send, interrupt
-from saver_helpers import AnySaver
 
 from langmem_vault.checkpointers import AsyncVaultSaver
+from tests.support.models import ToolCallingModel
+from tests.support.savers import AnySaver
 
 
 class Runner:
@@ -217,33 +216,6 @@ async def test_time_travel_with_update_state_and_fork(any_saver: AnySaver) -> No
     assert got[0] == ["human:one", "ai:echo one", "human:edited", "human:three", "ai:echo three"]
 
 
-class ScriptedModel(BaseChatModel):
-    """Calls the ``add`` tool for a human message, then answers with the tool's result."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: Any = None,
-        run_manager: Any = None,
-        **kw: Any,
-    ) -> ChatResult:
-        last = messages[-1]
-        if isinstance(last, ToolMessage):
-            reply = AIMessage(f"the sum is {last.content}")
-        else:
-            n = len(messages)
-            call = {"name": "add", "args": {"a": n, "b": 2}, "id": f"call-{n}"}
-            reply = AIMessage("", tool_calls=[call])
-        return ChatResult(generations=[ChatGeneration(message=reply)])
-
-
 @tool
 def add(a: int, b: int) -> int:
     """Add two integers."""
@@ -253,7 +225,7 @@ def add(a: int, b: int) -> int:
 @pytest.mark.filterwarnings("ignore:create_react_agent has been moved")
 async def test_react_agent_with_tool_calls(any_saver: AnySaver) -> None:
     def build(saver: Any) -> Any:
-        return create_react_agent(ScriptedModel(), [add], checkpointer=saver)
+        return create_react_agent(ToolCallingModel(), [add], checkpointer=saver)
 
     async def scenario(run: Runner) -> Any:
         c = cfg(user_id="u-agent")

@@ -10,9 +10,9 @@ import textwrap
 import psycopg
 import pytest
 from psycopg_pool import ConnectionPool
-from saver_helpers import AnySaver, call, config, put_chain
 
 from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
+from tests.support.savers import AnySaver, call, config, put_chain
 
 KILL_OTHERS = """
 SELECT pg_terminate_backend(pid) FROM pg_stat_activity
@@ -56,7 +56,7 @@ def test_setup_and_writes_join_the_callers_transaction(pg_uri: str, schema: str)
 
 
 def _cp() -> dict[str, object]:
-    from saver_helpers import checkpoint
+    from tests.support.savers import checkpoint
 
     return dict(checkpoint())
 
@@ -146,7 +146,7 @@ def test_sync_saver_is_safe_from_many_threads(saver: VaultSaver) -> None:
     """Graph.batch and web servers call one sync saver from several threads at once."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from saver_helpers import checkpoint, meta
+    from tests.support.savers import checkpoint, meta
 
     def worker(n: int) -> list[str]:
         parent = None

@@ -7,7 +7,8 @@ import uuid
 import pytest
 from langgraph.checkpoint.base import WRITES_IDX_MAP
 from langgraph.checkpoint.serde.types import ERROR, INTERRUPT, RESUME, TASKS
-from saver_helpers import AnySaver, call, checkpoint, config, ids, meta, put_chain
+
+from tests.support.savers import AnySaver, call, checkpoint, config, ids, meta, put_chain
 
 
 def tid() -> str:

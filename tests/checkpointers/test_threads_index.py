@@ -9,7 +9,8 @@ from typing import Any
 import psycopg
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
-from saver_helpers import AnySaver, call, checkpoint, config, meta, put_chain
+
+from tests.support.savers import AnySaver, call, checkpoint, config, meta, put_chain
 
 
 def tid() -> str:

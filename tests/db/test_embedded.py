@@ -99,7 +99,9 @@ def test_backend_crash_is_named_fast_and_the_server_still_stops(
     started = time.monotonic()
     release(data_dir)  # a server in crash recovery ignores a fast shutdown; still bounded
     assert _wait_gone(postmaster, 5)
-    assert time.monotonic() - started < 20
+    # Bounded (about 10 s when the machine is idle), where pg_ctl's own wait is 60 s a try:
+    # generous, so that a loaded machine does not fail it, and still short of a hang.
+    assert time.monotonic() - started < 45
 
 
 async def test_backend_crash_is_named_on_the_async_path(own_server: tuple[Path, str]) -> None:

@@ -1,3 +1,3 @@
 """Fixtures for the graph tests."""
 
-from memory.lmv_fixtures import astore, index, store  # noqa: F401
+from tests.support.stores import astore, index, store  # noqa: F401

@@ -13,7 +13,6 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
-from test_extract_support import ScriptedModel, ai, human, proposal, transcript_of
 
 from langmem_vault.db import aopen_pool, open_pool
 from langmem_vault.embeddings import local_embeddings
@@ -22,6 +21,8 @@ from langmem_vault.jobs import AsyncJobQueue, ExtractionWorker, JobQueue, LeaseL
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.extract import create_extract_node
 from langmem_vault.store import AsyncVaultStore, VaultStore
+from tests.support.messages import ai, human, proposal, transcript_of
+from tests.support.models import ScriptedModel
 
 CONFIG = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
 NS = MemoryNamespaces().resolve(CONFIG)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import psycopg
 import pytest
 from langgraph.store.base import BaseStore
 from pydantic import ValidationError
 
 from langmem_vault.memory import MissingConfigKeyError
 from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.store import VaultStore
+from tests.support.embeddings import TrigramEmbeddings, index_config
 
 
 def test_remember_recall_list(store: BaseStore) -> None:
@@ -153,3 +156,68 @@ async def test_async_twins(astore: BaseStore) -> None:
     assert [m.value.text for m in await vault.alist()] == ["Works at Acme"]
     with pytest.raises(PermissionError):
         await vault.alist(user_id="intruder")
+
+
+def _shuffled(n: int) -> list[int]:
+    """0..n-1 in an order where neither the first nor the last 50 written hold the three
+    newest: a store's own order (insertion, or last write first) then gives wrong answers."""
+    return [n - 1, *range(n - 3), n - 2, n - 3]
+
+
+def test_recent_episodes_by_their_own_time_among_60(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    for n in _shuffled(60):
+        when = base + timedelta(hours=n)
+        vault.add_episode(f"Episode number {n}", started_at=when, ended_at=when)
+    assert [e.value.summary for e in vault.episodes(limit=3)] == [
+        "Episode number 59",
+        "Episode number 58",
+        "Episode number 57",
+    ]
+    assert len(vault.episodes(limit=60)) == 60
+
+
+async def test_arecent_episodes_by_their_own_time_among_60(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    for n in _shuffled(60):
+        when = base + timedelta(hours=n)
+        await vault.aadd_episode(f"Episode number {n}", started_at=when, ended_at=when)
+    found = await vault.aepisodes(limit=3)
+    assert [e.value.summary for e in found] == [f"Episode number {n}" for n in (59, 58, 57)]
+
+
+def test_list_is_oldest_first_across_pages(store: BaseStore) -> None:
+    from langmem_vault.memory.models import SemanticFact
+
+    base = datetime(2026, 1, 1, tzinfo=UTC)
+    for n in _shuffled(60):
+        fact = SemanticFact(text=f"Fact number {n}", created_at=base + timedelta(hours=n))
+        store.put(("memories", "u1", "semantic"), f"k{n}", fact.to_store())
+    vault = MemoryVault(store, user_id="u1")
+    assert [m.value.text for m in vault.list(limit=3)] == [f"Fact number {n}" for n in (0, 1, 2)]
+    page = vault.list(limit=4, offset=10)
+    assert [m.value.text for m in page] == [f"Fact number {n}" for n in (10, 11, 12, 13)]
+    assert len(vault.list(limit=100)) == 60
+
+
+# A fact made private loses the embedding and full-text vector it had while public.
+def test_fact_made_private_is_no_longer_indexed(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(
+        pg_uri, schema=schema, index=index_config(TrigramEmbeddings())
+    ) as store:
+        store.setup()
+        vault = MemoryVault(store, user_id="u1")
+        key = vault.remember("User sees a cardiologist every March").key
+        [hit] = store.search(("memories", "u1", "semantic"), query="cardiologist")
+        assert hit.score is not None and hit.score > 0.5
+        vault.update(key, private=True)
+        with psycopg.connect(pg_uri) as conn:
+            row = conn.execute(
+                f"SELECT (SELECT count(*) FROM {schema}.store_vectors), "
+                f"(SELECT count(*) FROM {schema}.store_items WHERE search_tsv IS NOT NULL)"
+            ).fetchone()
+        assert row == (0, 0)
+        [hit] = store.search(("memories", "u1", "semantic"), query="cardiologist")
+        assert hit.score is None

@@ -11,7 +11,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from test_extract_support import ScriptedModel, ai, human, tool
 
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory.models import Episode
@@ -22,6 +21,8 @@ from langmem_vault.nodes.compact import (
     plan_compaction,
     safe_cut,
 )
+from tests.support.messages import ai, human, tool
+from tests.support.models import ScriptedModel
 
 CONFIG = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
 NS = MemoryNamespaces().resolve(CONFIG)

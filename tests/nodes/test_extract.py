@@ -11,7 +11,6 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from test_extract_support import ScriptedModel, ai, human, proposal, tool, transcript_of
 
 from langmem_vault.extraction.payload import WATERMARK_NAMESPACE
 from langmem_vault.extraction.span import aextract_span, extract_span
@@ -19,6 +18,8 @@ from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory.models import SemanticFact
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.extract import create_extract_node
+from tests.support.messages import ai, human, proposal, tool, transcript_of
+from tests.support.models import ScriptedModel
 
 CONFIG = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
 NS = MemoryNamespaces().resolve(CONFIG)

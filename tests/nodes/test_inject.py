@@ -1,8 +1,5 @@
 """inject: selection, budget, state key not message, stream event, access stamps."""
 
-# Fixtures come from tests/memory/lmv_fixtures.py; test parameters shadow their names.
-# ruff: noqa: F811
-
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
@@ -12,12 +9,12 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
-from memory.lmv_fixtures import astore, index, store, thread  # noqa: F401
 
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory import MissingConfigKeyError
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node, latest_user_text
+from tests.support.stores import thread
 
 CFG = thread("u1", "t1")
 
@@ -201,6 +198,18 @@ async def test_async_inject(astore: BaseStore) -> None:
     await node.node.recorder.aflush()
     got = await vault.aget(lyon)
     assert got is not None and got.value.access_count == 1
+
+
+def test_recent_episodes_among_60_by_their_own_time(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    now = datetime.now(UTC)
+    for n in [59, *range(57), 58, 57]:  # neither insertion nor time order
+        when = now - timedelta(hours=60 - n)
+        vault.add_episode(f"Episode number {n}", started_at=when, ended_at=when)
+    node = create_inject_node(max_episodes=3, record_access=False)
+    out = _graph(node, store).invoke({"messages": [HumanMessage("hello")]}, CFG)
+    shown = [int(w) for w in out["memory_context"].replace(".", " ").split() if w.isdigit()]
+    assert shown == [59, 58, 57]
 
 
 def test_pending_facts_join_only_when_nothing_better_matches(store: BaseStore) -> None:

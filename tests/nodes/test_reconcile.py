@@ -1,8 +1,5 @@
 """reconcile: reinforce, supersede, pending, idempotent retries, one atomic write."""
 
-# Fixtures come from tests/memory/lmv_fixtures.py; test parameters shadow their names.
-# ruff: noqa: F811
-
 from __future__ import annotations
 
 from typing import Any, ClassVar
@@ -11,7 +8,6 @@ import pytest
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
-from memory.lmv_fixtures import USER, astore, index, store, thread  # noqa: F401
 from pydantic import ValidationError
 
 from langmem_vault.extraction.reconcile import aapply_extraction, apply_extraction
@@ -21,6 +17,7 @@ from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.reconcile import create_reconcile_node
+from tests.support.stores import USER, thread
 
 
 def _ext(*facts: ProposedFact, ids: list[str] | None = None, **kw: Any) -> Extraction:

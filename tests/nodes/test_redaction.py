@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.store.memory import InMemoryStore
-from test_extract_support import ScriptedModel, ai, human
 
 from langmem_vault.extraction.redaction import redact_extraction
 from langmem_vault.extraction.schema import AliasEpisode, AliasFact, ExtractionProposal
@@ -17,6 +16,8 @@ from langmem_vault.memory.models import Extraction, ProposedFact
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.compact import CompactSummary, create_compact_node
 from langmem_vault.privacy.redaction.policy import RedactionPolicy
+from tests.support.messages import ai, human
+from tests.support.models import ScriptedModel
 
 CONFIG = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
 NS = MemoryNamespaces().resolve(CONFIG)

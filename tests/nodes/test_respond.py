@@ -1,8 +1,5 @@
 """respond: prompt assembly, citations, utility of cited facts, sync and async."""
 
-# Fixtures come from tests/memory/lmv_fixtures.py; test parameters shadow their names.
-# ruff: noqa: F811
-
 from __future__ import annotations
 
 from typing import Any
@@ -11,12 +8,13 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
-from memory.lmv_fixtures import ScriptedModel, astore, index, store, thread  # noqa: F401
 
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.respond import build_system_prompt, cited_aliases, create_respond_node
+from tests.support.models import ScriptedModel
+from tests.support.stores import thread
 
 CFG = thread("u1", "t1")
 

@@ -2,42 +2,21 @@
 
 from __future__ import annotations
 
-import hashlib
-import math
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import IndexConfig
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langmem_vault.db.connection import aopen_pool, open_pool
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
 from langmem_vault.store import AsyncVaultStore, VaultStore
-
-DIMS = 32
-
-
-class HashEmbeddings(Embeddings):
-    """Deterministic offline embeddings (hashed words): only the LLM-free parts are tested."""
-
-    def _one(self, text: str) -> list[float]:
-        vec = [0.0] * DIMS
-        for word in text.lower().split():
-            vec[hashlib.blake2b(word.encode(), digest_size=2).digest()[0] % DIMS] += 1.0
-        norm = math.sqrt(sum(x * x for x in vec)) or 1.0
-        return [x / norm for x in vec]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return [self._one(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._one(text)
+from tests.support.embeddings import HASH_DIMS, HashEmbeddings
 
 
 def index_config() -> IndexConfig:
-    return {"dims": DIMS, "embed": HashEmbeddings(), "fields": ["text"]}
+    return {"dims": HASH_DIMS, "embed": HashEmbeddings(), "fields": ["text"]}
 
 
 @pytest.fixture(scope="session")

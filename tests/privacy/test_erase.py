@@ -18,6 +18,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
 from langmem_vault.extraction.payload import WATERMARK_NAMESPACE
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
+from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.buffer import AuditBuffer
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditEvent, AuditLog
@@ -189,6 +190,29 @@ def test_soft_erase_restore_and_purge(
     assert list(purged) == ["alice"] and purged["alice"].store_items == 4
     assert scan(pg_uri, schema, "alice") == {}
     assert len(saver.list_threads("bob")) == 2
+
+
+def test_erase_takes_usage_records_and_restore_brings_them_back(
+    parts: tuple[VaultStore, VaultSaver, JobQueue, AuditLog], pg_uri: str, schema: str
+) -> None:
+    store, saver, queue, audit = parts
+    recorder = AccessRecorder(inline=True)
+    keys = {}
+    for user in USERS:
+        ns = ("memories", user, "semantic")
+        keys[user] = MemoryVault(store, user_id=user).list()[0].key
+        recorder.record(store, [(ns, keys[user])], cited=[(ns, keys[user])])
+    alice = MemoryVault(store, user_id="alice")
+    erase_user(store, "alice", soft_days=30)
+    assert restore_user(store, "alice") == 4 + 1  # the memories and the fact's usage record
+    restored = alice.get(keys["alice"])
+    assert restored is not None and restored.value.access_count == 1
+    assert restored.value.utility > 0.5
+    erase_user(store, "alice", saver=saver, jobs=queue, audit=audit)
+    assert scan(pg_uri, schema, "alice") == {}
+    assert not [ns for ns in store.list_namespaces() if "alice" in ns]
+    bob = MemoryVault(store, user_id="bob").get(keys["bob"])
+    assert bob is not None and bob.value.access_count == 1
 
 
 def test_erase_through_an_audited_store_leaves_no_audit_rows(

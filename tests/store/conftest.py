@@ -2,46 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
-import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
-from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
-
-DIMS = 64
-
-
-class TrigramEmbeddings(Embeddings):
-    """Deterministic fake embeddings: hashed character trigrams, L2-normalised.
-
-    Similar spellings give similar vectors, so ranking is meaningful without a model.
-    """
-
-    def __init__(self, dims: int = DIMS) -> None:
-        self.dims = dims
-        self.calls: list[list[str]] = []
-
-    def _one(self, text: str) -> list[float]:
-        vec = [0.0] * self.dims
-        padded = f"  {text.lower()}  "
-        for i in range(len(padded) - 2):
-            h = hashlib.blake2b(padded[i : i + 3].encode(), digest_size=4).digest()
-            vec[int.from_bytes(h, "little") % self.dims] += 1.0
-        norm = math.sqrt(sum(x * x for x in vec)) or 1.0
-        return [x / norm for x in vec]
-
-    def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        self.calls.append(list(texts))
-        return [self._one(t) for t in texts]
-
-    def embed_query(self, text: str) -> list[float]:
-        return self._one(text)
+from tests.support.embeddings import TrigramEmbeddings
 
 
 class Driver:
@@ -67,10 +36,6 @@ class Driver:
 @pytest.fixture
 def embeddings() -> TrigramEmbeddings:
     return TrigramEmbeddings()
-
-
-def index_config(embeddings: Embeddings, fields: list[str] | None = None) -> dict[str, Any]:
-    return {"dims": DIMS, "embed": embeddings, "fields": fields or ["text"]}
 
 
 @pytest.fixture(params=["memory", "vault", "avault"])

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from langmem_vault.store import VaultStore
-from tests.store.conftest import TrigramEmbeddings, index_config
+from tests.support.embeddings import TrigramEmbeddings, index_config
 
 USERS = ["alice", "bob", "carol_%", "dave.evil"[:4]]
 HOSTILE = [

@@ -16,7 +16,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from tests.store.conftest import TrigramEmbeddings, index_config
+from tests.support.embeddings import TrigramEmbeddings, index_config
 
 
 async def test_put_get_update_delete(make_store) -> None:

@@ -14,7 +14,7 @@ import pytest
 from langgraph.store.base import PutOp, SearchOp
 
 from langmem_vault.store import AsyncVaultStore, InvalidValueError, SearchRanking, VaultStore
-from tests.store.conftest import DIMS, TrigramEmbeddings, index_config
+from tests.support.embeddings import DIMS, TrigramEmbeddings, index_config
 
 
 @pytest.fixture

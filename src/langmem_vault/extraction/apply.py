@@ -7,7 +7,8 @@ the two modes store the same thing.
 >>> from langmem_vault.memory.models import Extraction, ProposedFact
 >>> from langmem_vault.memory.namespaces import MemoryNamespaces
 >>> ns = MemoryNamespaces().resolve({"configurable": {"user_id": "u1"}})
->>> report = apply(InMemoryStore(), Extraction(facts=[ProposedFact(text="Likes tea")]), ns)
+>>> fact = ProposedFact(text="Likes tea", confidence=0.9)
+>>> report = apply(InMemoryStore(), Extraction(facts=[fact]), ns)
 >>> len(report.added)
 1
 """

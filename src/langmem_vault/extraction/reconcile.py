@@ -39,7 +39,6 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langmem_vault.memory.locks import awrite_lock, write_lock
 from langmem_vault.memory.models import (
     Episode,
     Extraction,
@@ -361,8 +360,7 @@ def apply_extraction(
         confirm_threshold=confirm_threshold,
         now=now,
     )
-    with write_lock(store):  # no access stamp may interleave with this read-modify-write
-        return run_store_plan(store, plan)
+    return run_store_plan(store, plan)
 
 
 async def aapply_extraction(
@@ -384,5 +382,4 @@ async def aapply_extraction(
         confirm_threshold=confirm_threshold,
         now=now,
     )
-    async with awrite_lock(store):
-        return await arun_store_plan(store, plan)
+    return await arun_store_plan(store, plan)

@@ -1,6 +1,7 @@
-"""Record memory use off the chat path: access counts, usage counts, utility of cited facts.
+"""Record memory use off the chat path: accesses of injected memories, citations of facts.
 
-Writing these stamps inline would add a store round trip to every turn, so the sync path hands
+The counts go to usage records (:mod:`langmem_vault.memory.usage`), never into memory values.
+Writing them inline would add a store round trip to every turn, so the sync path hands
 them to one worker thread and the async path to a task. A failure is logged, never raised:
 bookkeeping must not break a conversation. ``flush``/``aflush`` wait for pending writes (tests,
 demos, shutdown).
@@ -21,10 +22,8 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from langgraph.store.base import BaseStore
 
-from langmem_vault.memory.locks import awrite_lock, write_lock
 from langmem_vault.memory.models import utcnow
-from langmem_vault.memory.plans import arun_store_plan, run_store_plan
-from langmem_vault.memory.retrieval import touch_plan
+from langmem_vault.memory.usage import arecord_usage, record_usage, usage_increments
 
 __all__ = ["AccessRecorder"]
 
@@ -34,7 +33,7 @@ Target = tuple[tuple[str, ...], str]
 
 
 class AccessRecorder:
-    """Background writer of access stamps. ``inline=True`` writes before returning instead."""
+    """Background writer of usage counts. ``inline=True`` writes before returning instead."""
 
     def __init__(self, *, inline: bool = False) -> None:
         self.inline = inline
@@ -53,8 +52,7 @@ class AccessRecorder:
     @staticmethod
     def _write(store: BaseStore, targets: Sequence[Target], cited: Sequence[Target]) -> int:
         try:
-            with write_lock(store):
-                return run_store_plan(store, touch_plan(targets, utcnow(), cited=cited))
+            return record_usage(store, usage_increments(targets, cited, utcnow()))
         except Exception:  # bookkeeping must never fail a turn
             logger.warning("could not record memory access", exc_info=True)
             return 0
@@ -62,8 +60,7 @@ class AccessRecorder:
     @staticmethod
     async def _awrite(store: BaseStore, targets: Sequence[Target], cited: Sequence[Target]) -> int:
         try:
-            async with awrite_lock(store):
-                return await arun_store_plan(store, touch_plan(targets, utcnow(), cited=cited))
+            return await arecord_usage(store, usage_increments(targets, cited, utcnow()))
         except Exception:
             logger.warning("could not record memory access", exc_info=True)
             return 0

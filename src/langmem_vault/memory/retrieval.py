@@ -1,4 +1,4 @@
-"""Store reads shared by the facade and inject: candidate searches, scoring, access stamps.
+"""Store reads shared by the facade and inject: candidate searches, scoring, newest first.
 
 These are plan pieces (see :mod:`langmem_vault.memory.plans`): functions that build store ops
 and functions that turn their results into scored memories, so inject can put the fact,
@@ -11,11 +11,12 @@ instruction and episode searches into ONE ``batch`` round trip.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
-from langgraph.store.base import GetOp, Item, PutOp, SearchItem, SearchOp
+from langgraph.store.base import Item, SearchItem, SearchOp
 
 from langmem_vault.memory.models import Instruction
 from langmem_vault.memory.plans import StorePlan
@@ -26,13 +27,20 @@ from langmem_vault.memory.scoring import (
     as_datetime,
     score_memory,
 )
+from langmem_vault.memory.usage import Target, with_usage
 
 __all__ = [
+    "SCAN_PAGE",
     "applicable_instructions",
     "fact_search_op",
+    "newest_plan",
+    "scan_op",
+    "scan_plan",
     "score_items",
-    "touch_plan",
 ]
+
+#: items per page when a plan reads a whole namespace
+SCAN_PAGE = 500
 
 
 def fact_search_op(
@@ -62,8 +70,12 @@ def score_items(
     use_relevance: bool,
     weights: ScoringWeights = DEFAULT_WEIGHTS,
     include_pending: bool = False,
+    usage: Mapping[Target, Mapping[str, Any]] | None = None,
 ) -> list[ScoredMemory]:
     """Score stored items best first, skipping closed or out-of-window facts.
+
+    ``usage`` holds the items' usage records (:func:`~langmem_vault.memory.usage.read_usage_plan`):
+    their last access keeps a fact fresh, their citations raise its utility.
 
     Search scores of one query often sit in a narrow band (cosines of 0.2-0.35), where they
     would barely move the blend; they are rescaled to [0, 1] across the candidates (best = 1,
@@ -88,11 +100,12 @@ def score_items(
         relevance: float | None = None
         if use_relevance:
             relevance = (score - low) / span if span > 1e-9 else 1.0
+        value = with_usage(item.value, (usage or {}).get((tuple(item.namespace), item.key)))
         scored.append(
             ScoredMemory(
                 key=item.key,
-                value=item.value,
-                score=score_memory(item.value, now, relevance=relevance, weights=weights),
+                value=value,
+                score=score_memory(value, now, relevance=relevance, weights=weights),
                 relevance=score if use_relevance else None,
                 namespace=tuple(item.namespace),
             )
@@ -102,16 +115,22 @@ def score_items(
 
 
 def applicable_instructions(
-    items: Iterable[Item | SearchItem], message: str | None, now: datetime
+    items: Iterable[Item | SearchItem],
+    message: str | None,
+    now: datetime,
+    *,
+    usage: Mapping[Target, Mapping[str, Any]] | None = None,
 ) -> list[tuple[str, Instruction]]:
-    """Active, unexpired instructions whose condition holds, highest priority first.
+    """Active, unexpired instructions whose condition holds, highest priority first
+    (``usage``: their usage records, for ``usage_count``).
 
     Stored values that no longer validate are skipped rather than failing the turn.
     """
     found: list[tuple[str, Instruction]] = []
     for item in items:
+        value = with_usage(item.value, (usage or {}).get((tuple(item.namespace), item.key)))
         try:
-            instruction = Instruction.from_store(item.value)
+            instruction = Instruction.from_store(value)
         except ValueError:
             continue
         if instruction.applies(message, now):
@@ -120,38 +139,52 @@ def applicable_instructions(
     return found
 
 
-def touch_plan(
-    targets: Sequence[tuple[tuple[str, ...], str]],
-    now: datetime,
-    *,
-    cited: Sequence[tuple[tuple[str, ...], str]] = (),
-    utility_step: float = 0.1,
-) -> StorePlan[int]:
-    """Record that memories were injected (access count and last accessed; usage count for
-    instructions) and, for cited ones,
-    raise utility a step toward 1. Re-reads each item right before writing so a concurrent
-    reconcile's changes to other fields are kept. Returns how many items were updated."""
-    keys = list(dict.fromkeys([*targets, *cited]))
-    if not keys:
-        return 0
-    results = yield [GetOp(ns, key, refresh_ttl=False) for ns, key in keys]
-    cited_set = set(cited)
-    injected = set(targets)
-    puts: list[PutOp] = []
-    for (ns, key), item in zip(keys, results, strict=True):
-        if not isinstance(item, Item):
-            continue
-        value: dict[str, Any] = dict(item.value)
-        if (ns, key) in injected and "usage_count" in value:  # a standing instruction
-            value["usage_count"] = int(value["usage_count"]) + 1
-        elif (ns, key) in injected:
-            value["access_count"] = int(value.get("access_count", 0)) + 1
-            value["last_accessed"] = now.isoformat()
-        if (ns, key) in cited_set and "utility" in value:
-            utility = float(value["utility"])
-            value["utility"] = round(utility + utility_step * (1.0 - utility), 6)
-        # Counters only: the text is unchanged, so keep the existing index (no re-embedding).
-        puts.append(PutOp(ns, key, value, index=False))
-    if puts:
-        yield puts
-    return len(puts)
+def scan_op(
+    namespace: tuple[str, ...], filter: dict[str, Any] | None = None, offset: int = 0
+) -> SearchOp:
+    """One page of a whole-namespace read (no query: the store's own order)."""
+    return SearchOp(namespace, filter=filter, limit=SCAN_PAGE, offset=offset, refresh_ttl=False)
+
+
+def scan_plan(
+    namespace: tuple[str, ...],
+    filter: dict[str, Any] | None = None,
+    first: Sequence[Item] | None = None,
+) -> StorePlan[list[Item]]:
+    """Every item under ``namespace`` matching ``filter``, page by page (``first``: page one,
+    when the caller already read it in a batch of its own). A write between pages may shift
+    the store's order; an item seen twice is kept once."""
+    found: dict[tuple[tuple[str, ...], str], Item] = {}
+    page = list(first) if first is not None else None
+    offset = 0
+    while True:
+        if page is None:
+            (page,) = yield [scan_op(namespace, filter, offset)]
+        for item in page:
+            found.setdefault((tuple(item.namespace), item.key), item)
+        if len(page) < SCAN_PAGE:
+            return list(found.values())
+        offset += SCAN_PAGE
+        page = None
+
+
+def _time_of(item: Item, field: str) -> datetime:
+    return as_datetime(item.value.get(field)) or datetime.min.replace(tzinfo=UTC)
+
+
+def newest_plan(
+    namespace: tuple[str, ...],
+    field: str,
+    limit: int,
+    first: Sequence[Item] | None = None,
+) -> StorePlan[list[Item]]:
+    """The ``limit`` items with the latest ``field`` (a timestamp of the memory's own),
+    newest first.
+
+    BaseStore searches have no ordering, and stores differ: InMemoryStore returns insertion
+    order, the Postgres stores the last written first. So the plan reads the whole namespace
+    (one page for most users; see :func:`scan_plan`) and sorts by the memory's own time
+    before cutting, which gives the same answer on every store.
+    """
+    items = yield from scan_plan(namespace, first=first)
+    return heapq.nlargest(limit, items, key=lambda i: (_time_of(i, field), i.key))

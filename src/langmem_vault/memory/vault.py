@@ -19,12 +19,11 @@ import builtins
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langmem_vault.memory.locks import awrite_lock, write_lock
 from langmem_vault.memory.models import (
     Episode,
     FactCategory,
@@ -36,14 +35,27 @@ from langmem_vault.memory.models import (
 )
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.memory.retrieval import applicable_instructions, fact_search_op, score_items
-from langmem_vault.memory.scoring import DEFAULT_WEIGHTS, ScoringWeights, balance_categories
+from langmem_vault.memory.retrieval import (
+    applicable_instructions,
+    fact_search_op,
+    newest_plan,
+    scan_plan,
+    score_items,
+)
+from langmem_vault.memory.scoring import (
+    DEFAULT_WEIGHTS,
+    ScoringWeights,
+    as_datetime,
+    balance_categories,
+)
 from langmem_vault.memory.sealing import Keyring, default_keyring, open_value
+from langmem_vault.memory.usage import read_usage_plan, usage_namespace, with_usage
 from langmem_vault.memory.writes import memory_put
 
 __all__ = ["Memory", "MemoryVault"]
 
 M = TypeVar("M", bound=MemoryModel)
+_EPOCH = datetime.min.replace(tzinfo=UTC)
 T = TypeVar("T")
 _List = builtins.list
 
@@ -99,13 +111,16 @@ class MemoryVault:
 
     def _run(self, plan: StorePlan[T], user_id: str | None) -> T:
         self._check_user(user_id)
-        with write_lock(self.store):
-            return run_store_plan(self.store, plan)
+        return run_store_plan(self.store, plan)
 
     async def _arun(self, plan: StorePlan[T], user_id: str | None) -> T:
         self._check_user(user_id)
-        async with awrite_lock(self.store):
-            return await arun_store_plan(self.store, plan)
+        return await arun_store_plan(self.store, plan)
+
+    def _with_usage(self, items: Sequence[Item]) -> StorePlan[_List[dict[str, Any]]]:
+        """The items' values with their usage counts merged in (one batch of gets)."""
+        usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
+        return [with_usage(i.value, usage.get((tuple(i.namespace), i.key))) for i in items]
 
     # -- semantic facts ------------------------------------------------------------------
 
@@ -114,8 +129,10 @@ class MemoryVault:
         yield [memory_put(self.ns.semantic, key, fact, keyring=self.keyring)]
         return Memory(key, fact)
 
-    def _open(self, key: str, value: Any) -> SemanticFact:
-        return SemanticFact.from_store(open_value(value, self.keyring, self.ns.semantic, key))
+    def _open(self, key: str, value: Any, usage: Mapping[str, Any] | None = None) -> SemanticFact:
+        # Sealing covers text and evidence only; the counters stay in clear either way.
+        opened = open_value(value, self.keyring, self.ns.semantic, key)
+        return SemanticFact.from_store(with_usage(opened, usage))
 
     def remember(
         self,
@@ -182,18 +199,20 @@ class MemoryVault:
             raise ValueError(f"limit must be at least 1, got {limit}")
         op = fact_search_op(self.ns.semantic, query, candidates=candidates)
         (items,) = yield [op]
+        usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
         scored = score_items(
             items,
             utcnow(),
             use_relevance=bool(query),
             weights=self.weights,
             include_pending=include_pending,
+            usage=usage,
         )
         if categories is not None:
             wanted = set(categories)
             scored = [m for m in scored if m.category in wanted]
         picked = balance_categories(scored, limit)
-        return [Memory(m.key, self._open(m.key, m.value), m.score) for m in picked]
+        return [Memory(m.key, self._open(m.key, dict(m.value)), m.score) for m in picked]
 
     def recall(
         self,
@@ -235,11 +254,18 @@ class MemoryVault:
             filt["status"] = status
         if category is not None:
             filt["category"] = category
-        op = SearchOp(self.ns.semantic, filter=filt or None, limit=limit, offset=offset)
-        (items,) = yield [op]
-        facts = [Memory(i.key, self._open(i.key, i.value)) for i in items]
-        facts.sort(key=lambda m: m.value.created_at)
-        return facts
+        if limit < 1 or offset < 0:
+            raise ValueError(f"limit must be >= 1 and offset >= 0, got {limit} and {offset}")
+        # Oldest first across pages: a store's search has no order of its own to page by,
+        # so read every match and sort by the fact's creation time before cutting.
+        items = yield from scan_plan(self.ns.semantic, filt or None)
+        items.sort(key=lambda i: (as_datetime(i.value.get("created_at")) or _EPOCH, i.key))
+        page = items[offset : offset + limit]
+        usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in page)
+        return [
+            Memory(i.key, self._open(i.key, i.value, usage.get((tuple(i.namespace), i.key))))
+            for i in page
+        ]
 
     def list(
         self,
@@ -266,8 +292,13 @@ class MemoryVault:
         return await self._arun(self._list_plan(status, category, limit, offset), user_id)
 
     def _get_plan(self, key: str) -> StorePlan[Memory[SemanticFact] | None]:
-        (item,) = yield [GetOp(self.ns.semantic, key)]
-        return Memory(key, self._open(key, item.value)) if isinstance(item, Item) else None
+        item, usage = yield [
+            GetOp(self.ns.semantic, key),
+            GetOp(usage_namespace(self.ns.semantic), key, refresh_ttl=False),
+        ]
+        if not isinstance(item, Item):
+            return None
+        return Memory(key, self._open(key, item.value, usage.value if usage else None))
 
     def get(self, key: str, *, user_id: str | None = None) -> Memory[SemanticFact] | None:
         """One fact by key, or None."""
@@ -358,7 +389,10 @@ class MemoryVault:
         if not isinstance(item, Item):
             return False
         if hard:
-            yield [PutOp(self.ns.semantic, key, None)]
+            yield [
+                PutOp(self.ns.semantic, key, None),
+                PutOp(usage_namespace(self.ns.semantic), key, None),
+            ]
             return True
         now = utcnow()
         fact = self._open(key, item.value)
@@ -420,9 +454,13 @@ class MemoryVault:
     ) -> StorePlan[_List[Memory[Instruction]]]:
         (items,) = yield [SearchOp(self.ns.instructions, limit=limit)]
         if active_only:
-            pairs = applicable_instructions(items, applicable_to, utcnow())
+            usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
+            pairs = applicable_instructions(items, applicable_to, utcnow(), usage=usage)
             return [Memory(k, v) for k, v in pairs]
-        found = [Memory(i.key, Instruction.from_store(i.value)) for i in items]
+        values = yield from self._with_usage(items)
+        found = [
+            Memory(i.key, Instruction.from_store(v)) for i, v in zip(items, values, strict=True)
+        ]
         found.sort(key=lambda m: -m.value.priority)
         return found
 
@@ -489,13 +527,18 @@ class MemoryVault:
         return await self._arun(self._add_episode_plan(episode), user_id)
 
     def _episodes_plan(self, query: str | None, limit: int) -> StorePlan[_List[Memory[Episode]]]:
-        (items,) = yield [SearchOp(self.ns.episodes, query=query, limit=max(limit, 50))]
-        found = [
-            Memory(i.key, Episode.from_store(i.value), getattr(i, "score", None)) for i in items
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        if query:
+            (found,) = yield [SearchOp(self.ns.episodes, query=query, limit=limit)]
+            items: _List[Item] = list(found)
+        else:
+            items = yield from newest_plan(self.ns.episodes, "ended_at", limit)
+        values = yield from self._with_usage(items)
+        return [
+            Memory(i.key, Episode.from_store(v), getattr(i, "score", None))
+            for i, v in zip(items, values, strict=True)
         ]
-        if not query:
-            found.sort(key=lambda m: m.value.ended_at, reverse=True)
-        return found[:limit]
 
     def episodes(
         self, query: str | None = None, *, limit: int = 10, user_id: str | None = None

@@ -1,8 +1,10 @@
 """inject: put standing instructions, the most useful facts and recent episodes in front of
 the model, within a token budget, as a state key (``memory_context``), not a message.
 
-One store round trip per turn: the instruction, fact and episode reads go in one ``batch``
-(only the fact search embeds the user message). Access stamps are written in the background.
+Two store round trips per turn: the instruction, fact and episode reads go in one ``batch``
+(only the fact search embeds the user message), then the usage records of the candidate facts
+(their last access and citations count in the score). Usage counts are written in the
+background, to records of their own: injecting a memory never rewrites it.
 
 >>> from langgraph.graph import StateGraph, START
 >>> from langmem_vault.graphs.state import MemoryState
@@ -36,7 +38,13 @@ from langmem_vault.memory.private_recall import (
     open_private,
     private_search_op,
 )
-from langmem_vault.memory.retrieval import applicable_instructions, fact_search_op, score_items
+from langmem_vault.memory.retrieval import (
+    applicable_instructions,
+    fact_search_op,
+    newest_plan,
+    scan_op,
+    score_items,
+)
 from langmem_vault.memory.scoring import (
     DEFAULT_WEIGHTS,
     ScoredMemory,
@@ -45,6 +53,7 @@ from langmem_vault.memory.scoring import (
     balance_categories,
 )
 from langmem_vault.memory.sealing import Keyring, default_keyring
+from langmem_vault.memory.usage import read_usage_plan
 from langmem_vault.nodes.common import MemoryNode, resolve_store
 
 __all__ = [
@@ -244,6 +253,7 @@ class Candidates:
     facts: list[Any]
     episodes: list[Any]
     private: list[Item]
+    usage: Mapping[tuple[tuple[str, ...], str], Mapping[str, Any]] = field(default_factory=dict)
 
 
 def candidates_plan(
@@ -258,8 +268,9 @@ def candidates_plan(
     ops = [
         SearchOp(ns.instructions, filter={"active": True}, limit=100, refresh_ttl=False),
         fact_search_op(ns.semantic, message, candidates=opts.candidates),
-        # Recent episodes without a query: one embedding per turn is enough.
-        SearchOp(ns.episodes, limit=max(opts.max_episodes * 5, 10), refresh_ttl=False),
+        # Recent episodes without a query (one embedding per turn is enough): the first page
+        # of the namespace, sorted below by the episodes' own end time.
+        scan_op(ns.episodes),
     ]
     if opts.include_private:
         # Private facts are not in the index: read them by filter, rank them in process.
@@ -267,13 +278,19 @@ def candidates_plan(
     results = yield ops
     instruction_items, fact_items, episode_items = results[:3]
     private = list(results[3]) if opts.include_private else []
+    targets = [(tuple(i.namespace), i.key) for i in [*fact_items, *private]]
+    usage = yield from read_usage_plan(targets)
+    recent = yield from newest_plan(
+        ns.episodes, "ended_at", max(opts.max_episodes * 5, 10), first=episode_items
+    )
     instructions = applicable_instructions(instruction_items, message, now)
     return Candidates(
         message=message,
         instructions=instructions[: opts.max_instructions],
         facts=list(fact_items),
-        episodes=list(episode_items),
+        episodes=list(recent),
         private=private,
+        usage=usage,
     )
 
 
@@ -296,6 +313,7 @@ def select(
         use_relevance=use_relevance,
         weights=opts.weights,
         include_pending=use_relevance and opts.max_pending > 0,
+        usage=found.usage,
     )
     scored = _with_pending(scored, opts.max_pending)
     facts = balance_categories(scored, opts.max_facts, max_share=opts.max_share)

@@ -115,7 +115,7 @@ class RespondNode:
             semantic = self.namespaces.resolve(config).semantic
         except MissingConfigKeyError:
             return []
-        # Only facts carry utility; touch_plan leaves episodes (no utility field) unchanged.
+        # Citations count on any memory; only facts (with a utility field) turn them into utility.
         return [(semantic, refs[alias]) for alias in cited]
 
     def _store_or_none(self) -> BaseStore | None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Coroutine, Iterable
 from contextlib import asynccontextmanager, suppress
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
@@ -19,6 +19,7 @@ from langmem_vault.db.connection import (
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
 from langmem_vault.store.core import StoreCore
+from langmem_vault.store.counters import Increment, increment_plan, prepare_increments
 from langmem_vault.store.plans import (
     analyze_plan,
     batch_plan,
@@ -29,6 +30,8 @@ from langmem_vault.store.plans import (
 from langmem_vault.store.ranking import SearchRanking
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class AsyncVaultStore(StoreCore, BaseStore):
@@ -120,22 +123,38 @@ class AsyncVaultStore(StoreCore, BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Sync access from another thread (e.g. a sync graph node), run on the store's loop."""
+        return self._on_loop(self.abatch(list(ops)))
+
+    async def aincrement(self, increments: Iterable[Increment]) -> int:
+        """Add to counter records atomically (see :meth:`VaultStore.increment`)."""
+        rows = prepare_increments(increments)
+        return await self._db.run(increment_plan(self.schema, rows))
+
+    def increment(self, increments: Iterable[Increment]) -> int:
+        """Sync :meth:`aincrement` from another thread, run on the store's loop."""
+        return self._on_loop(self.aincrement(list(increments)))
+
+    def _on_loop(self, work: Coroutine[Any, Any, T]) -> T:
         loop = self._loop
-        if loop is None:
-            raise RuntimeError(
-                "AsyncVaultStore.batch runs on the event loop the store was created or first "
-                "used in, and there is none yet; from sync code use VaultStore"
-            )
         try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            if loop is None:
+                raise RuntimeError(
+                    "sync calls to AsyncVaultStore run on the event loop the store was created "
+                    "or first used in, and there is none yet; from sync code use VaultStore"
+                )
+            try:
+                running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                raise RuntimeError(
+                    "synchronous calls to AsyncVaultStore from its own event loop would "
+                    "deadlock; use the a-prefixed methods (aget, asearch, aput...)"
+                )
         except RuntimeError:
-            running = None
-        if running is loop:
-            raise RuntimeError(
-                "synchronous calls to AsyncVaultStore from its own event loop would deadlock; "
-                "use the a-prefixed methods (aget, asearch, aput...)"
-            )
-        return asyncio.run_coroutine_threadsafe(self.abatch(ops), loop).result()
+            work.close()  # never awaited: close it so Python does not warn
+            raise
+        return asyncio.run_coroutine_threadsafe(work, loop).result()
 
     async def analyze(self) -> None:
         """Refresh the statistics search uses to weigh keywords by rarity (see VaultStore)."""

@@ -20,6 +20,7 @@ from langmem_vault.db.connection import (
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
 from langmem_vault.store.core import StoreCore
+from langmem_vault.store.counters import Increment, increment_plan, prepare_increments
 from langmem_vault.store.plans import (
     analyze_plan,
     batch_plan,
@@ -123,6 +124,22 @@ class VaultStore(StoreCore, BaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         # A sync store used from async code: run in a thread. Use AsyncVaultStore for real async.
         return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
+
+    def increment(self, increments: Iterable[Increment]) -> int:
+        """Add to counter records atomically: ``(namespace, key, {field: amount})`` each.
+
+        Numbers are added to the stored ones (a missing record or field counts from 0),
+        ISO timestamps keep the later of stored and given; nothing else of the value changes.
+        Concurrent callers, in this process or another, never lose an update. Returns how
+        many records were touched. See :mod:`langmem_vault.store.counters`.
+        """
+        rows = prepare_increments(increments)
+        return self._db.run(increment_plan(self.schema, rows))
+
+    async def aincrement(self, increments: Iterable[Increment]) -> int:
+        """:meth:`increment` from async code (in a thread; use AsyncVaultStore for real async)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.increment, list(increments))
 
     def analyze(self) -> None:
         """Refresh the statistics search uses to weigh keywords by rarity.

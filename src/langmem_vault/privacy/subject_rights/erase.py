@@ -4,7 +4,9 @@ Hard delete by default. What is removed:
 
 - **store**: every item under the user's namespace prefixes (from the memory templates:
   ``("memories", user_id)``, plus ``("privacy", user_id)`` for consent, plus any
-  ``extra_prefixes``), and the extract node's inline watermarks of the user's threads;
+  ``extra_prefixes``) and under their usage mirrors (``memory.usage.usage_namespace``: the
+  memories' access and citation counts), and the extract node's inline watermarks of the
+  user's threads;
 - **checkpoints**: ``saver.delete_user_threads(user_id)`` (every thread in the saver's
   per-user index, with its checkpoints, blobs, elements and writes);
 - **jobs**: extraction jobs of those threads or whose payload targets the user's namespaces,
@@ -43,6 +45,7 @@ from langmem_vault.memory.namespaces import (
     MemoryNamespaces,
 )
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.usage import USAGE_ROOT, usage_namespace
 from langmem_vault.memory.writes import memory_put
 from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.subject_rights.consent import consent_namespace
@@ -119,6 +122,8 @@ def _user_prefixes(
         if user_id not in prefix:
             raise ValueError(f"extra prefix {prefix!r} does not contain the user id")
         prefixes.add(tuple(prefix))
+    # Usage records (access and citation counts) mirror the memories' namespaces.
+    prefixes.update([usage_namespace(p) for p in prefixes])
     return sorted(prefixes)
 
 
@@ -321,8 +326,9 @@ def _restore_plan(user_id: str, prefixes: list[tuple[str, ...]]) -> StorePlan[in
     for item in items:
         original = tuple(item.namespace)[1:]
         section = {"semantic": "memories"}.get(original[-1], original[-1])
+        usage = original[: len(USAGE_ROOT)] == USAGE_ROOT
         ops.append(PutOp(tuple(item.namespace), item.key, None))
-        if section in KINDS:  # a memory: the facade's rule (private ones stay unindexed)
+        if section in KINDS and not usage:  # a memory: the write rule (private: unindexed)
             ops.append(memory_put(original, item.key, item.value, kind=KINDS[section]))
         else:
             ops.append(PutOp(original, item.key, dict(item.value), index=False))

@@ -55,6 +55,7 @@ from langmem_vault.memory.models import Episode, Instruction, MemoryModel, Seman
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.sealing import Keyring, decrypt_fact, is_sealed
+from langmem_vault.memory.usage import read_usage_plan, usage_namespace, with_usage
 from langmem_vault.memory.writes import memory_put
 from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.subject_rights.consent import (
@@ -133,11 +134,14 @@ def _export_plan(
     for section, attr, _model in SECTIONS:
         namespace = getattr(ns, attr)
         items = yield from _list_all(namespace)
+        usage = yield from read_usage_plan((namespace, i.key) for i in items)
         rows = []
         for item in sorted(items, key=lambda i: i.key):
             value = dict(item.value)
             if keyring is not None and is_sealed(value):
                 value = decrypt_fact(value, keyring, namespace, item.key)
+            # The export carries the usage counts in the value; import_user takes them so.
+            value = with_usage(value, usage.get((namespace, item.key)))
             rows.append({"key": item.key, "value": value})
         doc[section] = rows
     (consent,) = yield [GetOp(consent_namespace(user_id), CONSENT_KEY)]
@@ -288,9 +292,12 @@ def _import_ops(
                 first = exc.errors()[0]
                 field = ".".join(str(p) for p in first["loc"])
                 raise InvalidExportError(f"{where}.value.{field}: {first['msg']}") from None
-            # The facade's rule: private facts sealed (with a keyring) and never indexed; [] also
+            # The write rule: private facts sealed (with a keyring) and never indexed; [] also
             # drops the index of a public memory this import overwrites.
             ops.append(memory_put(namespace, key, value, kind=KINDS[section], keyring=keyring))
+            # The value carries its usage counts; a usage record left from before would
+            # count them twice.
+            ops.append(PutOp(usage_namespace(namespace), key, None))
         counts[section] = len(rows)
     return ops, counts
 

@@ -1,7 +1,8 @@
-"""Store fixtures and a scripted chat model shared by the memory, node and graph tests.
+"""Store fixtures shared by the memory, node, graph and job tests: each test runs on
+langgraph's InMemoryStore and on VaultStore (real embedded Postgres), with local embeddings.
 
-Imported by tests/memory/conftest.py, tests/graphs/conftest.py and the node test modules
-(``from memory.lmv_fixtures import ...``): ``tests/`` is on sys.path through its conftest.
+Registered for the whole suite by tests/conftest.py; a folder's own conftest may override
+``store``/``astore`` (tests/store and tests/privacy do).
 """
 
 from __future__ import annotations
@@ -10,12 +11,8 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
-from pydantic import Field
 
 from langmem_vault.embeddings import local_embeddings
 
@@ -60,25 +57,3 @@ async def astore(request: pytest.FixtureRequest, index: dict[str, Any]) -> Async
     async with AsyncVaultStore.from_conn_string(pg_uri, index=index, schema=schema) as vault:  # type: ignore[arg-type]
         await vault.setup()
         yield vault
-
-
-class ScriptedModel(BaseChatModel):
-    """Replies from a script, in order, and records every prompt it was given."""
-
-    replies: list[str]
-    prompts: list[list[BaseMessage]] = Field(default_factory=list)
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
-        self.prompts.append(list(messages))
-        reply = self.replies[min(len(self.prompts) - 1, len(self.replies) - 1)]
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=reply))])
-
-    def system_text(self, turn: int = -1) -> str:
-        """The system message of a recorded prompt."""
-        return "\n".join(str(m.content) for m in self.prompts[turn] if isinstance(m, SystemMessage))
