@@ -5,9 +5,6 @@ asks in a new one; inject must include them, with the default policy (names and 
 and with the strict one (all private, sealed under a key). Another user never sees them.
 """
 
-# Fixtures come from tests/memory/lmv_fixtures.py; test parameters shadow their names.
-# ruff: noqa: F811
-
 from __future__ import annotations
 
 import base64
@@ -20,7 +17,6 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
-from memory.lmv_fixtures import astore, index, store, thread  # noqa: F401
 
 from langmem_vault.graphs import build_memory_graph
 from langmem_vault.graphs.offline_model import RecallChatModel
@@ -30,6 +26,7 @@ from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.offline_extractor import OfflineExtractor
 from langmem_vault.privacy.redaction.policy import RedactionPolicy
+from tests.support.stores import thread
 
 NAMES = ["Ana", "Bram", "Chen", "Dmitri", "Elif", "Femi", "Greta", "Hiro", "Ivo", "Jana"]
 CITIES = ["Lisbon", "Oslo", "Turin", "Quito", "Perth", "Leeds", "Graz", "Hanoi", "Cork", "Lima"]
