@@ -53,8 +53,9 @@ from langmem_vault.memory.scoring import (
     as_datetime,
     balance_categories,
 )
-from langmem_vault.memory.sealing import Keyring, default_keyring, encrypt_fact, open_value
+from langmem_vault.memory.sealing import Keyring, default_keyring, open_value
 from langmem_vault.memory.usage import read_usage_plan, usage_namespace, with_usage
+from langmem_vault.memory.writes import memory_put
 
 __all__ = ["Memory", "MemoryVault"]
 
@@ -71,27 +72,6 @@ class Memory(Generic[M]):
     key: str
     value: M
     score: float | None = None
-
-
-def _put(
-    namespace: tuple[str, ...],
-    key: str,
-    model: MemoryModel,
-    *,
-    index: bool,
-    keyring: Keyring | None = None,
-) -> PutOp:
-    # index=False for retired memories: no re-embedding (an existing index is kept; inject and
-    # recall filter retired memories by status).
-    value = model.to_store()
-    if isinstance(model, SemanticFact) and model.private:
-        # Private facts are never embedded (embeddings leak meaning; see memory.sealing) and
-        # are sealed with AES-GCM when the vault has a keyring.
-        if keyring is not None:
-            value = encrypt_fact(value, keyring, namespace, key)
-        # index=[] (not False): a fact made private drops any index it had while public.
-        return PutOp(namespace, key, value, index=[])
-    return PutOp(namespace, key, value, index=model.index_fields if index else False)
 
 
 class MemoryVault:
@@ -149,7 +129,7 @@ class MemoryVault:
 
     def _remember_plan(self, fact: SemanticFact) -> StorePlan[Memory[SemanticFact]]:
         key = str(uuid.uuid4())
-        yield [_put(self.ns.semantic, key, fact, index=True, keyring=self.keyring)]
+        yield [memory_put(self.ns.semantic, key, fact, keyring=self.keyring)]
         return Memory(key, fact)
 
     def _open(self, key: str, value: Any, usage: Mapping[str, Any] | None = None) -> SemanticFact:
@@ -335,9 +315,9 @@ class MemoryVault:
         old = self._open(key, item.value)
         # model_validate (not model_copy) so every changed field is validated before writing.
         new = SemanticFact.model_validate({**old.model_dump(), **changes, "updated_at": utcnow()})
-        yield [
-            _put(self.ns.semantic, key, new, index=new.status != "superseded", keyring=self.keyring)
-        ]
+        # Re-index only when what the index holds may change (text, privacy, status).
+        reindex = any(getattr(old, f) != getattr(new, f) for f in ("text", "private", "status"))
+        yield [memory_put(self.ns.semantic, key, new, keyring=self.keyring, reindex=reindex)]
         return Memory(key, new)
 
     def update(self, key: str, **changes: Any) -> Memory[SemanticFact]:
@@ -362,7 +342,7 @@ class MemoryVault:
         now = utcnow()
         fact = self._open(key, item.value)
         confirmed = fact.model_copy(update={"status": "active", "updated_at": now})
-        ops = [_put(self.ns.semantic, key, confirmed, index=True, keyring=self.keyring)]
+        ops = [memory_put(self.ns.semantic, key, confirmed, keyring=self.keyring)]
         # A pending fact that contradicts an older one closes it only once confirmed.
         if fact.supersedes:
             (old_item,) = yield [GetOp(self.ns.semantic, fact.supersedes)]
@@ -378,12 +358,12 @@ class MemoryVault:
                         }
                     )
                     ops.append(
-                        _put(
+                        memory_put(
                             self.ns.semantic,
                             fact.supersedes,
                             closed,
-                            index=False,
                             keyring=self.keyring,
+                            reindex=False,
                         )
                     )
         yield ops
@@ -413,7 +393,7 @@ class MemoryVault:
         closed = fact.model_copy(
             update={"status": "superseded", "valid_to": valid_to, "updated_at": now}
         )
-        yield [_put(self.ns.semantic, key, closed, index=False, keyring=self.keyring)]
+        yield [memory_put(self.ns.semantic, key, closed, keyring=self.keyring, reindex=False)]
         return True
 
     def forget(self, key: str, *, hard: bool = False) -> bool:
@@ -429,7 +409,7 @@ class MemoryVault:
 
     def _add_instruction_plan(self, instruction: Instruction) -> StorePlan[Memory[Instruction]]:
         key = str(uuid.uuid4())
-        yield [_put(self.ns.instructions, key, instruction, index=True)]
+        yield [memory_put(self.ns.instructions, key, instruction)]
         return Memory(key, instruction)
 
     def add_instruction(
@@ -503,7 +483,7 @@ class MemoryVault:
             return False
         old = Instruction.from_store(item.value)
         new = old.model_copy(update={"active": False, "updated_at": utcnow()})
-        yield [_put(self.ns.instructions, key, new, index=False)]
+        yield [memory_put(self.ns.instructions, key, new, reindex=False)]
         return True
 
     def deactivate_instruction(self, key: str) -> bool:
@@ -518,7 +498,7 @@ class MemoryVault:
 
     def _add_episode_plan(self, episode: Episode) -> StorePlan[Memory[Episode]]:
         key = str(uuid.uuid4())
-        yield [_put(self.ns.episodes, key, episode, index=True)]
+        yield [memory_put(self.ns.episodes, key, episode)]
         return Memory(key, episode)
 
     def add_episode(self, summary: str, **fields: Any) -> Memory[Episode]:

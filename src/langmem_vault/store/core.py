@@ -132,6 +132,16 @@ class StoreCore:
                     found[query] = self._query_cache[query]
         return found, [q for q in queries if q not in found]
 
+    def cached_query_vector(self, query: str) -> list[float] | None:
+        """The vector of a query this store embedded recently (its LRU cache), else None.
+
+        Lets a caller rank extra items against the query a search just ran without embedding
+        it a second time (inject ranks the owner's private facts this way).
+        """
+        with self._cache_lock:
+            found = self._query_cache.get(query)
+            return list(found) if found is not None else None
+
     def _remember_queries(
         self, queries: list[str], vectors: Sequence[Sequence[float]], into: dict[str, list[float]]
     ) -> dict[str, list[float]]:
