@@ -22,6 +22,8 @@ Document vectors are computed once with the local model and cached in bench/out/
 from __future__ import annotations
 
 import argparse
+import base64
+import os
 import random
 import sys
 import time
@@ -45,9 +47,13 @@ import vocabulary as V
 from langmem_vault.embeddings import local_embeddings
 from langmem_vault.graphs import build_memory_graph
 from langmem_vault.memory.models import Episode, Instruction, SemanticFact
+from langmem_vault.memory.sealing import ENV_KEY
+from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.memory.writes import memory_put
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.privacy.redaction.policy import RedactionPolicy
 
 LABELS = {"vault": "VaultStore", "postgres": "PostgresStore", "memory": "InMemoryStore"}
 QUESTIONS_LATENCY = [
@@ -117,8 +123,11 @@ def distractor_texts(n: int, seed: int = 7) -> list[str]:
     return out
 
 
-def seed_user(store: BaseStore, user: str, texts: list[str], episodes: int = 20) -> None:
-    """Store ``texts`` as facts of ``user`` plus 10 instructions and ``episodes`` episodes."""
+def seed_user(
+    store: BaseStore, user: str, texts: list[str], episodes: int = 20, private: int = 0
+) -> None:
+    """Store ``texts`` as facts of ``user`` plus 10 instructions and ``episodes`` episodes; the
+    first ``private`` facts are private (stored by the write rule: unindexed)."""
     rng = random.Random(3)
     categories = ["personal", "relationship", "project", "company", "preference", "general"]
     ns = ("memories", user)
@@ -129,8 +138,9 @@ def seed_user(store: BaseStore, user: str, texts: list[str], episodes: int = 20)
             category=rng.choice(categories),  # type: ignore[arg-type]
             confidence=rng.uniform(0.8, 1.0),
             source="import",
+            private=i < private,
         )
-        ops.append(PutOp((*ns, "semantic"), f"f{i}", fact.to_store(), index=["text"]))
+        ops.append(memory_put((*ns, "semantic"), f"f{i}", fact))
     for i in range(10):
         cond = "topic contains travel" if i % 3 == 0 else None
         ins = Instruction(text=f"Standing rule number {i}", priority=1 + i % 10, condition=cond)
@@ -246,9 +256,14 @@ QUESTIONS = [
 
 
 def recall_run(
-    store: BaseStore, distractors: int, db_uri: str | None = None, verbose: bool = True
-) -> tuple[float, float, int, int]:
-    """(inject recall, top-5 search recall, relevant active facts, facts left pending)."""
+    store: BaseStore,
+    distractors: int,
+    db_uri: str | None = None,
+    verbose: bool = True,
+    policy: RedactionPolicy | None = None,
+) -> dict[str, int]:
+    """Counts: relevant active facts, found by inject / by a top-5 search; relevant pending
+    facts, found by inject; pending facts injected for another question; private facts."""
     user = f"recall-{uuid.uuid4().hex[:6]}"
     seed_user(store, user, distractor_texts(distractors, seed=11))
     analyze(db_uri)
@@ -259,36 +274,46 @@ def recall_run(
         extractor=OfflineExtractor(),
         summarizer=None,
         compact=False,
-        extract_options={"every_n_messages": 2},
+        extract_options={"every_n_messages": 2, "redaction": policy or RedactionPolicy()},
     )
     for t, lines in enumerate(THREADS):
         cfg = {"configurable": {"user_id": user, "thread_id": f"t{t}"}}
         for line in lines:
             graph.invoke({"messages": [HumanMessage(line)]}, cfg)
     # relevant = what extraction stored from the five threads (distractors are "import")
-    stored = store.search(("memories", user, "semantic"), filter={"status": "active"}, limit=20_000)
-    facts = {i.value["text"] for i in stored if i.value.get("source") == "conversation"}
-    pending = store.search(
-        ("memories", user, "semantic"), filter={"status": "pending_confirmation"}, limit=1000
-    )
+    ns = ("memories", user, "semantic")
+    stored = store.search(ns, filter={"source": "conversation"}, limit=1000)
+    vault = MemoryVault(store, user_id=user)  # opens sealed facts when a key is set
+    texts = {i.key: vault.get(i.key).value.text for i in stored}  # type: ignore[union-attr]
+    status = {i.key: i.value.get("status") for i in stored}
+    facts = {texts[k] for k in texts if status[k] == "active"}
+    pending = {texts[k] for k in texts if status[k] == "pending_confirmation"}
+    private = sum(1 for i in stored if i.value.get("private"))
     inject = create_inject_node(store=store, emit_events=False, record_access=False).node
     cfg = {"configurable": {"user_id": user, "thread_id": "t6"}}
-    relevant = found = found_top5 = 0
+    stats = dict.fromkeys(["relevant", "found", "top5", "pending", "pending_found", "wrong"], 0)
     for question, words in QUESTIONS:
-        targets = [f for f in facts if any(w.lower() in f.lower() for w in words)]
+
+        def about(f: str, words: list[str] = words) -> bool:
+            return any(w.lower() in f.lower() for w in words)
+
+        targets = [f for f in facts if about(f)]
+        waiting = [f for f in pending if about(f)]
         context = inject.invoke({"messages": [HumanMessage(question)]}, cfg)["memory_context"]
-        top5 = {
-            i.value["text"]
-            for i in store.search(("memories", user, "semantic"), query=question, limit=5)
-        }
+        top5 = {i.value["text"] for i in store.search(ns, query=question, limit=5)}
         if verbose:
             for f in targets:
                 if f not in context:
-                    print(f"  missed: {question!r} -> {f!r}")
-        relevant += len(targets)
-        found += sum(1 for f in targets if f in context)
-        found_top5 += sum(1 for f in targets if f in top5)
-    return found / max(relevant, 1), found_top5 / max(relevant, 1), relevant, len(pending)
+                    print(f"  missed: {question!r} -> {f!r}", flush=True)
+        stats["relevant"] += len(targets)
+        stats["found"] += sum(1 for f in targets if f in context)
+        stats["top5"] += sum(1 for f in targets if f in top5)
+        stats["pending"] += len(waiting)
+        stats["pending_found"] += sum(1 for f in waiting if f in context)
+        # a pending fact injected for a question it does not answer: unconfirmed noise
+        stats["wrong"] += sum(1 for f in pending - set(waiting) if f in context)
+    stats["private"] = private
+    return stats
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -300,8 +325,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--skip-latency", action="store_true")
     parser.add_argument("--skip-recall", action="store_true")
     parser.add_argument("--episodes", type=int, default=20, help="episodes per user")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="recall with RedactionPolicy.strict() and a key: every name and place private, sealed",
+    )
+    parser.add_argument(
+        "--private",
+        default="0",
+        help="comma-separated counts of private facts among the latency user's facts",
+    )
     args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",") if s]
+    privates = [int(p) for p in args.private.split(",") if p]
     systems = [s for s in args.systems.split(",") if s]
     texts = distractor_texts(max([*sizes, args.distractors]))
     recall_texts = distractor_texts(args.distractors, seed=11)
@@ -313,21 +349,23 @@ def main(argv: list[str] | None = None) -> None:
 
     rows: list[list[Any]] = []
     if not args.skip_latency:
-        for size in sizes:
+        for size, private in ((s, p) for s in sizes for p in privates):
             for system in systems:
                 if system == "memory" and size > 1000:
                     continue
                 with ExitStack() as stack:
-                    db = common.create_database(uri, f"n_{system}_{size}") if uri else None
+                    name = f"n_{system}_{size}_{private}"
+                    db = common.create_database(uri, name) if uri else None
                     store = common.open_store(system, stack, db, index, {})
                     user = f"u{size}"
-                    seed_user(store, user, texts[:size], args.episodes)
+                    seed_user(store, user, texts[:size], args.episodes, private=private)
                     analyze(db)
                     with_msg, net = time_inject(store, user, args.iterations, True, emb)
                     without, _ = time_inject(store, user, args.iterations, False, emb)
                 rows.append(
                     [
                         f"{size:,}",
+                        private,
                         LABELS[system],
                         f"{common.percentile(with_msg, 50):.1f}",
                         f"{common.percentile(with_msg, 95):.1f}",
@@ -342,6 +380,7 @@ def main(argv: list[str] | None = None) -> None:
         common.print_table(
             [
                 "facts/user",
+                "private",
                 "store",
                 "msg p50",
                 "msg p95",
@@ -356,20 +395,25 @@ def main(argv: list[str] | None = None) -> None:
     if args.skip_recall:
         return
     recall_rows = []
+    policy = RedactionPolicy.strict() if args.strict else None
+    if args.strict:  # sealed at rest, opened by inject with the same key
+        os.environ[ENV_KEY] = base64.b64encode(os.urandom(32)).decode()
     for system in systems:
         with ExitStack() as stack:
             db = common.create_database(uri, f"r_{system}") if uri and system != "memory" else None
             store = common.open_store(system, stack, db, index, {})
-            inj, top5, relevant, pending = recall_run(store, args.distractors, db)
+            r = recall_run(store, args.distractors, db, policy=policy)
         recall_rows.append(
             [
                 LABELS[system],
                 args.distractors,
                 len(QUESTIONS),
-                relevant,
-                pending,
-                f"{inj:.1%}",
-                f"{top5:.1%}",
+                r["relevant"],
+                r["private"],
+                f"{r['found'] / max(r['relevant'], 1):.1%}",
+                f"{r['top5'] / max(r['relevant'], 1):.1%}",
+                f"{r['pending_found']}/{r['pending']}",
+                r["wrong"],
             ]
         )
     print("\nrecall across sessions (facts from 5 threads, asked in a 6th)")
@@ -379,9 +423,11 @@ def main(argv: list[str] | None = None) -> None:
             "distractors",
             "questions",
             "relevant active facts",
-            "pending (not injected)",
+            "private (of all told)",
             "inject",
             "top-5 search",
+            "pending injected",
+            "pending off-topic",
         ],
         recall_rows,
     )

@@ -23,6 +23,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.builder import build_memory_graph
+from langmem_vault.graphs.options import ExtractOptions
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.offline.model import RecallChatModel
 
@@ -117,7 +118,7 @@ def run_demo(
             checkpointer=InMemorySaver(),
             extractor=extractor,
             summarizer=summarizer,
-            extract_options={"every_n_messages": 2},
+            extract_options=ExtractOptions(every_n_messages=2),
         )
         user = f"dana-{uuid.uuid4().hex[:6]}"
         for thread, lines in (("thread-1", FIRST_THREAD), ("thread-2", SECOND_THREAD)):

@@ -103,6 +103,19 @@ async def test_multi_turn_chat_stream_and_history(any_saver: AnySaver) -> None:
     assert got[0][-2:] == ["human:last", "ai:echo last"]
 
 
+async def test_user_id_from_the_run_context_indexes_the_thread(any_saver: AnySaver) -> None:
+    graph = chat_graph(any_saver)
+    c = cfg()  # no user id in configurable: it comes from the run context
+    message = {"messages": [HumanMessage("hello there")]}
+    if isinstance(any_saver, AsyncVaultSaver):
+        await graph.ainvoke(message, c, context={"user_id": "ana.g@example.com"})
+        threads = await any_saver.alist_threads("ana.g@example.com")
+    else:
+        graph.invoke(message, c, context={"user_id": "ana.g@example.com"})
+        threads = any_saver.list_threads("ana.g@example.com")
+    assert [t.thread_id for t in threads] == [c["configurable"]["thread_id"]]
+
+
 async def test_interrupt_and_resume(any_saver: AnySaver) -> None:
     def ask(state: MessagesState) -> dict[str, Any]:
         answer = interrupt({"question": "approve?"})

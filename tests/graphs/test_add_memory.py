@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
@@ -12,7 +14,7 @@ from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.base import BaseStore
 
-from langmem_vault.graphs import MemoryState, add_memory
+from langmem_vault.graphs import CompactOptions, ExtractOptions, MemoryState, add_memory
 from langmem_vault.offline.extractor import OfflineExtractor
 
 
@@ -62,7 +64,7 @@ def test_memory_around_agent_with_tools(store: BaseStore) -> None:
         _app(agent),
         "agent",
         extractor=OfflineExtractor(use_spacy=False),
-        extract_options={"every_n_messages": 2},
+        extract_options=ExtractOptions(every_n_messages=2),
     )
     graph = builder.compile(store=store, checkpointer=InMemorySaver())
     graph.invoke({"messages": [HumanMessage("I live in Lyon.")]}, _cfg("t1"))
@@ -77,20 +79,51 @@ def test_memory_around_agent_with_tools(store: BaseStore) -> None:
     assert set(graph.get_graph().nodes) >= {"inject", "extract", "reconcile", "compact"}
 
 
-def test_app_state_without_memory_keys(store: BaseStore) -> None:
+def test_app_state_without_memory_context_is_refused() -> None:
+    # Memories would be learnt and never reach the model: refused, with what to do instead.
+    with pytest.raises(ValueError, match=r"no 'memory_context' key.*Subclass MemoryState"):
+        add_memory(
+            _app(Agent(), MessagesState), "agent", extractor=OfflineExtractor(use_spacy=False)
+        )
+
+
+def test_a_compiled_graph_is_refused_with_what_to_pass() -> None:
+    compiled = _app(Agent()).compile()
+    with pytest.raises(TypeError, match=r"StateGraph builder, not a compiled graph.*compile\(\)"):
+        add_memory(compiled, "agent", extractor=OfflineExtractor(use_spacy=False))  # type: ignore[arg-type]
+    react = create_agent(GenericFakeChatModel(messages=iter([])), tools=[])
+    with pytest.raises(TypeError, match="create_react_agent"):
+        add_memory(react, "agent", extractor=OfflineExtractor(use_spacy=False))  # type: ignore[arg-type]
+
+
+def test_options_as_a_dict_still_work_with_a_deprecation_warning(store: BaseStore) -> None:
     agent = Agent()
-    builder = add_memory(
-        _app(agent, MessagesState),
-        "agent",
-        extractor=OfflineExtractor(use_spacy=False),
-        compact=False,
-        extract_options={"every_n_messages": 2},
-    )
+    with pytest.warns(DeprecationWarning, match=r"extract_options= as a dict.*ExtractOptions"):
+        builder = add_memory(
+            _app(agent),
+            "agent",
+            extractor=OfflineExtractor(use_spacy=False),
+            compact=False,
+            extract_options={"every_n_messages": 1},
+        )
     graph = builder.compile(store=store, checkpointer=InMemorySaver())
     graph.invoke({"messages": [HumanMessage("I live in Lyon.")]}, _cfg("t1"))
-    graph.invoke({"messages": [HumanMessage("Where do I live?")]}, _cfg("t2"))
-    # the memory keys became channels of the app's graph, though its state does not name them
-    assert "User lives in Lyon" in graph.get_state(_cfg("t2")).values["memory_context"]
+    graph.invoke({"messages": [HumanMessage("hi")]}, _cfg("t2"))
+    assert "User lives in Lyon" in agent.contexts[-1]  # every_n_messages=1 was applied
+    with pytest.raises(TypeError, match=r"extract_options: .*every_n_mesages"):
+        add_memory(
+            _app(Agent()),
+            "agent",
+            extractor=OfflineExtractor(use_spacy=False),
+            extract_options={"every_n_mesages": 1},
+        )
+    with pytest.raises(TypeError, match="inject_options must be InjectOptions"):
+        add_memory(
+            _app(Agent()),
+            "agent",
+            extractor=OfflineExtractor(use_spacy=False),
+            inject_options=ExtractOptions(),  # type: ignore[arg-type]
+        )
 
 
 def test_compaction_keeps_tool_pairs(store: BaseStore) -> None:
@@ -99,7 +132,7 @@ def test_compaction_keeps_tool_pairs(store: BaseStore) -> None:
         _app(agent),
         "agent",
         extractor=OfflineExtractor(use_spacy=False),
-        compact_options={"max_tokens": 200, "keep_last_exchanges": 1},
+        compact_options=CompactOptions(max_tokens=200, keep_last_exchanges=1),
     )
     graph = builder.compile(store=store, checkpointer=InMemorySaver())
     for i in range(6):
@@ -146,7 +179,7 @@ async def test_add_memory_async(astore: BaseStore) -> None:
         _app(agent),
         "agent",
         extractor=OfflineExtractor(use_spacy=False),
-        extract_options={"every_n_messages": 2},
+        extract_options=ExtractOptions(every_n_messages=2),
     )
     graph = builder.compile(store=astore, checkpointer=InMemorySaver())
     await graph.ainvoke({"messages": [HumanMessage("I live in Lyon.")]}, _cfg("t1"))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
-from langmem_vault.graphs import build_memory_graph
+from langmem_vault.graphs import ExtractOptions, build_memory_graph
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel
@@ -28,7 +29,7 @@ def _graph(store: BaseStore) -> Any:
         checkpointer=InMemorySaver(),
         extractor=OfflineExtractor(use_spacy=False),
         summarizer=None,
-        extract_options={"every_n_messages": 2},
+        extract_options=ExtractOptions(every_n_messages=2),
     )
 
 
@@ -123,8 +124,12 @@ def test_langgraph_postgres_store_smoke(pg_uri: str, schema: str, index: dict[st
         assert "Acme Robotics" in answer and answer.endswith("Cheers!")
 
 
-def test_background_extraction_through_the_queue(pg_uri: str, schema: str, index: Any) -> None:
-    """extract_mode="background": the turn enqueues a durable job; a worker reconciles it."""
+@pytest.mark.parametrize("mode", ["background", None])
+def test_background_extraction_through_the_queue(
+    pg_uri: str, schema: str, index: Any, mode: str | None
+) -> None:
+    """extract_mode="background", and the default when a queue is given: the turn enqueues a
+    durable job; a worker reconciles it."""
     from langmem_vault.jobs.queue import JobQueue
     from langmem_vault.jobs.worker import ExtractionWorker
     from langmem_vault.store import VaultStore
@@ -142,9 +147,11 @@ def test_background_extraction_through_the_queue(pg_uri: str, schema: str, index
             checkpointer=InMemorySaver(),
             extractor=extractor,
             summarizer=None,
-            extract_mode="background",
+            extract_mode=mode,  # type: ignore[arg-type]
             queue=queue,
-            extract_options={"every_n_messages": 2, "start_worker": False, "debounce_seconds": 0},
+            extract_options=ExtractOptions(
+                every_n_messages=2, start_worker=False, debounce_seconds=0
+            ),
         )
         _say(graph, "t1", "I work at Acme Robotics.")
         vault = MemoryVault(vault_store, user_id="dana")

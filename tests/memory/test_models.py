@@ -18,6 +18,7 @@ from langmem_vault.memory import (
     parse_condition,
     resolve_namespace,
 )
+from langmem_vault.memory.namespaces import decode_label
 
 MONDAY = datetime(2026, 11, 23, 9, 30, tzinfo=UTC)
 
@@ -36,9 +37,18 @@ def test_missing_key_is_named() -> None:
         resolve_namespace(("{org}", "{user_id}"), {"configurable": {"user_id": "a"}})
 
 
-def test_dotted_label_refused() -> None:
-    with pytest.raises(ValueError, match=r"no '\.'"):
-        resolve_namespace(("memories", "{user_id}"), {"configurable": {"user_id": "a.b"}})
+@pytest.mark.parametrize("user", ["a.b", "ana.g@example.com", "100%", "%2E", "..", "a%2Eb"])
+def test_dotted_ids_are_encoded_reversibly(user: str) -> None:
+    # Store labels may not contain '.', so the id is encoded; distinct ids stay distinct.
+    (_, label) = resolve_namespace(("memories", "{user_id}"), {"configurable": {"user_id": user}})
+    assert "." not in label
+    assert decode_label(label) == user
+
+
+def test_encoded_labels_do_not_collide() -> None:
+    ids = ["a.b", "a%2Eb", "a%252Eb", "a%b", "a%25b"]
+    labels = {resolve_namespace(("{user_id}",), {"configurable": {"user_id": u}}) for u in ids}
+    assert len(labels) == len(ids)
 
 
 def test_custom_templates_list_their_keys() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from datetime import UTC, datetime, timedelta
 
 import psycopg
@@ -39,12 +40,27 @@ def test_users_are_partitioned(store: BaseStore) -> None:
     assert other.recall("secret") == []
 
 
+def test_methods_take_no_user_id() -> None:
+    # The vault is bound to one user at construction; no method names a user again.
+    for name, method in inspect.getmembers(MemoryVault, inspect.isfunction):
+        if not name.startswith("_"):
+            assert "user_id" not in inspect.signature(method).parameters, name
+
+
+def test_the_old_per_call_user_id_is_deprecated_and_checked(store: BaseStore) -> None:
+    vault = MemoryVault(store, config={"configurable": {"user_id": "u1"}})
+    with pytest.warns(DeprecationWarning, match=r"remember\(user_id=...\) is deprecated"):
+        kept = vault.remember("x", user_id="u1")  # its own id: still works
+    assert [m.key for m in vault.list()] == [kept.key]
+    with pytest.warns(DeprecationWarning), pytest.raises(PermissionError, match="u2"):
+        vault.remember("y", user_id="u2")
+    with pytest.warns(DeprecationWarning), pytest.raises(PermissionError):
+        vault.list(user_id="u2")
+    assert [m.value.text for m in vault.list()] == ["x"]  # nothing else was written
+
+
 def test_refuses_another_user(store: BaseStore) -> None:
     vault = MemoryVault(store, config={"configurable": {"user_id": "u1"}})
-    with pytest.raises(PermissionError, match="u2"):
-        vault.remember("x", user_id="u2")
-    with pytest.raises(PermissionError):
-        vault.list(user_id="u2")
     with pytest.raises(PermissionError):
         MemoryVault(store, user_id="u2", config={"configurable": {"user_id": "u1"}})
     assert vault.list() == []  # nothing was written
@@ -154,7 +170,7 @@ async def test_async_twins(astore: BaseStore) -> None:
     assert len(await vault.aepisodes()) == 1
     assert await vault.aforget(key)
     assert [m.value.text for m in await vault.alist()] == ["Works at Acme"]
-    with pytest.raises(PermissionError):
+    with pytest.warns(DeprecationWarning), pytest.raises(PermissionError):
         await vault.alist(user_id="intruder")
 
 

@@ -271,7 +271,7 @@ def test_background_without_queue_falls_back_inline(
         )
     )
     with caplog.at_level("WARNING", logger="langmem_vault.extract"):
-        node = create_extract_node(model, every_n_messages=2, store=store)
+        node = create_extract_node(model, mode="background", every_n_messages=2, store=store)
     assert "runs inline" in caplog.text
     run(node, [human("I live in Oslo"), ai("Nice!")])
     assert [v["text"] for v in facts(store).values()] == ["User lives in Oslo"]

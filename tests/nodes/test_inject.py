@@ -200,6 +200,22 @@ async def test_async_inject(astore: BaseStore) -> None:
     assert got is not None and got.value.access_count == 1
 
 
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        ("max_facts", -1, "max_facts must be an int >= 0, got -1"),
+        ("max_episodes", -1, "max_episodes must be an int >= 0, got -1"),
+        ("max_instructions", -1, "max_instructions must be an int >= 0, got -1"),
+        ("candidates", 0, "candidates must be an int >= 1, got 0"),
+        ("max_facts", 2.5, "max_facts must be an int"),
+    ],
+)
+def test_bad_counts_are_refused_at_construction(setting: str, value: Any, message: str) -> None:
+    # A negative count used to slice the list from its end, silently dropping items.
+    with pytest.raises(ValueError, match=message):
+        create_inject_node(**{setting: value})
+
+
 def test_recent_episodes_among_60_by_their_own_time(store: BaseStore) -> None:
     vault = MemoryVault(store, user_id="u1")
     now = datetime.now(UTC)
@@ -210,3 +226,20 @@ def test_recent_episodes_among_60_by_their_own_time(store: BaseStore) -> None:
     out = _graph(node, store).invoke({"messages": [HumanMessage("hello")]}, CFG)
     shown = [int(w) for w in out["memory_context"].replace(".", " ").split() if w.isdigit()]
     assert shown == [59, 58, 57]
+
+
+def test_pending_facts_join_only_when_nothing_better_matches(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    key = vault.remember("User speaks Portuguese", category="skill", confidence=0.7).key
+    vault.update(key, status="pending_confirmation")
+    vault.remember("User works at Acme Robotics", category="company")
+    vault.remember("User likes green tea", category="preference")
+    node = create_inject_node(store=store, record_access=False).node
+    asked = node.invoke({"messages": [HumanMessage("Which languages can I speak?")]}, CFG)
+    assert "- [M1] (unconfirmed) User speaks Portuguese (skill)" in asked["memory_context"]
+    # an active fact matches better: the pending one stays out
+    other = node.invoke({"messages": [HumanMessage("Where do I work?")]}, CFG)
+    assert "Acme" in other["memory_context"] and "Portuguese" not in other["memory_context"]
+    off = create_inject_node(store=store, record_access=False, max_pending=0).node
+    asked = off.invoke({"messages": [HumanMessage("Which languages can I speak?")]}, CFG)
+    assert "Portuguese" not in asked["memory_context"]

@@ -9,10 +9,13 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.store.memory import InMemoryStore
 
+from langmem_vault.extraction.redaction import redact_extraction
 from langmem_vault.extraction.schema import AliasEpisode, AliasFact, ExtractionProposal
 from langmem_vault.extraction.span import aextract_span, extract_span
+from langmem_vault.memory.models import Extraction, ProposedFact
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.compact import CompactSummary, create_compact_node
+from langmem_vault.privacy.redaction.policy import RedactionPolicy
 from tests.support.messages import ai, human
 from tests.support.models import ScriptedModel
 
@@ -46,8 +49,8 @@ async def test_extraction_is_redacted_before_it_is_stored(use_async: bool) -> No
     email, sister = checked.extraction.facts
     assert email.text == "User's email is <EMAIL>" and "@" not in (email.evidence or "")
     assert not email.private
-    # A person's name is kept (policy: private) and flags the fact for sealing.
-    assert "Anna Weber" in sister.text and sister.private
+    # A person's name is kept, and the fact stays public under the default policy.
+    assert "Anna Weber" in sister.text and not sister.private
     assert checked.extraction.episode is not None
     assert checked.extraction.episode.summary == "Shared <EMAIL> as contact"
 
@@ -86,3 +89,26 @@ async def test_compaction_summary_and_archive_are_redacted(use_async: bool) -> N
     assert episode.value["summary"] == "Contact: <EMAIL>"
     archived = " ".join(m["data"]["content"] for m in episode.value["messages"])
     assert "<EMAIL>" in archived and "jane.doe" not in archived
+
+
+def test_sensitive_topics_make_a_fact_private_and_names_do_not() -> None:
+    facts = [
+        ProposedFact(text="User's name is Dana", evidence="My name is Dana."),
+        ProposedFact(text="User lives in Rotterdam", evidence="I live in Rotterdam."),
+        ProposedFact(text="User's sister is Priya", evidence="My sister is called Priya."),
+        ProposedFact(text="User takes insulin twice a day"),
+        ProposedFact(text="User's mortgage is with ING"),
+    ]
+    out = redact_extraction(Extraction(facts=facts))
+    assert [f.private for f in out.facts] == [False, False, False, True, True]
+    strict = redact_extraction(Extraction(facts=facts), RedactionPolicy.strict())
+    assert all(f.private for f in strict.facts)
+    # the topics are the policy's to choose
+    relaxed = RedactionPolicy(private_topics=frozenset({"financial"}))
+    assert [f.private for f in redact_extraction(Extraction(facts=facts), relaxed).facts] == [
+        False,
+        False,
+        False,
+        False,
+        True,
+    ]

@@ -183,14 +183,30 @@ def test_wildcard_and_sql_user_ids_erase_only_themselves(
     assert len(audit.query("alice")) == 1
 
 
-def test_dotted_or_empty_user_ids_are_refused(store: VaultStore) -> None:
-    for bad in ["", "a.b"]:
-        with pytest.raises(ValueError):
-            erase_user(store, bad)
-        with pytest.raises(ValueError):
-            export_user(store, bad)
-        with pytest.raises(ValueError):
-            set_consent(store, bad, allow_extraction=False)
+def test_empty_user_ids_are_refused(store: VaultStore) -> None:
+    with pytest.raises(ValueError):
+        erase_user(store, "")
+    with pytest.raises(ValueError):
+        export_user(store, "")
+    with pytest.raises(ValueError):
+        set_consent(store, "", allow_extraction=False)
+
+
+def test_dotted_user_ids_are_their_own_users(store: VaultStore) -> None:
+    # '.' is encoded in namespace labels, so "a.b" is neither "a" nor "ab" nor "a%2Eb".
+    for user in ("a.b", "ab", "a%2Eb"):
+        MemoryVault(store, user_id=user).remember(f"fact of {user}")
+    set_consent(store, "a.b", allow_extraction=False)
+    assert get_consent(store, "a.b").allow_extraction is False
+    assert get_consent(store, "ab").allow_extraction is True
+    assert "fact of a.b" in str(export_user(store, "a.b"))
+    assert "fact of ab" not in str(export_user(store, "a.b"))
+    erase_user(store, "a.b")
+    assert MemoryVault(store, user_id="a.b").list() == []
+    for user in ("ab", "a%2Eb"):
+        assert [m.value.text for m in MemoryVault(store, user_id=user).list()] == [
+            f"fact of {user}"
+        ]
 
 
 def test_malformed_and_oversized_imports(store: VaultStore) -> None:

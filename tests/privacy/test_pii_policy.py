@@ -17,15 +17,32 @@ from langmem_vault.privacy import (
 KEY = b"k" * 32
 
 
-def test_default_policy_redacts_identifiers_and_keeps_personal_facts_private() -> None:
+def test_default_policy_redacts_identifiers_and_keeps_names_public() -> None:
     result = redact("My sister Anna Weber's email is anna.weber@example.com")
     assert "<EMAIL>" in result.text
     assert "Anna Weber" in result.text
+    assert not result.private
+    assert {e.type: e.action for e in result.entities} == {
+        Entity.PERSON: Action.KEEP,
+        Entity.EMAIL: Action.REDACT,
+    }
+
+
+def test_strict_policy_keeps_personal_facts_private() -> None:
+    result = redact(
+        "My sister Anna Weber's email is anna.weber@example.com", policy=RedactionPolicy.strict()
+    )
+    assert "<EMAIL>" in result.text and "Anna Weber" in result.text
     assert result.private
     assert {e.type: e.action for e in result.entities} == {
         Entity.PERSON: Action.PRIVATE,
         Entity.EMAIL: Action.REDACT,
     }
+
+
+def test_private_topics_are_checked() -> None:
+    with pytest.raises(ValueError, match="private_topics: unknown topic"):
+        RedactionPolicy(private_topics=frozenset({"medical", "astrology"}))
 
 
 def test_default_policy_covers_every_entity_type() -> None:
@@ -125,7 +142,7 @@ def test_bad_policy_raises_naming_the_field(kwargs: dict[str, object], field: st
 def test_policy_helpers_return_new_policies() -> None:
     base = RedactionPolicy()
     changed = base.with_actions(person="redact")
-    assert base.action_for("person") is Action.PRIVATE
+    assert base.action_for("person") is Action.KEEP
     assert changed.action_for(Entity.PERSON) is Action.REDACT
     assert changed.threshold_for("phone") == base.min_score
     with pytest.raises(ValueError, match="entity"):

@@ -32,12 +32,3 @@ def test_private_fact_sealed_with_the_environment_key(monkeypatch: pytest.Monkey
     # The facade opens it with the same environment key.
     texts = {m.value.text for m in MemoryVault(store, user_id="u1").list(status=None)}
     assert "User's sister is Anna Weber" in texts
-
-
-def test_without_a_key_private_facts_are_stored_unindexed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv(ENV_KEY, raising=False)
-    store = InMemoryStore()
-    fact = ProposedFact(text="User's sister is Anna Weber", confidence=0.9, private=True)
-    apply_extraction(store, Extraction(facts=[fact]), config=CONFIG)
-    [item] = store.search(NS)
-    assert not is_sealed(item.value) and item.value["private"] is True

@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 import pytest
 from langgraph.store.base import PutOp, SearchOp
+from psycopg_pool import ConnectionPool
 
 from langmem_vault.store import AsyncVaultStore, InvalidValueError, SearchRanking, VaultStore
 from tests.support.embeddings import DIMS, TrigramEmbeddings, index_config
@@ -159,6 +160,59 @@ def test_bad_configuration(pg_uri: str, kwargs: dict[str, Any], message: str) ->
         VaultStore.from_conn_string(pg_uri, **kwargs) as s,
     ):
         s.setup()
+
+
+BAD_SETTINGS = [
+    ({"max_value_bytes": 0}, "max_value_bytes must be an int >= 1, got 0"),
+    ({"max_value_bytes": -5}, "max_value_bytes must be an int >= 1, got -5"),
+    ({"max_value_bytes": 1.5}, "max_value_bytes must be an int >= 1, got 1.5"),
+    ({"ttl": {"default_ttl": 0}}, r"ttl\['default_ttl'\] must be a number of minutes > 0"),
+    ({"ttl": {"default_ttl": -1.0}}, r"ttl\['default_ttl'\] must be"),
+    ({"ttl": {"default_ttl": "5"}}, r"ttl\['default_ttl'\] must be"),
+    ({"ttl": {"sweep_interval_minutes": 0}}, r"ttl\['sweep_interval_minutes'\] must be"),
+    ({"ttl": {"refresh_on_read": "yes"}}, r"ttl\['refresh_on_read'\] must be a bool"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), BAD_SETTINGS)
+async def test_bad_settings_are_refused_at_construction(
+    pg_uri: str, schema: str, kwargs: dict[str, Any], message: str
+) -> None:
+    # Refused by the constructor, before any put: not a default silently substituted, and not
+    # a store whose every write fails later.
+    with psycopg.connect(pg_uri) as conn, pytest.raises(InvalidValueError, match=message):
+        VaultStore(conn, schema=schema, **kwargs)
+    async with await psycopg.AsyncConnection.connect(pg_uri) as aconn:
+        with pytest.raises(InvalidValueError, match=message):
+            AsyncVaultStore(aconn, schema=schema, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"candidates": 0}, "candidates must be an int >= 1"),
+        ({"common_rows": 0}, "common_rows must be an int >= 1"),
+        ({"exact_scan_rows": -1}, "exact_scan_rows must be an int >= 0"),
+        ({"text_weight": 1.5}, r"text_weight must be in \[0, 1\]"),
+        ({"text_config": ""}, "text_config must be"),
+    ],
+)
+def test_bad_ranking_settings(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(InvalidValueError, match=message):
+        SearchRanking(**kwargs)
+
+
+def test_max_value_bytes_of_one_byte_is_kept(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=schema, max_value_bytes=2) as s:
+        s.setup()
+        s.put(("a",), "ok", {})
+        with pytest.raises(InvalidValueError, match="limit of 2 bytes"):
+            s.put(("a",), "big", {"v": 1})
+
+
+def test_a_zero_sweep_interval_is_refused(store: VaultStore) -> None:
+    with pytest.raises(InvalidValueError, match="sweep_interval_minutes must be > 0, got 0"):
+        store.start_ttl_sweeper(0)
 
 
 def test_changing_dims_on_an_existing_schema_is_refused(pg_uri: str, schema: str) -> None:
@@ -327,12 +381,24 @@ def test_pooled_operations_are_not_serialised(store: VaultStore, pg_uri: str, sc
     assert store.get(("p",), "locked").value == {"v": 2}  # type: ignore[union-attr]
 
 
-def test_prepare_threshold_none_for_pgbouncer(pg_uri: str, schema: str) -> None:
-    with VaultStore.from_conn_string(pg_uri, schema=schema, prepare_threshold=None) as s:
+@pytest.mark.parametrize(("threshold", "prepared"), [(None, False), (5, True)])
+def test_prepare_threshold_none_for_pgbouncer(
+    pg_uri: str, schema: str, threshold: int | None, prepared: bool
+) -> None:
+    # PgBouncer in transaction mode breaks on server-side prepared statements: with None the
+    # store's (only) connection must hold none after every statement ran past the threshold.
+    with VaultStore.from_conn_string(
+        pg_uri, schema=schema, pool_size=1, prepare_threshold=threshold
+    ) as s:
         s.setup()
         for i in range(10):  # past psycopg's default threshold of 5
             s.put(("p",), f"k{i}", {"v": i})
             assert s.get(("p",), f"k{i}") is not None
+        assert isinstance(s.conn, ConnectionPool)
+        with s.conn.connection() as conn:
+            row = conn.execute("SELECT count(*) FROM pg_prepared_statements").fetchone()
+    assert row is not None
+    assert (row[0] > 0) is prepared
 
 
 def _setup_in_process(uri: str, schema: str) -> None:

@@ -7,7 +7,7 @@ import builtins
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -25,13 +25,11 @@ from langmem_vault.checkpointers.base import VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
 from langmem_vault.checkpointers.text import from_db
 from langmem_vault.db.connection import (
-    DEFAULT_POOL_SIZE,
-    DEFAULT_PREPARE_THRESHOLD,
     AsyncConn,
     AsyncDatabase,
-    aopen_pool,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
+from langmem_vault.db.pools import PoolOptions, apooled
 from langmem_vault.db.runner import Plan
 
 T = TypeVar("T")
@@ -76,16 +74,14 @@ class AsyncVaultSaver(VaultSaverBase):
         conn_string: str | None = None,
         *,
         schema: str = DEFAULT_SCHEMA,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
         serde: SerializerProtocol | None = None,
         shared_threads: bool = False,
+        **pool_options: Unpack[PoolOptions],
     ) -> AsyncIterator[AsyncVaultSaver]:
-        """A saver on its own async pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or embedded."""
+        """A saver on its own async pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or embedded.
+        Options as in :meth:`VaultSaver.from_conn_string`."""
         check_schema(schema)
-        async with await aopen_pool(
-            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
-        ) as pool:
+        async with apooled(conn_string, **pool_options) as pool:
             saver = cls(pool, schema=schema, serde=serde, shared_threads=shared_threads)
             saver._autocommit_pool = pool
             yield saver

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
+from langgraph.runtime import Runtime
 
 from langmem_vault.checkpointers.text import to_db
 from langmem_vault.db.migrations import check_schema
@@ -78,13 +80,27 @@ def scope(config: RunnableConfig | None) -> Scope | None:
 
 
 def user_id_of(config: RunnableConfig) -> str | None:
-    """``user_id`` from the run's configurable, falling back to ``langgraph_user_id``, as
-    stored (:mod:`.text`)."""
+    """``user_id`` from the run's configurable, else ``langgraph_user_id``, else LangGraph's
+    run context (``invoke(..., context={"user_id": ...})``): the order the memory nodes use;
+    as stored (:mod:`.text`)."""
     configurable = config.get("configurable") or {}
     value = configurable.get("user_id")
     if value is None or value == "":
         value = configurable.get("langgraph_user_id")
+    if value is None or value == "":
+        value = _context_user_id(configurable)
     return None if value is None or value == "" else to_db(str(value))
+
+
+def _context_user_id(configurable: Mapping[str, Any]) -> Any:
+    # langgraph hands the checkpointer the run's Runtime under a private configurable key.
+    for runtime in configurable.values():
+        if isinstance(runtime, Runtime):
+            context = runtime.context
+            if isinstance(context, Mapping):
+                return context.get("user_id")
+            return getattr(context, "user_id", None)
+    return None
 
 
 def next_version(current: str | int | float | None) -> str:

@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import timedelta
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from langchain_core.runnables import RunnableConfig
 from langgraph.checkpoint.base import (
@@ -24,13 +24,11 @@ from langmem_vault.checkpointers.base import VaultSaverBase
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
 from langmem_vault.checkpointers.text import from_db
 from langmem_vault.db.connection import (
-    DEFAULT_POOL_SIZE,
-    DEFAULT_PREPARE_THRESHOLD,
     Database,
     SyncConn,
-    open_pool,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
+from langmem_vault.db.pools import PoolOptions, pooled
 from langmem_vault.db.runner import Plan
 
 T = TypeVar("T")
@@ -76,19 +74,17 @@ class VaultSaver(VaultSaverBase):
         conn_string: str | None = None,
         *,
         schema: str = DEFAULT_SCHEMA,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
         serde: SerializerProtocol | None = None,
         shared_threads: bool = False,
+        **pool_options: Unpack[PoolOptions],
     ) -> Iterator[VaultSaver]:
         """A saver on its own pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or the embedded server.
 
-        ``prepare_threshold=None`` turns prepared statements off (PgBouncer in transaction mode).
+        ``prepare_threshold=None`` turns prepared statements off (PgBouncer in transaction mode);
+        the pool options are described in :mod:`langmem_vault.db.pools`.
         """
         check_schema(schema)  # before connecting: a bad name should not cost a pool
-        with open_pool(
-            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
-        ) as pool:
+        with pooled(conn_string, **pool_options) as pool:
             saver = cls(pool, schema=schema, serde=serde, shared_threads=shared_threads)
             saver._autocommit_pool = pool
             yield saver

@@ -14,6 +14,7 @@ from langmem_vault.db.embedded import (
     resolve_dsn,
 )
 from langmem_vault.db.migrations import check_schema, migrate_plan
+from langmem_vault.db.pools import PoolConfig, apooled, pooled
 from langmem_vault.db.runner import Plan, Query, arun_plan, run_plan
 
 __all__ = [
@@ -22,14 +23,17 @@ __all__ = [
     "Database",
     "EmbeddedServerError",
     "Plan",
+    "PoolConfig",
     "Query",
     "ServerCrashedError",
     "aopen_pool",
+    "apooled",
     "arun_plan",
     "check_schema",
     "embedded_uri",
     "migrate_plan",
     "open_pool",
+    "pooled",
     "resolve_dsn",
     "run_plan",
 ]

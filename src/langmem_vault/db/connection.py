@@ -25,7 +25,7 @@ import random
 import threading
 import time
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -64,8 +64,20 @@ IDLE_CHECK_SECONDS = 2.0
 _returned: weakref.WeakKeyDictionary[Any, float] = weakref.WeakKeyDictionary()
 
 
-def _conn_kwargs(prepare_threshold: int | None) -> dict[str, Any]:
-    return {"autocommit": True, "prepare_threshold": prepare_threshold}
+def _conn_kwargs(prepare_threshold: int | None, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    if isinstance(prepare_threshold, bool) or not (
+        prepare_threshold is None or (isinstance(prepare_threshold, int) and prepare_threshold >= 0)
+    ):
+        raise ValueError(
+            f"prepare_threshold must be None (no prepared statements) or an int >= 0, "
+            f"got {prepare_threshold!r}"
+        )
+    kwargs = {"prepare_threshold": prepare_threshold, **(extra or {})}
+    # Our drivers rely on autocommit connections (single statements skip BEGIN/COMMIT).
+    if kwargs.get("autocommit", True) is not True:
+        raise ValueError("connection kwargs: autocommit must be True on a langmem_vault pool")
+    kwargs["autocommit"] = True
+    return kwargs
 
 
 def _stamp(conn: Connection[Any]) -> None:
@@ -101,19 +113,22 @@ def _connect_failed(exc: psycopg.Error, dsn: str | None) -> psycopg.Error:
     return exc
 
 
-def _probe(dsn: str | None, conninfo: str) -> None:
-    """Connect once, so a malformed or unreachable DSN fails fast with the driver's message."""
+def _probe(dsn: str | None, conninfo: str, kwargs: Mapping[str, Any]) -> None:
+    """Connect once, with the pool's connection arguments, so a malformed or unreachable DSN
+    fails fast with the driver's message."""
     try:
-        with psycopg.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_SECONDS):
+        with psycopg.connect(conninfo, **{"connect_timeout": CONNECT_TIMEOUT_SECONDS, **kwargs}):
             pass
     except psycopg.Error as exc:
         raise _connect_failed(exc, dsn) from None
 
 
-async def _aprobe(dsn: str | None, conninfo: str) -> None:
+async def _aprobe(dsn: str | None, conninfo: str, kwargs: Mapping[str, Any]) -> None:
     """Async twin of :func:`_probe`."""
     try:
-        async with await AsyncConnection.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_SECONDS):
+        async with await AsyncConnection.connect(
+            conninfo, **{"connect_timeout": CONNECT_TIMEOUT_SECONDS, **kwargs}
+        ):
             pass
     except psycopg.Error as exc:
         raise _connect_failed(exc, dsn) from None
@@ -133,21 +148,28 @@ def open_pool(
     min_size: int = 1,
     max_size: int = DEFAULT_POOL_SIZE,
     prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+    kwargs: Mapping[str, Any] | None = None,
+    **pool_options: Any,
 ) -> ConnectionPool[Any]:
     """Open a sync pool of autocommit connections on ``dsn`` (or ``$LANGMEM_VAULT_DSN``, or
     the embedded server). Idle connections are checked when taken (see the module docstring).
+
+    ``kwargs`` are extra connection arguments; ``pool_options`` go to psycopg_pool's
+    ``ConnectionPool`` (``timeout``, ``max_idle``, ``name``...).
     """
     _check_sizes(min_size, max_size)
+    conn_kwargs = _conn_kwargs(prepare_threshold, kwargs)
     conninfo = resolve_dsn(dsn)
-    _probe(dsn, conninfo)
+    _probe(dsn, conninfo, conn_kwargs)
     pool: ConnectionPool[Any] = ConnectionPool(
         conninfo,
         min_size=min_size,
         max_size=max_size,
-        kwargs=_conn_kwargs(prepare_threshold),
+        kwargs=conn_kwargs,
         check=_check,
         reset=_stamp,
         open=False,
+        **pool_options,
     )
     pool.open(wait=True)
     return pool
@@ -159,19 +181,23 @@ async def aopen_pool(
     min_size: int = 1,
     max_size: int = DEFAULT_POOL_SIZE,
     prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+    kwargs: Mapping[str, Any] | None = None,
+    **pool_options: Any,
 ) -> AsyncConnectionPool[Any]:
     """Async twin of :func:`open_pool`."""
     _check_sizes(min_size, max_size)
+    conn_kwargs = _conn_kwargs(prepare_threshold, kwargs)
     conninfo = await asyncio.to_thread(resolve_dsn, dsn)  # may start the embedded server
-    await _aprobe(dsn, conninfo)
+    await _aprobe(dsn, conninfo, conn_kwargs)
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
         conninfo,
         min_size=min_size,
         max_size=max_size,
-        kwargs=_conn_kwargs(prepare_threshold),
+        kwargs=conn_kwargs,
         check=_acheck,
         reset=_astamp,
         open=False,
+        **pool_options,
     )
     await pool.open(wait=True)
     return pool

@@ -398,8 +398,14 @@ def dsn_source(dsn: str | None) -> str:
 
 
 def resolve_dsn(dsn: str | None) -> str:
-    """The DSN argument, else ``$LANGMEM_VAULT_DSN``, else the embedded server's URI."""
-    if dsn:
+    """The DSN argument, else ``$LANGMEM_VAULT_DSN``, else the embedded server's URI.
+
+    Only ``None`` means "not given": an empty or blank string is a mistake (an unset variable,
+    say) and raises rather than quietly starting the embedded server.
+    """
+    if dsn is not None:
+        if not isinstance(dsn, str) or not dsn.strip():
+            raise ValueError(f"conn_string must be a non-empty DSN or None, got {dsn!r}")
         return dsn
     env = os.environ.get(DSN_ENV)
     if env:

@@ -50,7 +50,8 @@ from langmem_vault.memory.models import (
 )
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.memory.sealing import default_keyring, encrypt_fact
+from langmem_vault.memory.sealing import default_keyring
+from langmem_vault.memory.writes import memory_put
 
 __all__ = [
     "ReconcileReport",
@@ -105,15 +106,8 @@ def _key_maker(extraction: Extraction) -> Any:
 def _put(
     ns: tuple[str, ...], key: str, value: SemanticFact | Episode | Instruction, *, index: bool
 ) -> PutOp:
-    stored = value.to_store()
-    if getattr(value, "private", False):
-        # Private facts are never embedded, and are sealed with AES-GCM when a key is
-        # configured ($LANGMEM_VAULT_KEY; see memory.sealing).
-        keyring = default_keyring()
-        if keyring is not None:
-            stored = encrypt_fact(stored, keyring, ns, key)
-        return PutOp(ns, key, stored, index=[])  # [] drops any earlier index
-    return PutOp(ns, key, stored, index=value.index_fields if index else False)
+    # Private facts are sealed when a key is configured ($LANGMEM_VAULT_KEY) and never indexed.
+    return memory_put(ns, key, value, keyring=default_keyring(), reindex=index)
 
 
 @dataclass

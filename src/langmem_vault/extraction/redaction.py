@@ -2,8 +2,9 @@
 
 Every text of an extraction (fact text and evidence, episode summary, instruction text) goes
 through :func:`langmem_vault.privacy.redact`. A fact whose text or evidence holds an entity the
-policy keeps as private (a person's name, where the user lives, a date of birth) is flagged
-``private``, so it is sealed and never embedded downstream.
+policy keeps as private (a date of birth; with :meth:`RedactionPolicy.strict`, any name or
+place) or touches one of the policy's ``private_topics`` (health, money...) is flagged
+``private``, so it is sealed and never indexed downstream (its owner's inject still recalls it).
 
 >>> from langmem_vault.memory.models import Extraction, ProposedFact
 >>> out = redact_extraction(Extraction(facts=[ProposedFact(
@@ -17,6 +18,7 @@ from __future__ import annotations
 from langmem_vault.memory.models import Extraction
 from langmem_vault.privacy.redaction.pii import redact
 from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
+from langmem_vault.privacy.redaction.sensitive import sensitive_topics
 
 
 def redact_extraction(
@@ -27,7 +29,13 @@ def redact_extraction(
     for fact in extraction.facts:
         text = redact(fact.text, policy=policy)
         evidence = redact(fact.evidence, policy=policy) if fact.evidence else None
-        private = fact.private or text.private or bool(evidence and evidence.private)
+        topics = sensitive_topics(text.text, [evidence.text] if evidence else [])
+        private = (
+            fact.private
+            or text.private
+            or bool(evidence and evidence.private)
+            or bool(topics & policy.private_topics)
+        )
         facts.append(
             fact.model_copy(
                 update={

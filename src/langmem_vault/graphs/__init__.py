@@ -1,9 +1,26 @@
-"""Graph wiring: the memory state and graph builders.
+"""Graph wiring: the memory state, graph builders and the typed node options.
 
 >>> from langmem_vault.graphs import MemoryState, add_memory, build_memory_graph
 """
 
-from langmem_vault.graphs.builder import add_memory, build_memory_graph
+from langmem_vault.graphs.builder import SAME_AS_MODEL, add_memory, build_memory_graph
+from langmem_vault.graphs.options import (
+    CompactOptions,
+    ExtractOptions,
+    InjectOptions,
+    ReconcileOptions,
+    RespondOptions,
+)
 from langmem_vault.graphs.state import MemoryState
 
-__all__ = ["MemoryState", "add_memory", "build_memory_graph"]
+__all__ = [
+    "SAME_AS_MODEL",
+    "CompactOptions",
+    "ExtractOptions",
+    "InjectOptions",
+    "MemoryState",
+    "ReconcileOptions",
+    "RespondOptions",
+    "add_memory",
+    "build_memory_graph",
+]

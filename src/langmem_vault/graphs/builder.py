@@ -24,13 +24,22 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from langchain_core.language_models import LanguageModelLike
+from langchain_core.language_models import BaseChatModel, LanguageModelLike
 from langchain_core.runnables import RunnableConfig, RunnableLambda
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.pregel import Pregel
 from langgraph.store.base import BaseStore
 
+from langmem_vault.graphs.options import (
+    CompactOptions,
+    ExtractOptions,
+    InjectOptions,
+    ReconcileOptions,
+    RespondOptions,
+    coerce_options,
+)
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.common import load_model
@@ -40,10 +49,14 @@ from langmem_vault.nodes.respond import DEFAULT_SYSTEM_PROMPT, create_respond_no
 
 __all__ = ["SAME_AS_MODEL", "MemoryNodeNames", "add_memory", "build_memory_graph"]
 
+ExtractMode = Literal["inline", "background"]
+
 logger = logging.getLogger("langmem_vault.graphs")
 
 MemoryNodeNames = Mapping[str, str]
-#: ``summarizer`` default of :func:`build_memory_graph`: compact uses the answering model.
+#: ``summarizer`` default of both builders: compact summarises with the chat model the memory
+#: nodes already have (``build_memory_graph``'s ``model``; ``add_memory``'s ``extractor`` when
+#: it is a chat model or a model string), else writes an extractive summary without a model.
 SAME_AS_MODEL: Any = "same-as-model"
 DEFAULT_NAMES = {
     "inject": "inject",
@@ -53,41 +66,47 @@ DEFAULT_NAMES = {
 }
 
 
+def _summarizer(summarizer: Any, model: Any) -> Any:
+    """Resolve :data:`SAME_AS_MODEL`: ``model`` when it is a chat model, else ``None``."""
+    if summarizer is not SAME_AS_MODEL:
+        return summarizer
+    return model if isinstance(model, str | BaseChatModel) else None
+
+
 def _memory_nodes(
     *,
     extractor: Any,
     summarizer: Any,
     store: BaseStore | None,
     namespaces: MemoryNamespaces,
-    extract_mode: Literal["inline", "background"],
+    extract_mode: ExtractMode | None,
     queue: Any,
-    inject_options: Mapping[str, Any] | None,
-    extract_options: Mapping[str, Any] | None,
-    reconcile_options: Mapping[str, Any] | None,
-    compact_options: Mapping[str, Any] | None,
-    compact: bool,
+    inject: InjectOptions,
+    extract: ExtractOptions,
+    reconcile: ReconcileOptions,
+    compact: CompactOptions | None,
 ) -> dict[str, Any]:
     from langmem_vault.nodes.extract import create_extract_node
 
     nodes: dict[str, Any] = {
-        "inject": create_inject_node(store=store, namespaces=namespaces, **(inject_options or {})),
+        "inject": create_inject_node(store=store, namespaces=namespaces, **inject.as_kwargs()),
         "extract": create_extract_node(
             extractor,
             mode=extract_mode,
             queue=queue,
             store=store,
             namespaces=namespaces,
-            **(extract_options or {}),
+            **extract.as_kwargs(),
         ),
         "reconcile": create_reconcile_node(
-            store=store, namespaces=namespaces, **(reconcile_options or {})
+            store=store, namespaces=namespaces, **reconcile.as_kwargs()
         ),
     }
-    if compact:
+    if compact is not None:
         from langmem_vault.nodes.compact import create_compact_node
 
         nodes["compact"] = create_compact_node(
-            summarizer, store=store, namespaces=namespaces, **(compact_options or {})
+            summarizer, store=store, namespaces=namespaces, **compact.as_kwargs()
         )
     return nodes
 
@@ -102,27 +121,29 @@ def build_memory_graph(
     summarizer: Any = SAME_AS_MODEL,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     namespaces: MemoryNamespaces | None = None,
-    extract_mode: Literal["inline", "background"] = "inline",
+    extract_mode: ExtractMode | None = None,
     queue: Any = None,
     compact: bool = True,
-    inject_options: Mapping[str, Any] | None = None,
-    respond_options: Mapping[str, Any] | None = None,
-    extract_options: Mapping[str, Any] | None = None,
-    reconcile_options: Mapping[str, Any] | None = None,
-    compact_options: Mapping[str, Any] | None = None,
+    inject_options: InjectOptions | Mapping[str, Any] | None = None,
+    respond_options: RespondOptions | Mapping[str, Any] | None = None,
+    extract_options: ExtractOptions | Mapping[str, Any] | None = None,
+    reconcile_options: ReconcileOptions | Mapping[str, Any] | None = None,
+    compact_options: CompactOptions | Mapping[str, Any] | None = None,
     name: str = "memory_graph",
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile ``inject -> respond -> extract -> reconcile -> compact`` over ``MemoryState``.
 
     - ``model``: the chat model answering (``init_chat_model`` string or object);
     - ``extractor``: what extract calls (default: ``model``; pass an ``OfflineExtractor`` for
-      no LLM); ``summarizer``: what compact calls (default: ``model``; ``None`` for an
-      extractive summary without a model);
-    - ``extract_mode``: ``"inline"`` (default here: works on any store) or ``"background"``
-      with a ``queue`` (a DSN or job queue) so the turn does not wait for extraction;
-    - ``*_options``: keyword options passed to each node factory.
+      no LLM); ``summarizer``: what compact calls (default :data:`SAME_AS_MODEL`: ``model``;
+      ``None`` for an extractive summary without a model);
+    - ``extract_mode``: ``"inline"`` or ``"background"``; the default (``None``, the same in
+      :func:`add_memory` and ``create_extract_node``) is background when a ``queue`` (a DSN or
+      job queue) is given, so the turn does not wait for extraction, else inline;
+    - ``*_options``: typed options of each node (:class:`InjectOptions`...).
 
-    Runs need ``config={"configurable": {"user_id": ..., "thread_id": ...}}``.
+    Runs need a ``thread_id`` in ``config["configurable"]`` and a user id, either in
+    ``configurable`` or in LangGraph's run context (``context={"user_id": ...}``).
 
     >>> graph = build_memory_graph("openai:gpt-4o-mini", store=store)  # doctest: +SKIP
     >>> graph.invoke({"messages": [("user", "hi")]}, config)            # doctest: +SKIP
@@ -131,19 +152,21 @@ def build_memory_graph(
     ns = namespaces or MemoryNamespaces()
     nodes = _memory_nodes(
         extractor=extractor if extractor is not None else chat,
-        summarizer=chat if summarizer is SAME_AS_MODEL else summarizer,
+        summarizer=_summarizer(summarizer, chat),
         store=store,
         namespaces=ns,
         extract_mode=extract_mode,
         queue=queue,
-        inject_options=inject_options,
-        extract_options=extract_options,
-        reconcile_options=reconcile_options,
-        compact_options=compact_options,
-        compact=compact,
+        inject=coerce_options(inject_options, InjectOptions, "inject_options"),
+        extract=coerce_options(extract_options, ExtractOptions, "extract_options"),
+        reconcile=coerce_options(reconcile_options, ReconcileOptions, "reconcile_options"),
+        compact=coerce_options(compact_options, CompactOptions, "compact_options")
+        if compact
+        else None,
     )
+    respond_kwargs = coerce_options(respond_options, RespondOptions, "respond_options")
     respond = create_respond_node(
-        chat, system_prompt=system_prompt, store=store, namespaces=ns, **(respond_options or {})
+        chat, system_prompt=system_prompt, store=store, namespaces=ns, **respond_kwargs.as_kwargs()
     )
     builder = StateGraph(MemoryState)
     builder.add_node("inject", nodes["inject"])
@@ -178,42 +201,68 @@ def _redirect_end(path: Any, target: str) -> RunnableLambda[Any, Any]:
     return RunnableLambda(route, afunc=aroute, name=getattr(path, "name", None) or "route")
 
 
+def _check_builder(builder: Any, agent_node: str) -> None:
+    """Refuse what would run without error and without memory reaching the model."""
+    if isinstance(builder, Pregel):
+        raise TypeError(
+            "add_memory needs the StateGraph builder, not a compiled graph: call "
+            "add_memory(builder, 'agent', ...) before builder.compile(). To give memory to a "
+            "prebuilt agent (create_react_agent / create_agent), add it as a node of your own "
+            "StateGraph whose state subclasses MemoryState, and put state['memory_context'] in "
+            "its prompt."
+        )
+    if not isinstance(builder, StateGraph):
+        raise TypeError(f"add_memory needs a langgraph StateGraph, got {type(builder).__name__}")
+    if agent_node not in builder.nodes:
+        raise ValueError(f"agent node {agent_node!r} is not in the graph: add it first")
+    seen = builder.schemas.get(builder.nodes[agent_node].input_schema, {})
+    if "memory_context" not in seen:
+        raise ValueError(
+            f"the state of agent node {agent_node!r} has no 'memory_context' key, so the "
+            "memories inject finds would never reach the model. Subclass MemoryState for the "
+            "graph's state (class State(MemoryState): ...) and put state['memory_context'] in "
+            "the agent's system prompt."
+        )
+
+
 def add_memory(
     builder: StateGraph[Any, Any, Any, Any],
     agent_node: str,
     /,
     *,
     extractor: Any,
-    summarizer: Any = None,
+    summarizer: Any = SAME_AS_MODEL,
     store: BaseStore | None = None,
     namespaces: MemoryNamespaces | None = None,
-    extract_mode: Literal["inline", "background"] = "inline",
+    extract_mode: ExtractMode | None = None,
     queue: Any = None,
     compact: bool = True,
     names: MemoryNodeNames | None = None,
-    inject_options: Mapping[str, Any] | None = None,
-    extract_options: Mapping[str, Any] | None = None,
-    reconcile_options: Mapping[str, Any] | None = None,
-    compact_options: Mapping[str, Any] | None = None,
+    inject_options: InjectOptions | Mapping[str, Any] | None = None,
+    extract_options: ExtractOptions | Mapping[str, Any] | None = None,
+    reconcile_options: ReconcileOptions | Mapping[str, Any] | None = None,
+    compact_options: CompactOptions | Mapping[str, Any] | None = None,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Wire memory around an app's agent node in its (uncompiled) ``StateGraph``.
 
     ``START -> agent`` becomes ``START -> inject -> agent``; every way the graph could end
     (plain edges to END, routers returning END such as ``tools_condition``, and nodes with no
     way out) now goes
-    through ``extract -> reconcile -> compact -> END`` (``summarizer=None``: compact writes an
-    extractive summary without a model). The memory keys of
-    :class:`~langmem_vault.graphs.state.MemoryState` are added to the graph's channels; give
-    the app's state those keys (subclass ``MemoryState``) so the agent can read
-    ``state["memory_context"]`` and put it in its system prompt.
+    through ``extract -> reconcile -> compact -> END``. ``summarizer`` defaults to the
+    ``extractor`` when that is a chat model (``None``: an extractive summary without a model);
+    ``extract_mode`` and the options are those of :func:`build_memory_graph`.
+
+    The agent's state must have a ``memory_context`` key (subclass
+    :class:`~langmem_vault.graphs.state.MemoryState`), and the agent must put
+    ``state["memory_context"]`` in its system prompt: otherwise memories would be learnt and
+    never shown to the model, so ``add_memory`` raises. Pass the builder, before ``compile()``.
 
     >>> builder = StateGraph(MemoryState)                           # doctest: +SKIP
     >>> builder.add_node("agent", my_agent).add_edge(START, "agent")  # doctest: +SKIP
     >>> add_memory(builder, "agent", extractor=OfflineExtractor())  # doctest: +SKIP
     >>> graph = builder.compile(store=store, checkpointer=saver)     # doctest: +SKIP
     """
-    if agent_node not in builder.nodes:
-        raise ValueError(f"agent node {agent_node!r} is not in the graph: add it first")
+    _check_builder(builder, agent_node)
     label = {**DEFAULT_NAMES, **(names or {})}
     taken = [n for key, n in label.items() if n in builder.nodes and (compact or key != "compact")]
     if taken:
@@ -224,16 +273,17 @@ def add_memory(
         )
     nodes = _memory_nodes(
         extractor=extractor,
-        summarizer=summarizer,
+        summarizer=_summarizer(summarizer, extractor),
         store=store,
         namespaces=namespaces or MemoryNamespaces(),
         extract_mode=extract_mode,
         queue=queue,
-        inject_options=inject_options,
-        extract_options=extract_options,
-        reconcile_options=reconcile_options,
-        compact_options=compact_options,
-        compact=compact,
+        inject=coerce_options(inject_options, InjectOptions, "inject_options"),
+        extract=coerce_options(extract_options, ExtractOptions, "extract_options"),
+        reconcile=coerce_options(reconcile_options, ReconcileOptions, "reconcile_options"),
+        compact=coerce_options(compact_options, CompactOptions, "compact_options")
+        if compact
+        else None,
     )
     tail = ["extract", "reconcile", *(["compact"] if compact else [])]
     for key in ["inject", *tail]:

@@ -7,19 +7,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from langmem_vault.db.connection import (
-    AsyncConn,
-    AsyncDatabase,
-    Database,
-    SyncConn,
-    aopen_pool,
-    open_pool,
-)
-from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
+from langmem_vault.db.migrations import migrate_plan
+from langmem_vault.db.pools import AsyncPooledComponent, PooledComponent
 from langmem_vault.db.runner import Plan
 from langmem_vault.extraction.payload import namespaces_payload
 from langmem_vault.jobs import plans
@@ -33,8 +25,7 @@ DEFAULT_LEASE_SECONDS = 60.0
 class _QueueBase:
     """Arguments shared by both drivers; holds no connection logic."""
 
-    def __init__(self, schema: str) -> None:
-        self.schema = check_schema(schema)
+    schema: str
 
     def _enqueue(
         self,
@@ -58,7 +49,7 @@ class _QueueBase:
         )
 
 
-class JobQueue(_QueueBase):
+class JobQueue(PooledComponent, _QueueBase):
     """Sync job queue on a psycopg connection or pool.
 
     Jobs are claimed with ``FOR UPDATE SKIP LOCKED`` under a lease; see
@@ -67,19 +58,6 @@ class JobQueue(_QueueBase):
     >>> queue = JobQueue(open_pool())  # doctest: +SKIP
     >>> queue.setup()                                   # doctest: +SKIP
     """
-
-    def __init__(self, conn: SyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
-        super().__init__(schema)
-        self.db = Database(conn)
-
-    @classmethod
-    @contextmanager
-    def from_conn_string(
-        cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
-    ) -> Iterator[JobQueue]:
-        """Open a pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
-        with open_pool(dsn, max_size=max_size) as pool:
-            yield cls(pool, schema=schema)
 
     def setup(self) -> None:
         """Create or migrate the job tables (idempotent, safe to run concurrently)."""
@@ -172,25 +150,12 @@ class JobQueue(_QueueBase):
         )
 
 
-class AsyncJobQueue(_QueueBase):
+class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
     """Async twin of :class:`JobQueue`.
 
     >>> async with AsyncJobQueue.from_conn_string(None) as queue:  # doctest: +SKIP
     ...     await queue.setup()
     """
-
-    def __init__(self, conn: AsyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
-        super().__init__(schema)
-        self.db = AsyncDatabase(conn)
-
-    @classmethod
-    @asynccontextmanager
-    async def from_conn_string(
-        cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
-    ) -> AsyncIterator[AsyncJobQueue]:
-        """Open an async pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
-        async with await aopen_pool(dsn, max_size=max_size) as pool:
-            yield cls(pool, schema=schema)
 
     async def setup(self) -> None:
         """Create or migrate the job tables."""

@@ -1,19 +1,33 @@
-"""Namespace templates for the three memory kinds, filled from ``config["configurable"]``.
+"""Namespace templates for the three memory kinds, filled from the run's config and context.
 
-A template is a tuple of labels; a label like ``"{user_id}"`` is replaced by the value of
-that key in the run's configurable dict. Keeping every user's memories under their own
-namespace prefix is the hard per-user partition the nodes rely on.
+A template is a tuple of labels; a label like ``"{user_id}"`` is replaced by the value of that
+key, looked up in order in ``config["configurable"]``, then (for ``user_id`` only) in
+``configurable["langgraph_user_id"]`` (set by LangGraph Platform's auth, as the checkpointer
+reads it), then in LangGraph's run context (``graph.invoke(..., context={"user_id": ...})``).
+Keeping every user's memories under their own namespace prefix is the hard per-user partition
+the nodes rely on.
+
+Store labels may not contain ``.``, so a value is encoded reversibly: ``%`` becomes ``%25`` and
+``.`` becomes ``%2E`` (an email address works as a user id). :func:`decode_label` reverses it
+where ids are read back from namespaces.
 
 >>> resolve_namespace(SEMANTIC, {"configurable": {"user_id": "u1"}})
 ('memories', 'u1', 'semantic')
+>>> resolve_namespace(SEMANTIC, {"configurable": {"user_id": "ana.g@example.com"}})
+('memories', 'ana%2Eg@example%2Ecom', 'semantic')
+>>> decode_label('ana%2Eg@example%2Ecom')
+'ana.g@example.com'
 """
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from langgraph.runtime import Runtime
 
 __all__ = [
     "EPISODES",
@@ -23,7 +37,10 @@ __all__ = [
     "MemoryNamespaces",
     "MissingConfigKeyError",
     "NamespaceTemplate",
+    "decode_label",
+    "encode_label",
     "resolve_namespace",
+    "run_context",
 ]
 
 NamespaceTemplate = tuple[str, ...]
@@ -45,8 +62,9 @@ class MissingConfigKeyError(KeyError):
         self.key = key
         self.template = template
         super().__init__(
-            f"namespace template {template!r} needs config['configurable'][{key!r}]; "
-            f"pass it as graph.invoke(..., config={{'configurable': {{{key!r}: ...}}}})"
+            f"namespace template {template!r} needs {key!r}; pass it as "
+            f"graph.invoke(..., config={{'configurable': {{{key!r}: ...}}}}) or in the run "
+            f"context, graph.invoke(..., context={{{key!r}: ...}})"
         )
 
     def __str__(self) -> str:  # KeyError would otherwise repr() the message
@@ -57,18 +75,63 @@ def _fields(label: str) -> list[str]:
     return [name for _, name, _, _ in _FORMATTER.parse(label) if name]
 
 
-def resolve_namespace(
-    template: NamespaceTemplate, config: Mapping[str, Any] | None
-) -> tuple[str, ...]:
-    """Fill a namespace template's ``{key}`` labels from ``config["configurable"]``.
+_ESCAPES = {"%": "%25", ".": "%2E"}
+_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
+_ESCAPED = re.compile("|".join(map(re.escape, _UNESCAPES)))
 
-    Raises :class:`MissingConfigKeyError` (a ``KeyError``) naming the missing key, and
-    ``ValueError`` when a filled label is empty or contains a dot (not a valid store label).
+
+def encode_label(value: str) -> str:
+    """``value`` as a store namespace label: ``%`` and ``.`` escaped, nothing else changed."""
+    return value.replace("%", "%25").replace(".", "%2E")
+
+
+def decode_label(label: str) -> str:
+    """The value :func:`encode_label` turned into ``label``."""
+    return _ESCAPED.sub(lambda m: _UNESCAPES[m.group()], label)
+
+
+def run_context(config: Mapping[str, Any] | None) -> Any:
+    """LangGraph's run context (``invoke(..., context=...)``) carried by a node's config."""
+    configurable: Mapping[str, Any] = (config or {}).get("configurable") or {}
+    for value in configurable.values():  # langgraph keeps the Runtime under a private key
+        if isinstance(value, Runtime):
+            return value.context
+    return None
+
+
+def _lookup(name: str, configurable: Mapping[str, Any], context: Any) -> Any:
+    value = configurable.get(name)
+    if (value is None or value == "") and name == "user_id":
+        value = configurable.get("langgraph_user_id")
+    if (value is None or value == "") and context is not None:
+        # A dict, a dataclass or a pydantic model, whatever the graph's context_schema is.
+        value = _attribute(context, name)
+    return value
+
+
+def _attribute(context: Any, name: str) -> Any:
+    if isinstance(context, Mapping):
+        return context.get(name)
+    return getattr(context, name, None)
+
+
+def resolve_namespace(
+    template: NamespaceTemplate, config: Mapping[str, Any] | None, *, context: Any = None
+) -> tuple[str, ...]:
+    """Fill a namespace template's ``{key}`` labels from the run (see the module docstring).
+
+    ``context`` defaults to the run context found in ``config``. Raises
+    :class:`MissingConfigKeyError` (a ``KeyError``) naming the missing key, and ``ValueError``
+    when a filled label is empty.
 
     >>> resolve_namespace(("memories", "{user_id}", "episodes"), {"configurable": {"user_id": "a"}})
     ('memories', 'a', 'episodes')
+    >>> resolve_namespace(("m", "{user_id}"), {}, context={"user_id": "b"})
+    ('m', 'b')
     """
     configurable: Mapping[str, Any] = (config or {}).get("configurable") or {}
+    if context is None:
+        context = run_context(config)
     resolved: list[str] = []
     for label in template:
         names = _fields(label)
@@ -77,16 +140,13 @@ def resolve_namespace(
             continue
         values: dict[str, str] = {}
         for name in names:
-            value = configurable.get(name)
+            value = _lookup(name, configurable, context)
             if value is None or value == "":
                 raise MissingConfigKeyError(name, template)
-            values[name] = str(value)
+            values[name] = encode_label(str(value))
         filled = label.format(**values)
-        if not filled or "." in filled:
-            raise ValueError(
-                f"namespace label {label!r} filled to {filled!r}: labels must be non-empty "
-                "and contain no '.'"
-            )
+        if not filled:
+            raise ValueError(f"namespace label {label!r} filled to an empty label")
         resolved.append(filled)
     return tuple(resolved)
 
@@ -104,12 +164,16 @@ class MemoryNamespaces:
     episodes: NamespaceTemplate = EPISODES
     instructions: NamespaceTemplate = INSTRUCTIONS
 
-    def resolve(self, config: Mapping[str, Any] | None) -> ResolvedNamespaces:
-        """Fill all three templates from one config."""
+    def resolve(
+        self, config: Mapping[str, Any] | None, *, context: Any = None
+    ) -> ResolvedNamespaces:
+        """Fill all three templates from one config (and run context)."""
+        if context is None:
+            context = run_context(config)
         return ResolvedNamespaces(
-            semantic=resolve_namespace(self.semantic, config),
-            episodes=resolve_namespace(self.episodes, config),
-            instructions=resolve_namespace(self.instructions, config),
+            semantic=resolve_namespace(self.semantic, config, context=context),
+            episodes=resolve_namespace(self.episodes, config, context=context),
+            instructions=resolve_namespace(self.instructions, config, context=context),
         )
 
     def config_keys(self) -> set[str]:

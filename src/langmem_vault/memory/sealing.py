@@ -9,11 +9,11 @@ not decrypt.
 
 What stays searchable, and what does not (the choice, and why):
 
-- **Not searchable**: the fact's words. Private memories are stored with ``index=False``: no
-  embedding and no full-text vector. An embedding is a lossy copy of the meaning (inversion
-  attacks recover much of a sentence from its vector), so embedding the plaintext would leak
-  what encryption hides; embedding the placeholder would be useless. Full-text lexemes would
-  leak the words outright.
+- **Not searchable**: the fact's words. Private memories are stored with ``index=[]``
+  (:mod:`langmem_vault.memory.writes`): no embedding and no full-text vector. An embedding
+  is a lossy copy of the meaning (inversion attacks recover much of a sentence from its
+  vector), so embedding the plaintext would leak what encryption hides; embedding the
+  placeholder would be useless. Full-text lexemes would leak the words outright.
 - **Searchable**: the fields left in clear: ``category``, ``tags``, ``status``, ``private``,
   confidence, timestamps, source. Find private facts by filters
   (``{"private": True, "category": "personal"}``) and decrypt after reading. Do not put
@@ -223,8 +223,9 @@ def encrypt_fact(
 ) -> dict[str, Any]:
     """Seal a fact value's ``text`` and ``evidence`` under the keyring's current key.
 
-    Returns a new dict; store it with ``index=False``. Sealing a sealed value re-seals its
-    plaintext (opened with ``keyring``) under the current key.
+    Returns a new dict (writes go through :func:`langmem_vault.memory.writes.memory_put`,
+    which calls this). Sealing a sealed value re-seals its plaintext (opened with
+    ``keyring``) under the current key.
     """
     if not isinstance(value, Mapping):
         raise TypeError(f"value must be a dict, got {type(value).__name__}")

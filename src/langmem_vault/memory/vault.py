@@ -2,9 +2,11 @@
 
 Apps and surfaces call ``remember``/``recall``/``update``/``forget`` and the instruction and
 episode helpers instead of hand-building namespaces and dicts. One vault is bound to one
-user (from ``user_id`` or a run config); passing another ``user_id`` raises
-``PermissionError``, so a bug cannot read or write someone else's memories. Every method has
-an async twin (``aremember``, ``arecall``...) built on the same store plan.
+user, given once to the constructor (``user_id`` or a run config): its methods take no user
+id, so a bug cannot read or write someone else's memories. (Before 0.2 every method also took
+``user_id=``; that still works, with a ``DeprecationWarning``, and another user's id raises
+``PermissionError``.) Every method has an async twin (``aremember``, ``arecall``...) built on
+the same store plan.
 
 >>> from langgraph.store.memory import InMemoryStore
 >>> vault = MemoryVault(InMemoryStore(), user_id="u1")
@@ -16,8 +18,11 @@ an async twin (``aremember``, ``arecall``...) built on the same store plan.
 from __future__ import annotations
 
 import builtins
+import functools
+import inspect
 import uuid
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
@@ -48,8 +53,9 @@ from langmem_vault.memory.scoring import (
     as_datetime,
     balance_categories,
 )
-from langmem_vault.memory.sealing import Keyring, default_keyring, encrypt_fact, open_value
+from langmem_vault.memory.sealing import Keyring, default_keyring, open_value
 from langmem_vault.memory.usage import read_usage_plan, usage_namespace, with_usage
+from langmem_vault.memory.writes import memory_put
 
 __all__ = ["Memory", "MemoryVault"]
 
@@ -66,27 +72,6 @@ class Memory(Generic[M]):
     key: str
     value: M
     score: float | None = None
-
-
-def _put(
-    namespace: tuple[str, ...],
-    key: str,
-    model: MemoryModel,
-    *,
-    index: bool,
-    keyring: Keyring | None = None,
-) -> PutOp:
-    # index=False for retired memories: no re-embedding (an existing index is kept; inject and
-    # recall filter retired memories by status).
-    value = model.to_store()
-    if isinstance(model, SemanticFact) and model.private:
-        # Private facts are never embedded (embeddings leak meaning; see memory.sealing) and
-        # are sealed with AES-GCM when the vault has a keyring.
-        if keyring is not None:
-            value = encrypt_fact(value, keyring, namespace, key)
-        # index=[] (not False): a fact made private drops any index it had while public.
-        return PutOp(namespace, key, value, index=[])
-    return PutOp(namespace, key, value, index=model.index_fields if index else False)
 
 
 class MemoryVault:
@@ -129,12 +114,10 @@ class MemoryVault:
                 f"this vault is bound to user_id {self.user_id!r}; refusing user_id {user_id!r}"
             )
 
-    def _run(self, plan: StorePlan[T], user_id: str | None) -> T:
-        self._check_user(user_id)
+    def _run(self, plan: StorePlan[T]) -> T:
         return run_store_plan(self.store, plan)
 
-    async def _arun(self, plan: StorePlan[T], user_id: str | None) -> T:
-        self._check_user(user_id)
+    async def _arun(self, plan: StorePlan[T]) -> T:
         return await arun_store_plan(self.store, plan)
 
     def _with_usage(self, items: Sequence[Item]) -> StorePlan[_List[dict[str, Any]]]:
@@ -146,7 +129,7 @@ class MemoryVault:
 
     def _remember_plan(self, fact: SemanticFact) -> StorePlan[Memory[SemanticFact]]:
         key = str(uuid.uuid4())
-        yield [_put(self.ns.semantic, key, fact, index=True, keyring=self.keyring)]
+        yield [memory_put(self.ns.semantic, key, fact, keyring=self.keyring)]
         return Memory(key, fact)
 
     def _open(self, key: str, value: Any, usage: Mapping[str, Any] | None = None) -> SemanticFact:
@@ -164,7 +147,6 @@ class MemoryVault:
         source: FactSource = "manual",
         private: bool = False,
         evidence: str | None = None,
-        user_id: str | None = None,
     ) -> Memory[SemanticFact]:
         """Store a fact (validated first; nothing is written when a field is invalid).
 
@@ -181,7 +163,7 @@ class MemoryVault:
             private=private,
             evidence=evidence,
         )
-        return self._run(self._remember_plan(fact), user_id)
+        return self._run(self._remember_plan(fact))
 
     async def aremember(
         self,
@@ -193,7 +175,6 @@ class MemoryVault:
         source: FactSource = "manual",
         private: bool = False,
         evidence: str | None = None,
-        user_id: str | None = None,
     ) -> Memory[SemanticFact]:
         """Async :meth:`remember`."""
         fact = SemanticFact(
@@ -205,7 +186,7 @@ class MemoryVault:
             private=private,
             evidence=evidence,
         )
-        return await self._arun(self._remember_plan(fact), user_id)
+        return await self._arun(self._remember_plan(fact))
 
     def _recall_plan(
         self,
@@ -242,7 +223,6 @@ class MemoryVault:
         categories: Sequence[str] | None = None,
         include_pending: bool = False,
         candidates: int = 50,
-        user_id: str | None = None,
     ) -> _List[Memory[SemanticFact]]:
         """The most useful current facts for ``query`` (or overall), best first.
 
@@ -250,7 +230,7 @@ class MemoryVault:
         utility, with category balance.
         """
         plan = self._recall_plan(query, limit, categories, include_pending, candidates)
-        return self._run(plan, user_id)
+        return self._run(plan)
 
     async def arecall(
         self,
@@ -260,11 +240,10 @@ class MemoryVault:
         categories: Sequence[str] | None = None,
         include_pending: bool = False,
         candidates: int = 50,
-        user_id: str | None = None,
     ) -> _List[Memory[SemanticFact]]:
         """Async :meth:`recall`."""
         plan = self._recall_plan(query, limit, categories, include_pending, candidates)
-        return await self._arun(plan, user_id)
+        return await self._arun(plan)
 
     def _list_plan(
         self, status: str | None, category: str | None, limit: int, offset: int
@@ -294,10 +273,9 @@ class MemoryVault:
         category: str | None = None,
         limit: int = 100,
         offset: int = 0,
-        user_id: str | None = None,
     ) -> _List[Memory[SemanticFact]]:
         """Stored facts (``status=None``: all, including pending and superseded), oldest first."""
-        return self._run(self._list_plan(status, category, limit, offset), user_id)
+        return self._run(self._list_plan(status, category, limit, offset))
 
     async def alist(
         self,
@@ -306,10 +284,9 @@ class MemoryVault:
         category: str | None = None,
         limit: int = 100,
         offset: int = 0,
-        user_id: str | None = None,
     ) -> _List[Memory[SemanticFact]]:
         """Async :meth:`list`."""
-        return await self._arun(self._list_plan(status, category, limit, offset), user_id)
+        return await self._arun(self._list_plan(status, category, limit, offset))
 
     def _get_plan(self, key: str) -> StorePlan[Memory[SemanticFact] | None]:
         item, usage = yield [
@@ -320,13 +297,13 @@ class MemoryVault:
             return None
         return Memory(key, self._open(key, item.value, usage.value if usage else None))
 
-    def get(self, key: str, *, user_id: str | None = None) -> Memory[SemanticFact] | None:
+    def get(self, key: str) -> Memory[SemanticFact] | None:
         """One fact by key, or None."""
-        return self._run(self._get_plan(key), user_id)
+        return self._run(self._get_plan(key))
 
-    async def aget(self, key: str, *, user_id: str | None = None) -> Memory[SemanticFact] | None:
+    async def aget(self, key: str) -> Memory[SemanticFact] | None:
         """Async :meth:`get`."""
-        return await self._arun(self._get_plan(key), user_id)
+        return await self._arun(self._get_plan(key))
 
     def _update_plan(self, key: str, changes: Mapping[str, Any]) -> StorePlan[Memory[SemanticFact]]:
         (item,) = yield [GetOp(self.ns.semantic, key)]
@@ -338,14 +315,12 @@ class MemoryVault:
         old = self._open(key, item.value)
         # model_validate (not model_copy) so every changed field is validated before writing.
         new = SemanticFact.model_validate({**old.model_dump(), **changes, "updated_at": utcnow()})
-        yield [
-            _put(self.ns.semantic, key, new, index=new.status != "superseded", keyring=self.keyring)
-        ]
+        # Re-index only when what the index holds may change (text, privacy, status).
+        reindex = any(getattr(old, f) != getattr(new, f) for f in ("text", "private", "status"))
+        yield [memory_put(self.ns.semantic, key, new, keyring=self.keyring, reindex=reindex)]
         return Memory(key, new)
 
-    def update(
-        self, key: str, *, user_id: str | None = None, **changes: Any
-    ) -> Memory[SemanticFact]:
+    def update(self, key: str, **changes: Any) -> Memory[SemanticFact]:
         """Change fields of a fact (validated; ``KeyError`` if it does not exist).
 
         >>> from langgraph.store.memory import InMemoryStore
@@ -354,13 +329,11 @@ class MemoryVault:
         >>> v.update(k, confidence=0.5).value.confidence
         0.5
         """
-        return self._run(self._update_plan(key, changes), user_id)
+        return self._run(self._update_plan(key, changes))
 
-    async def aupdate(
-        self, key: str, *, user_id: str | None = None, **changes: Any
-    ) -> Memory[SemanticFact]:
+    async def aupdate(self, key: str, **changes: Any) -> Memory[SemanticFact]:
         """Async :meth:`update`."""
-        return await self._arun(self._update_plan(key, changes), user_id)
+        return await self._arun(self._update_plan(key, changes))
 
     def _confirm_plan(self, key: str) -> StorePlan[Memory[SemanticFact]]:
         (item,) = yield [GetOp(self.ns.semantic, key)]
@@ -369,7 +342,7 @@ class MemoryVault:
         now = utcnow()
         fact = self._open(key, item.value)
         confirmed = fact.model_copy(update={"status": "active", "updated_at": now})
-        ops = [_put(self.ns.semantic, key, confirmed, index=True, keyring=self.keyring)]
+        ops = [memory_put(self.ns.semantic, key, confirmed, keyring=self.keyring)]
         # A pending fact that contradicts an older one closes it only once confirmed.
         if fact.supersedes:
             (old_item,) = yield [GetOp(self.ns.semantic, fact.supersedes)]
@@ -385,24 +358,24 @@ class MemoryVault:
                         }
                     )
                     ops.append(
-                        _put(
+                        memory_put(
                             self.ns.semantic,
                             fact.supersedes,
                             closed,
-                            index=False,
                             keyring=self.keyring,
+                            reindex=False,
                         )
                     )
         yield ops
         return Memory(key, confirmed)
 
-    def confirm(self, key: str, *, user_id: str | None = None) -> Memory[SemanticFact]:
+    def confirm(self, key: str) -> Memory[SemanticFact]:
         """Confirm a pending fact: it becomes active (and closes the fact it supersedes)."""
-        return self._run(self._confirm_plan(key), user_id)
+        return self._run(self._confirm_plan(key))
 
-    async def aconfirm(self, key: str, *, user_id: str | None = None) -> Memory[SemanticFact]:
+    async def aconfirm(self, key: str) -> Memory[SemanticFact]:
         """Async :meth:`confirm`."""
-        return await self._arun(self._confirm_plan(key), user_id)
+        return await self._arun(self._confirm_plan(key))
 
     def _forget_plan(self, key: str, hard: bool) -> StorePlan[bool]:
         (item,) = yield [GetOp(self.ns.semantic, key)]
@@ -420,23 +393,23 @@ class MemoryVault:
         closed = fact.model_copy(
             update={"status": "superseded", "valid_to": valid_to, "updated_at": now}
         )
-        yield [_put(self.ns.semantic, key, closed, index=False, keyring=self.keyring)]
+        yield [memory_put(self.ns.semantic, key, closed, keyring=self.keyring, reindex=False)]
         return True
 
-    def forget(self, key: str, *, hard: bool = False, user_id: str | None = None) -> bool:
+    def forget(self, key: str, *, hard: bool = False) -> bool:
         """Retire a fact. By default it is closed (kept for history, never injected again);
         ``hard=True`` erases it from the store. Returns False if there was no such fact."""
-        return self._run(self._forget_plan(key, hard), user_id)
+        return self._run(self._forget_plan(key, hard))
 
-    async def aforget(self, key: str, *, hard: bool = False, user_id: str | None = None) -> bool:
+    async def aforget(self, key: str, *, hard: bool = False) -> bool:
         """Async :meth:`forget`."""
-        return await self._arun(self._forget_plan(key, hard), user_id)
+        return await self._arun(self._forget_plan(key, hard))
 
     # -- standing instructions -----------------------------------------------------------
 
     def _add_instruction_plan(self, instruction: Instruction) -> StorePlan[Memory[Instruction]]:
         key = str(uuid.uuid4())
-        yield [_put(self.ns.instructions, key, instruction, index=True)]
+        yield [memory_put(self.ns.instructions, key, instruction)]
         return Memory(key, instruction)
 
     def add_instruction(
@@ -446,13 +419,12 @@ class MemoryVault:
         priority: int = 5,
         condition: str | None = None,
         expires_at: datetime | None = None,
-        user_id: str | None = None,
     ) -> Memory[Instruction]:
         """Store a standing instruction (condition syntax: ``memory.conditions``)."""
         instruction = Instruction(
             text=text, priority=priority, condition=condition, expires_at=expires_at
         )
-        return self._run(self._add_instruction_plan(instruction), user_id)
+        return self._run(self._add_instruction_plan(instruction))
 
     async def aadd_instruction(
         self,
@@ -461,13 +433,12 @@ class MemoryVault:
         priority: int = 5,
         condition: str | None = None,
         expires_at: datetime | None = None,
-        user_id: str | None = None,
     ) -> Memory[Instruction]:
         """Async :meth:`add_instruction`."""
         instruction = Instruction(
             text=text, priority=priority, condition=condition, expires_at=expires_at
         )
-        return await self._arun(self._add_instruction_plan(instruction), user_id)
+        return await self._arun(self._add_instruction_plan(instruction))
 
     def _instructions_plan(
         self, applicable_to: str | None, active_only: bool, limit: int
@@ -490,11 +461,10 @@ class MemoryVault:
         applicable_to: str | None = None,
         active_only: bool = True,
         limit: int = 100,
-        user_id: str | None = None,
     ) -> _List[Memory[Instruction]]:
         """Standing instructions, highest priority first. With ``active_only`` only active,
         unexpired ones whose condition holds for the message ``applicable_to``."""
-        return self._run(self._instructions_plan(applicable_to, active_only, limit), user_id)
+        return self._run(self._instructions_plan(applicable_to, active_only, limit))
 
     async def ainstructions(
         self,
@@ -502,11 +472,10 @@ class MemoryVault:
         applicable_to: str | None = None,
         active_only: bool = True,
         limit: int = 100,
-        user_id: str | None = None,
     ) -> _List[Memory[Instruction]]:
         """Async :meth:`instructions`."""
         plan = self._instructions_plan(applicable_to, active_only, limit)
-        return await self._arun(plan, user_id)
+        return await self._arun(plan)
 
     def _deactivate_plan(self, key: str) -> StorePlan[bool]:
         (item,) = yield [GetOp(self.ns.instructions, key)]
@@ -514,37 +483,33 @@ class MemoryVault:
             return False
         old = Instruction.from_store(item.value)
         new = old.model_copy(update={"active": False, "updated_at": utcnow()})
-        yield [_put(self.ns.instructions, key, new, index=False)]
+        yield [memory_put(self.ns.instructions, key, new, reindex=False)]
         return True
 
-    def deactivate_instruction(self, key: str, *, user_id: str | None = None) -> bool:
+    def deactivate_instruction(self, key: str) -> bool:
         """Turn an instruction off (kept for history). False if there was none."""
-        return self._run(self._deactivate_plan(key), user_id)
+        return self._run(self._deactivate_plan(key))
 
-    async def adeactivate_instruction(self, key: str, *, user_id: str | None = None) -> bool:
+    async def adeactivate_instruction(self, key: str) -> bool:
         """Async :meth:`deactivate_instruction`."""
-        return await self._arun(self._deactivate_plan(key), user_id)
+        return await self._arun(self._deactivate_plan(key))
 
     # -- episodes ------------------------------------------------------------------------
 
     def _add_episode_plan(self, episode: Episode) -> StorePlan[Memory[Episode]]:
         key = str(uuid.uuid4())
-        yield [_put(self.ns.episodes, key, episode, index=True)]
+        yield [memory_put(self.ns.episodes, key, episode)]
         return Memory(key, episode)
 
-    def add_episode(
-        self, summary: str, *, user_id: str | None = None, **fields: Any
-    ) -> Memory[Episode]:
+    def add_episode(self, summary: str, **fields: Any) -> Memory[Episode]:
         """Store an episode (``importance``, ``thread_id``, ``outcome``, ``topics``...)."""
         episode = Episode(summary=summary, **fields)
-        return self._run(self._add_episode_plan(episode), user_id)
+        return self._run(self._add_episode_plan(episode))
 
-    async def aadd_episode(
-        self, summary: str, *, user_id: str | None = None, **fields: Any
-    ) -> Memory[Episode]:
+    async def aadd_episode(self, summary: str, **fields: Any) -> Memory[Episode]:
         """Async :meth:`add_episode`."""
         episode = Episode(summary=summary, **fields)
-        return await self._arun(self._add_episode_plan(episode), user_id)
+        return await self._arun(self._add_episode_plan(episode))
 
     def _episodes_plan(self, query: str | None, limit: int) -> StorePlan[_List[Memory[Episode]]]:
         if limit < 1:
@@ -560,14 +525,51 @@ class MemoryVault:
             for i, v in zip(items, values, strict=True)
         ]
 
-    def episodes(
-        self, query: str | None = None, *, limit: int = 10, user_id: str | None = None
-    ) -> _List[Memory[Episode]]:
+    def episodes(self, query: str | None = None, *, limit: int = 10) -> _List[Memory[Episode]]:
         """Episodes: most relevant to ``query``, or most recent first without one."""
-        return self._run(self._episodes_plan(query, limit), user_id)
+        return self._run(self._episodes_plan(query, limit))
 
     async def aepisodes(
-        self, query: str | None = None, *, limit: int = 10, user_id: str | None = None
+        self, query: str | None = None, *, limit: int = 10
     ) -> _List[Memory[Episode]]:
         """Async :meth:`episodes`."""
-        return await self._arun(self._episodes_plan(query, limit), user_id)
+        return await self._arun(self._episodes_plan(query, limit))
+
+
+# --- the per-call user_id of before 0.2 ----------------------------------------------------
+
+
+def _accepting_user_id(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` that still takes the old ``user_id=`` keyword: warned, and checked against
+    the vault's own user (another id raises ``PermissionError`` as it always did)."""
+
+    def check(self: MemoryVault, kwargs: dict[str, Any]) -> None:
+        if "user_id" in kwargs:
+            warnings.warn(
+                f"MemoryVault.{method.__name__}(user_id=...) is deprecated: a vault is bound "
+                "to the user given to MemoryVault(...); drop the argument",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            self._check_user(kwargs.pop("user_id"))
+
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def awrapper(self: MemoryVault, *args: Any, **kwargs: Any) -> Any:
+            check(self, kwargs)
+            return await method(self, *args, **kwargs)
+
+        return awrapper
+
+    @functools.wraps(method)
+    def wrapper(self: MemoryVault, *args: Any, **kwargs: Any) -> Any:
+        check(self, kwargs)
+        return method(self, *args, **kwargs)
+
+    return wrapper
+
+
+for _name, _method in list(vars(MemoryVault).items()):
+    if not _name.startswith("_") and inspect.isfunction(_method):
+        setattr(MemoryVault, _name, _accepting_user_id(_method))

@@ -75,7 +75,7 @@ class _ExtractNode:
         self,
         model: Any,
         *,
-        mode: Mode,
+        mode: Mode | None,
         every_n_messages: int,
         debounce_seconds: float | None,
         namespaces: MemoryNamespaces,
@@ -86,12 +86,17 @@ class _ExtractNode:
         start_worker: bool,
         max_attempts: int,
     ) -> None:
-        if mode not in ("background", "inline"):
-            raise ValueError(f"mode must be 'background' or 'inline', got {mode!r}")
+        if mode not in ("background", "inline", None):
+            raise ValueError(f"mode must be 'background', 'inline' or None, got {mode!r}")
         if every_n_messages < 1:
             raise ValueError(f"every_n_messages must be >= 1, got {every_n_messages!r}")
         if debounce_seconds is not None and debounce_seconds < 0:
             raise ValueError(f"debounce_seconds must be >= 0, got {debounce_seconds!r}")
+        for setting, value in (("similar_limit", similar_limit), ("max_attempts", max_attempts)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{setting} must be an int >= 1, got {value!r}")
+        if mode is None:  # the default everywhere: background exactly when there is a queue
+            mode = "inline" if queue is None else "background"
         self.extractor = as_extractor(model)
         self.mode: Mode = mode
         self.every_n = every_n_messages
@@ -347,7 +352,7 @@ def create_extract_node(
     model: Any,
     /,
     *,
-    mode: Mode = "background",
+    mode: Mode | None = None,
     every_n_messages: int = 4,
     debounce_seconds: float | None = None,
     namespaces: MemoryNamespaces | None = None,
@@ -363,6 +368,8 @@ def create_extract_node(
     - ``model``: a chat model, an ``init_chat_model`` string, or an extractor such as
       :class:`~langmem_vault.offline.extractor.OfflineExtractor`;
     - ``mode``: ``"background"`` (enqueue a durable job; needs ``queue``) or ``"inline"``;
+      the default, ``None``, is background when a ``queue`` is given, else inline (the same
+      default as ``build_memory_graph`` and ``add_memory``);
     - ``every_n_messages``: extract once this many messages are new (``config
       ["configurable"]["extract_now"] = True`` extracts whatever is new at once);
     - ``debounce_seconds``: background: a job waits this long for more turns to merge into

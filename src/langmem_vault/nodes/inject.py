@@ -25,12 +25,19 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
-from langgraph.store.base import BaseStore, SearchOp
+from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
 
 from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.models import Instruction, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.private_recall import (
+    DEFAULT_MAX_PRIVATE,
+    PrivateRanker,
+    merge_candidates,
+    open_private,
+    private_search_op,
+)
 from langmem_vault.memory.retrieval import (
     applicable_instructions,
     fact_search_op,
@@ -45,6 +52,7 @@ from langmem_vault.memory.scoring import (
     as_datetime,
     balance_categories,
 )
+from langmem_vault.memory.sealing import Keyring, default_keyring
 from langmem_vault.memory.usage import read_usage_plan
 from langmem_vault.nodes.common import MemoryNode, resolve_store
 
@@ -66,6 +74,10 @@ INSTRUCTIONS_HEADER = (
     "Standing instructions from the user (follow them; if two conflict, the higher priority wins):"
 )
 FACTS_HEADER = "Facts (cite the ones you use as [M1], [M2]):"
+PENDING = "pending_confirmation"
+#: pending facts may join when their relevance is within this of the best active fact's
+PENDING_MARGIN = 0.02
+DEFAULT_MAX_PENDING = 2
 EPISODES_HEADER = "Recent conversations:"
 
 
@@ -120,6 +132,8 @@ class InjectOptions:
     max_share: float
     include_private: bool
     weights: ScoringWeights
+    max_private: int = DEFAULT_MAX_PRIVATE
+    max_pending: int = DEFAULT_MAX_PENDING
 
 
 def _episode_score(value: Mapping[str, Any], now: datetime, weights: ScoringWeights) -> float:
@@ -131,7 +145,26 @@ def _episode_score(value: Mapping[str, Any], now: datetime, weights: ScoringWeig
 
 
 def _fact_line(alias: str, value: Mapping[str, Any]) -> str:
-    return f"- [{alias}] {value.get('text', '')} ({value.get('category', 'general')})"
+    # A pending fact says so first: the model should hedge ("you mentioned...") or ask.
+    mark = "(unconfirmed) " if value.get("status") == PENDING else ""
+    return f"- [{alias}] {mark}{value.get('text', '')} ({value.get('category', 'general')})"
+
+
+def _with_pending(scored: list[ScoredMemory], limit: int) -> list[ScoredMemory]:
+    """Active facts, plus at most ``limit`` pending ones that match the message at least as well
+    as the best active fact does (nothing better matches): a user who never confirms still
+    benefits, and a pending guess never crowds out what is confirmed."""
+    active = [m for m in scored if m.value.get("status", "active") != PENDING]
+    best = max((m.relevance or 0.0 for m in active), default=0.0)
+    pending = [
+        m
+        for m in scored
+        if m.value.get("status") == PENDING
+        and m.relevance is not None
+        and m.relevance >= best - PENDING_MARGIN
+    ]
+    pending.sort(key=lambda m: m.relevance or 0.0, reverse=True)
+    return active + pending[:limit]
 
 
 def _episode_line(alias: str, value: Mapping[str, Any]) -> str:
@@ -211,52 +244,93 @@ def render(
     )
 
 
-def inject_plan(
+@dataclass(frozen=True)
+class Candidates:
+    """What one inject turn read from the store, before ranking."""
+
+    message: str | None
+    instructions: list[tuple[str, Instruction]]
+    facts: list[Any]
+    episodes: list[Any]
+    private: list[Item]
+    usage: Mapping[tuple[tuple[str, ...], str], Mapping[str, Any]] = field(default_factory=dict)
+
+
+def candidates_plan(
     messages: Sequence[BaseMessage],
     config: Mapping[str, Any] | None,
     opts: InjectOptions,
-    count: TokenCounter,
-    now: datetime | None = None,
-) -> StorePlan[Injection]:
-    """The store reads and ranking of one inject turn (driven sync or async)."""
-    moment = now or utcnow()
+    now: datetime,
+) -> StorePlan[Candidates]:
+    """The store reads of one inject turn, in one batch (driven sync or async)."""
     ns = opts.namespaces.resolve(config)
     message = latest_user_text(messages)
-    instruction_items, fact_items, episode_items = yield [
+    ops = [
         SearchOp(ns.instructions, filter={"active": True}, limit=100, refresh_ttl=False),
         fact_search_op(ns.semantic, message, candidates=opts.candidates),
         # Recent episodes without a query (one embedding per turn is enough): the first page
         # of the namespace, sorted below by the episodes' own end time.
         scan_op(ns.episodes),
     ]
-    usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in fact_items)
+    if opts.include_private:
+        # Private facts are not in the index: read them by filter, rank them in process.
+        ops.append(private_search_op(ns.semantic, limit=opts.max_private))
+    results = yield ops
+    instruction_items, fact_items, episode_items = results[:3]
+    private = list(results[3]) if opts.include_private else []
+    targets = [(tuple(i.namespace), i.key) for i in [*fact_items, *private]]
+    usage = yield from read_usage_plan(targets)
     recent = yield from newest_plan(
         ns.episodes, "ended_at", max(opts.max_episodes * 5, 10), first=episode_items
     )
-    instructions = applicable_instructions(instruction_items, message, moment)
-    instructions = instructions[: opts.max_instructions]
-    scored = score_items(
-        fact_items, moment, use_relevance=message is not None, weights=opts.weights, usage=usage
+    instructions = applicable_instructions(instruction_items, message, now)
+    return Candidates(
+        message=message,
+        instructions=instructions[: opts.max_instructions],
+        facts=list(fact_items),
+        episodes=list(recent),
+        private=private,
+        usage=usage,
     )
-    if not opts.include_private:
-        scored = [m for m in scored if not m.value.get("private")]
-    # Sealed (encrypted) facts carry only a placeholder; inject has no key, so it skips them.
-    scored = [m for m in scored if "enc" not in m.value]
+
+
+def select(
+    found: Candidates,
+    private: Sequence[SearchItem],
+    opts: InjectOptions,
+    count: TokenCounter,
+    now: datetime,
+) -> Injection:
+    """Rank the candidates (public search results and the scored private facts on one scale)
+    and render the best within the budget."""
+    items = merge_candidates(found.facts, private)
+    # Sealed facts nobody opened carry only a placeholder: never shown.
+    items = [i for i in items if "enc" not in i.value]
+    use_relevance = found.message is not None
+    scored = score_items(
+        items,
+        now,
+        use_relevance=use_relevance,
+        weights=opts.weights,
+        include_pending=use_relevance and opts.max_pending > 0,
+        usage=found.usage,
+    )
+    scored = _with_pending(scored, opts.max_pending)
     facts = balance_categories(scored, opts.max_facts, max_share=opts.max_share)
     episodes = sorted(
         (
             ScoredMemory(
                 i.key,
                 i.value,
-                _episode_score(i.value, moment, opts.weights),
+                _episode_score(i.value, now, opts.weights),
                 namespace=tuple(i.namespace),
             )
-            for i in recent
+            for i in found.episodes
         ),
         key=lambda m: m.score,
         reverse=True,
     )[: opts.max_episodes]
-    return render(instructions, facts, episodes, max_tokens=opts.max_tokens, count=count)
+    return render(found.instructions, facts, episodes, max_tokens=opts.max_tokens, count=count)
 
 
 class InjectNode:
@@ -270,8 +344,12 @@ class InjectNode:
         token_counter: TokenCounter,
         recorder: AccessRecorder,
         emit_events: bool,
+        keyring: Keyring | None = None,
+        ranker: PrivateRanker | None = None,
     ) -> None:
         self.store = store
+        self.keyring = keyring
+        self.ranker = ranker or PrivateRanker()
         self.options = options
         self.count = token_counter
         self.recorder = recorder
@@ -315,8 +393,12 @@ class InjectNode:
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run inject synchronously; returns the state update."""
         store = resolve_store(self.store)
-        plan = inject_plan(state.get("messages", []), config, self.options, self.count)
-        injection = run_store_plan(store, plan)
+        now = utcnow()
+        plan = candidates_plan(state.get("messages", []), config, self.options, now)
+        found = run_store_plan(store, plan)
+        opened = open_private(found.private, self.keyring)
+        private = self.ranker.rank(store, found.message, opened)
+        injection = select(found, private, self.options, self.count, now)
         targets = self._targets(injection) + self._instruction_targets(injection, config)
         self.recorder.record(store, targets)
         return self._update(injection)
@@ -324,8 +406,12 @@ class InjectNode:
     async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run inject asynchronously; returns the state update."""
         store = resolve_store(self.store)
-        plan = inject_plan(state.get("messages", []), config, self.options, self.count)
-        injection = await arun_store_plan(store, plan)
+        now = utcnow()
+        plan = candidates_plan(state.get("messages", []), config, self.options, now)
+        found = await arun_store_plan(store, plan)
+        opened = open_private(found.private, self.keyring)
+        private = await self.ranker.arank(store, found.message, opened)
+        injection = select(found, private, self.options, self.count, now)
         targets = self._targets(injection) + self._instruction_targets(injection, config)
         await self.recorder.arecord(store, targets)
         return self._update(injection)
@@ -343,6 +429,9 @@ def create_inject_node(
     candidates: int = 50,
     max_share: float = 0.4,
     include_private: bool = True,
+    max_private: int = DEFAULT_MAX_PRIVATE,
+    max_pending: int = DEFAULT_MAX_PENDING,
+    keyring: Keyring | None = None,
     weights: ScoringWeights = DEFAULT_WEIGHTS,
     record_access: AccessRecorder | bool = True,
     emit_events: bool = True,
@@ -352,9 +441,16 @@ def create_inject_node(
 
     ``max_tokens`` bounds the rendered section (counted with langchain-core's
     ``count_tokens_approximately`` unless ``token_counter`` is a model or a function).
-    ``max_share`` caps one category's share of the facts. The store comes from ``store`` or
-    from the graph (``compile(store=...)``). The returned runnable's ``.node`` is the
-    :class:`InjectNode`; ``node.node.recorder.flush()`` waits for the access stamps.
+    ``max_share`` caps one category's share of the facts. ``include_private`` (default on)
+    lets the owner's own private facts in: up to ``max_private`` of them are read by filter,
+    opened with ``keyring`` (default: ``$LANGMEM_VAULT_KEY``) and ranked in process against
+    the message (see :mod:`langmem_vault.memory.private_recall`); they are never in the index.
+    Up to ``max_pending`` facts still waiting for confirmation join when they match the
+    message at least as well as the best confirmed fact, marked ``unconfirmed``; 0 turns
+    that off.
+    The store comes from ``store`` or from the graph (``compile(store=...)``). The returned
+    runnable's ``.node`` is the :class:`InjectNode`; ``node.node.recorder.flush()`` waits for
+    the access stamps.
 
     >>> node = create_inject_node(max_tokens=500)
     >>> node.name
@@ -362,8 +458,19 @@ def create_inject_node(
     """
     if max_tokens < 50:
         raise ValueError(f"max_tokens must be at least 50, got {max_tokens}")
+    if max_private < 0:
+        raise ValueError(f"max_private must be >= 0, got {max_private}")
     if not 0.0 < max_share <= 1.0:
         raise ValueError(f"max_share must be in (0, 1], got {max_share}")
+    # 0 turns a section off; a negative count would silently mean "none" too, so refuse it.
+    for setting, value, least in (
+        ("max_facts", max_facts, 0),
+        ("max_episodes", max_episodes, 0),
+        ("max_instructions", max_instructions, 0),
+        ("candidates", candidates, 1),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise ValueError(f"{setting} must be an int >= {least}, got {value!r}")
     if isinstance(record_access, AccessRecorder):
         recorder = record_access
     else:
@@ -378,6 +485,8 @@ def create_inject_node(
         max_share=max_share,
         include_private=include_private,
         weights=weights,
+        max_private=max_private,
+        max_pending=max_pending,
     )
     node = InjectNode(
         store=store,
@@ -385,6 +494,8 @@ def create_inject_node(
         token_counter=make_token_counter(token_counter),
         recorder=recorder,
         emit_events=emit_events,
+        # Without an explicit keyring, $LANGMEM_VAULT_KEY (when set) opens sealed facts.
+        keyring=keyring if keyring is not None else default_keyring(),
     )
     return MemoryNode(node, name=name)
 

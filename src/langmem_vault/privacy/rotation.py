@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from langgraph.store.base import BaseStore, PutOp, SearchOp
 
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.memory.sealing import DecryptionError, Keyring, encrypt_fact, is_sealed
+from langmem_vault.memory.sealing import DecryptionError, Keyring, is_sealed
+from langmem_vault.memory.writes import memory_put
 
 __all__ = ["RotationReport", "arotate_keys", "rotate_keys"]
 
@@ -51,7 +52,8 @@ def _rotate_plan(
         for item in todo:
             ns = tuple(item.namespace)
             try:
-                new = encrypt_fact(item.value, keyring, ns, item.key)
+                # The write rule seals it under the current key and drops any index.
+                put = memory_put(ns, item.key, item.value, kind="semantic", keyring=keyring)
             except (DecryptionError, ValueError) as exc:
                 report.failed.append((ns, item.key, str(exc)))
                 skip += 1
@@ -60,7 +62,7 @@ def _rotate_plan(
                 report.resealed += 1
             else:
                 report.sealed += 1
-            ops.append(PutOp(ns, item.key, new, index=[]))  # [] drops any earlier index
+            ops.append(put)
         if ops:
             yield ops  # one batch: atomic on VaultStore
             report.batches += 1

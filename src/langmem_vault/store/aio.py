@@ -6,18 +6,16 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 from langmem_vault.db.connection import (
-    DEFAULT_POOL_SIZE,
-    DEFAULT_PREPARE_THRESHOLD,
     AsyncConn,
     AsyncDatabase,
-    aopen_pool,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
+from langmem_vault.db.pools import PoolOptions, apooled
 from langmem_vault.store.core import StoreCore
 from langmem_vault.store.counters import Increment, increment_plan, prepare_increments
 from langmem_vault.store.plans import (
@@ -56,8 +54,9 @@ class AsyncVaultStore(StoreCore, BaseStore):
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
     ) -> None:
-        kwargs: dict[str, Any] = {"max_value_bytes": max_value_bytes} if max_value_bytes else {}
-        super().__init__(index=index, ttl=ttl, schema=schema, ranking=ranking, **kwargs)
+        super().__init__(
+            index=index, ttl=ttl, schema=schema, ranking=ranking, max_value_bytes=max_value_bytes
+        )
         self._db = AsyncDatabase(conn)
         self._sweeper: asyncio.Task[None] | None = None
         try:
@@ -76,18 +75,16 @@ class AsyncVaultStore(StoreCore, BaseStore):
         cls,
         conn_string: str | None = None,
         *,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        schema: str = DEFAULT_SCHEMA,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
-        schema: str = DEFAULT_SCHEMA,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
+        **pool_options: Unpack[PoolOptions],
     ) -> AsyncIterator[AsyncVaultStore]:
-        """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded)."""
-        async with await aopen_pool(
-            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
-        ) as pool:
+        """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded);
+        the options are those of :meth:`VaultStore.from_conn_string`."""
+        async with apooled(conn_string, **pool_options) as pool:
             store = cls(
                 pool,
                 index=index,

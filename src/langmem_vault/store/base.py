@@ -7,18 +7,16 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Unpack
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 from langmem_vault.db.connection import (
-    DEFAULT_POOL_SIZE,
-    DEFAULT_PREPARE_THRESHOLD,
     Database,
     SyncConn,
-    open_pool,
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
+from langmem_vault.db.pools import PoolOptions, pooled
 from langmem_vault.store.core import StoreCore
 from langmem_vault.store.counters import Increment, increment_plan, prepare_increments
 from langmem_vault.store.plans import (
@@ -63,8 +61,9 @@ class VaultStore(StoreCore, BaseStore):
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
     ) -> None:
-        kwargs: dict[str, Any] = {"max_value_bytes": max_value_bytes} if max_value_bytes else {}
-        super().__init__(index=index, ttl=ttl, schema=schema, ranking=ranking, **kwargs)
+        super().__init__(
+            index=index, ttl=ttl, schema=schema, ranking=ranking, max_value_bytes=max_value_bytes
+        )
         self._db = Database(conn)
         self._sweeper: threading.Thread | None = None
         self._stop_sweeper = threading.Event()
@@ -80,18 +79,20 @@ class VaultStore(StoreCore, BaseStore):
         cls,
         conn_string: str | None = None,
         *,
-        pool_size: int = DEFAULT_POOL_SIZE,
-        prepare_threshold: int | None = DEFAULT_PREPARE_THRESHOLD,
+        schema: str = DEFAULT_SCHEMA,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
-        schema: str = DEFAULT_SCHEMA,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
+        **pool_options: Unpack[PoolOptions],
     ) -> Iterator[VaultStore]:
-        """Open a pooled store on ``conn_string`` (or the env DSN, or the embedded server)."""
-        with open_pool(
-            conn_string, max_size=pool_size, prepare_threshold=prepare_threshold
-        ) as pool:
+        """Open a pooled store on ``conn_string`` (or the env DSN, or the embedded server).
+
+        ``pool_size``, ``prepare_threshold`` (``None`` for PgBouncer), ``pipeline`` and
+        ``pool_config`` (langgraph's ``PoolConfig``) are described in
+        :mod:`langmem_vault.db.pools`; every Postgres class takes them.
+        """
+        with pooled(conn_string, **pool_options) as pool:
             store = cls(
                 pool,
                 index=index,

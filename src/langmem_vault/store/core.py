@@ -18,7 +18,7 @@ from langmem_vault.store.validation import (
     DEFAULT_MAX_VALUE_BYTES,
     InvalidValueError,
     check_field,
-    check_ttl,
+    check_minutes,
 )
 
 DEFAULT_QUERY_CACHE_SIZE = 1024
@@ -48,6 +48,37 @@ def normalize_index(index: IndexConfig | dict[str, Any] | None) -> IndexConfig |
     return IndexConfig(dims=dims, embed=index["embed"], fields=list(fields))
 
 
+def _positive(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def check_ttl(ttl: TTLConfig | None) -> TTLConfig | None:
+    """Check a TTLConfig at construction, so a bad setting fails there and not on every put.
+
+    >>> try:
+    ...     check_ttl({"default_ttl": 0})
+    ... except InvalidValueError as error:
+    ...     print(error)
+    ttl['default_ttl'] must be a number of minutes > 0 or None, got 0
+    """
+    if ttl is None:
+        return None
+    if not isinstance(ttl, dict):
+        raise InvalidValueError(f"ttl must be a dict (TTLConfig), got {type(ttl).__name__}")
+    for name in ("default_ttl", "sweep_interval_minutes"):
+        value = ttl.get(name)
+        if value is not None and not _positive(value):
+            raise InvalidValueError(
+                f"ttl[{name!r}] must be a number of minutes > 0 or None, got {value!r}"
+            )
+        if value is not None:
+            check_minutes(value, f"ttl[{name!r}]")  # finite, and not past Postgres' dates
+    refresh = ttl.get("refresh_on_read", True)
+    if not isinstance(refresh, bool):
+        raise InvalidValueError(f"ttl['refresh_on_read'] must be a bool, got {refresh!r}")
+    return ttl
+
+
 class StoreCore:
     """Configuration and helpers shared by the sync and async stores."""
 
@@ -60,18 +91,22 @@ class StoreCore:
         ttl: TTLConfig | None = None,
         schema: str = DEFAULT_SCHEMA,
         ranking: SearchRanking | None = None,
-        max_value_bytes: int = DEFAULT_MAX_VALUE_BYTES,
+        max_value_bytes: int | None = None,
         query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
     ) -> None:
         self.index_config = normalize_index(index)
         self.embeddings: Embeddings | None = (
             ensure_embeddings(self.index_config["embed"]) if self.index_config else None
         )
-        self.ttl_config = ttl
-        if ttl is not None and ttl.get("default_ttl") is not None:
-            check_ttl(ttl["default_ttl"], "ttl['default_ttl']")
-        if max_value_bytes < 1:
-            raise InvalidValueError(f"max_value_bytes must be >= 1, got {max_value_bytes}")
+        self.ttl_config = check_ttl(ttl)
+        if max_value_bytes is None:
+            max_value_bytes = DEFAULT_MAX_VALUE_BYTES
+        if not _positive(max_value_bytes) or not isinstance(max_value_bytes, int):
+            raise InvalidValueError(f"max_value_bytes must be an int >= 1, got {max_value_bytes!r}")
+        if not isinstance(query_cache_size, int) or query_cache_size < 0:
+            raise InvalidValueError(
+                f"query_cache_size must be an int >= 0, got {query_cache_size!r}"
+            )
         self.settings = StoreSettings(
             schema=check_schema(schema),
             index=self.index_config,
@@ -110,6 +145,16 @@ class StoreCore:
                     found[query] = self._query_cache[query]
         return found, [q for q in queries if q not in found]
 
+    def cached_query_vector(self, query: str) -> list[float] | None:
+        """The vector of a query this store embedded recently (its LRU cache), else None.
+
+        Lets a caller rank extra items against the query a search just ran without embedding
+        it a second time (inject ranks the owner's private facts this way).
+        """
+        with self._cache_lock:
+            found = self._query_cache.get(query)
+            return list(found) if found is not None else None
+
     def _remember_queries(
         self, queries: list[str], vectors: Sequence[Sequence[float]], into: dict[str, list[float]]
     ) -> dict[str, list[float]]:
@@ -125,7 +170,8 @@ class StoreCore:
         return into
 
     def _sweep_interval(self, minutes: float | None) -> float:
-        interval = minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
-        if interval <= 0:
-            raise InvalidValueError(f"sweep interval must be > 0 minutes, got {interval}")
-        return float(interval) * 60
+        if minutes is None:
+            minutes = (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        if not _positive(minutes):
+            raise InvalidValueError(f"sweep_interval_minutes must be > 0, got {minutes!r}")
+        return float(minutes) * 60

@@ -38,10 +38,10 @@ from langmem_vault.store.validation import (
     InvalidValueError,
     check_field,
     check_key,
+    check_minutes,
     check_namespace,
     check_page,
     check_query,
-    check_ttl,
     encode_value,
 )
 
@@ -128,7 +128,7 @@ def _prepare_put(op: PutOp, settings: StoreSettings) -> PreparedPut:
         return PreparedPut(prefix, op.key, None, None, None)
     value_json = encode_value(op.value, max_bytes=settings.max_value_bytes)
     if op.ttl is not None:
-        check_ttl(op.ttl)
+        check_minutes(op.ttl)
     if op.index is False:
         return PreparedPut(prefix, op.key, value_json, op.ttl, None, reindex=False)
     if op.index is not None:

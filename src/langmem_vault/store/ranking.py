@@ -37,6 +37,14 @@ DEFAULT_EXACT_SCAN_ROWS = 2000
 DEFAULT_COMMON_ROWS = 500
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_int(value: object, *, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
 @dataclass(frozen=True)
 class SearchRanking:
     """Ranking settings of a VaultStore.
@@ -53,12 +61,21 @@ class SearchRanking:
     exact_scan_rows: int = DEFAULT_EXACT_SCAN_ROWS
 
     def __post_init__(self) -> None:
-        if not 0.0 <= self.text_weight <= 1.0:
-            raise InvalidValueError(f"text_weight must be in [0, 1], got {self.text_weight}")
-        if self.candidates < 1:
-            raise InvalidValueError(f"candidates must be >= 1, got {self.candidates}")
+        if not _is_number(self.text_weight) or not 0.0 <= self.text_weight <= 1.0:
+            raise InvalidValueError(f"text_weight must be in [0, 1], got {self.text_weight!r}")
+        for name in ("candidates", "common_rows"):
+            if not _is_int(getattr(self, name), minimum=1):
+                raise InvalidValueError(f"{name} must be an int >= 1, got {getattr(self, name)!r}")
+        if not _is_int(self.exact_scan_rows, minimum=0):
+            raise InvalidValueError(
+                f"exact_scan_rows must be an int >= 0, got {self.exact_scan_rows!r}"
+            )
+        if not isinstance(self.text_config, str) or not self.text_config:
+            raise InvalidValueError(
+                f"text_config must be a text search configuration name, got {self.text_config!r}"
+            )
         for name, weight in self.boosts.items():
-            if not isinstance(name, str) or not name or not isinstance(weight, int | float):
+            if not isinstance(name, str) or not name or not _is_number(weight):
                 raise InvalidValueError(f"boosts must map field names to numbers: {name!r}")
 
     def candidate_count(self, wanted: int) -> int:

@@ -121,7 +121,7 @@ def check_page(name: str, value: Any) -> None:
         raise InvalidValueError(f"{name} must be between 0 and {MAX_PAGE}, got {value}")
 
 
-def check_ttl(ttl: Any, what: str = "ttl") -> None:
+def check_minutes(ttl: Any, what: str = "ttl") -> None:
     """A TTL in minutes: a finite number, > 0 and at most ``MAX_TTL_MINUTES``."""
     if isinstance(ttl, bool) or not isinstance(ttl, int | float):
         raise InvalidValueError(f"{what} must be a number of minutes, got {ttl!r}")

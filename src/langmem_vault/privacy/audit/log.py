@@ -18,8 +18,7 @@ component and time range), which is also how a user's own access report is built
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -27,15 +26,8 @@ from typing import Any, TypeVar
 
 from psycopg import sql
 
-from langmem_vault.db.connection import (
-    AsyncConn,
-    AsyncDatabase,
-    Database,
-    SyncConn,
-    aopen_pool,
-    open_pool,
-)
-from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
+from langmem_vault.db.migrations import check_schema, migrate_plan
+from langmem_vault.db.pools import AsyncPooledComponent, PooledComponent
 from langmem_vault.db.runner import Plan, Query
 
 __all__ = [
@@ -310,7 +302,7 @@ def _events(events: AuditEvent | Iterable[AuditEvent]) -> list[AuditEvent]:
 T = TypeVar("T")
 
 
-class AuditLog:
+class AuditLog(PooledComponent):
     """Sync audit log on a psycopg connection or pool.
 
     >>> log = AuditLog(open_pool())  # doctest: +SKIP
@@ -318,19 +310,6 @@ class AuditLog:
     >>> log.record(AuditEvent("u1", "delete", "api", actor="support"))  # doctest: +SKIP
     1
     """
-
-    def __init__(self, conn: SyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
-        self.schema = check_schema(schema)
-        self.db = Database(conn)
-
-    @classmethod
-    @contextmanager
-    def from_conn_string(
-        cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
-    ) -> Iterator[AuditLog]:
-        """Open a pool on ``dsn`` (or ``$LANGMEM_VAULT_DSN`` or the embedded server)."""
-        with open_pool(dsn, max_size=max_size) as pool:
-            yield cls(pool, schema=schema)
 
     def setup(self) -> None:
         """Create or migrate the audit table (idempotent)."""
@@ -357,7 +336,7 @@ class AuditLog:
         return self._one(lambda: purge_plan(self.schema, older_than))
 
 
-class AsyncAuditLog:
+class AsyncAuditLog(AsyncPooledComponent):
     """Async twin of :class:`AuditLog`.
 
     >>> async with AsyncAuditLog.from_conn_string(None) as log:  # doctest: +SKIP
@@ -365,19 +344,6 @@ class AsyncAuditLog:
     ...     await log.record(AuditEvent("u1", "cite", "respond", memory_key="k1"))
     1
     """
-
-    def __init__(self, conn: AsyncConn, *, schema: str = DEFAULT_SCHEMA) -> None:
-        self.schema = check_schema(schema)
-        self.db = AsyncDatabase(conn)
-
-    @classmethod
-    @asynccontextmanager
-    async def from_conn_string(
-        cls, dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, max_size: int = 4
-    ) -> AsyncIterator[AsyncAuditLog]:
-        """Open an async pool on ``dsn``."""
-        async with await aopen_pool(dsn, max_size=max_size) as pool:
-            yield cls(pool, schema=schema)
 
     async def setup(self) -> None:
         """Create or migrate the audit table (idempotent)."""

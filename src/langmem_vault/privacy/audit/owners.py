@@ -2,6 +2,8 @@
 
 >>> owner_of(("memories", "alice", "semantic"), [("memories", "{user_id}", "semantic")])
 'alice'
+>>> owner_of(("memories", "ana%2Eg@x%2Eio", "semantic"), [("memories", "{user_id}", "semantic")])
+'ana.g@x.io'
 >>> owner_of(("langmem_vault", "watermarks", "extract"), [("memories", "{user_id}", "semantic")])
 """
 
@@ -9,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from langmem_vault.memory.namespaces import NamespaceTemplate
+from langmem_vault.memory.namespaces import NamespaceTemplate, decode_label
 
 __all__ = ["owner_of"]
 
@@ -26,7 +28,7 @@ def owner_of(namespace: tuple[str, ...], templates: Sequence[NamespaceTemplate])
         user = None
         for label, pattern in zip(namespace, template, strict=True):
             if pattern == "{user_id}":
-                user = label
+                user = decode_label(label)  # labels hold the id encoded (no '.')
             elif "{" in pattern or label != pattern:
                 break
         else:

@@ -213,6 +213,8 @@ def redact(text: str, *, policy: RedactionPolicy | None = None) -> RedactionResu
         >>> redact("I prefer Python for data analysis").changed
         False
         >>> redact("My sister Anna Weber lives in Lyon").private
+        False
+        >>> redact("My sister Anna Weber lives in Lyon", policy=RedactionPolicy.strict()).private
         True
     """
     from presidio_anonymizer.entities import RecognizerResult as Span

@@ -1,7 +1,18 @@
 """What counts as PII and what to do with each kind: entity types, actions, the policy.
 
 A :class:`RedactionPolicy` maps each entity type to an :class:`Action`. Entity types absent
-from the map are not looked for at all, which is also how an app switches a type off.
+from the map are not looked for at all, which is also how an app switches a type off. It also
+names the sensitive topics (:mod:`langmem_vault.privacy.redaction.sensitive`) that make a memory
+private.
+
+The defaults, and why: secrets and identifiers that enable fraud or account takeover (emails,
+phones, cards, IBANs, keys, street addresses) are redacted. The user's name, the people they
+mention and the places they live are what an assistant is for: they are detected and kept,
+and do not make a memory private. Health, money, religion, politics, sexuality, ethnicity and
+criminal records (the special categories of GDPR article 9, plus finances) and a date of birth
+make it private: sealed at rest with a key, never indexed, still recalled for its owner.
+:meth:`RedactionPolicy.strict` restores the older, stricter defaults (every name, place and
+family detail private too).
 """
 
 from __future__ import annotations
@@ -11,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from types import MappingProxyType
+
+from langmem_vault.privacy.redaction.sensitive import TOPICS
 
 
 class Entity(StrEnum):
@@ -49,6 +62,7 @@ class Action(StrEnum):
     - ``HASH``: replace with a keyed, truncated HMAC-SHA256 pseudonym (``<EMAIL#3f9a0c1b2d4e>``):
       the same value gives the same pseudonym under the same key, so memories stay linkable.
     - ``PRIVATE``: keep the value but flag the result private (the store encrypts it).
+    - ``KEEP``: detected (and reported) but left as it is; the memory stays public.
 
     Example:
         >>> Action("mask") is Action.MASK
@@ -59,15 +73,17 @@ class Action(StrEnum):
     MASK = "mask"
     HASH = "hash"
     PRIVATE = "private"
+    KEEP = "keep"
 
 
 # Secrets and identifiers that enable fraud or account takeover are never worth keeping in a
-# memory; personal facts (who, where, birthday) are what an assistant is for, so by default they
-# are kept but the memory is marked private, which routes it to encryption at rest.
+# memory. Names and places are what an assistant is for: kept, and the memory stays public (a
+# private memory is recalled only by its owner's inject, never by search or plugins). A date of
+# birth, with a name, identifies a person: kept, but the memory is private.
 DEFAULT_ACTIONS: Mapping[Entity, Action] = MappingProxyType(
     {
-        Entity.PERSON: Action.PRIVATE,
-        Entity.LOCATION: Action.PRIVATE,
+        Entity.PERSON: Action.KEEP,
+        Entity.LOCATION: Action.KEEP,
         Entity.DATE_OF_BIRTH: Action.PRIVATE,
         Entity.EMAIL: Action.REDACT,
         Entity.PHONE: Action.REDACT,
@@ -79,6 +95,15 @@ DEFAULT_ACTIONS: Mapping[Entity, Action] = MappingProxyType(
         Entity.ACCOUNT_NUMBER: Action.REDACT,
         Entity.SECRET: Action.REDACT,
     }
+)
+
+# Topics whose mention makes a memory private: GDPR article 9's special categories and money.
+# "family" is sensitive for consent and the plugin gate, but a sister's name is core memory.
+DEFAULT_PRIVATE_TOPICS: frozenset[str] = frozenset(
+    {"medical", "financial", "religion", "politics", "sexuality", "ethnicity", "criminal"}
+)
+STRICT_ACTIONS: Mapping[Entity, Action] = MappingProxyType(
+    {**DEFAULT_ACTIONS, Entity.PERSON: Action.PRIVATE, Entity.LOCATION: Action.PRIVATE}
 )
 
 # Phone numbers come from the phonenumbers library at 0.4 even when valid; every other
@@ -123,6 +148,9 @@ class RedactionPolicy:
             least twice as many letters/digits, so short values are fully masked).
         max_chars: longer texts raise ``ValueError`` instead of stalling the caller.
         enabled: False turns redaction into a no-op (text returned unchanged).
+        private_topics: sensitive topics (see
+            :data:`~langmem_vault.privacy.redaction.sensitive.TOPICS`) whose mention makes an
+            extracted memory private.
 
     Example:
         >>> p = RedactionPolicy().with_actions(email="hash", person="redact")
@@ -141,6 +169,7 @@ class RedactionPolicy:
     mask_keep_last: int = 4
     max_chars: int = DEFAULT_MAX_CHARS
     enabled: bool = True
+    private_topics: frozenset[str] = DEFAULT_PRIVATE_TOPICS
 
     def __post_init__(self) -> None:
         actions = {
@@ -163,6 +192,12 @@ class RedactionPolicy:
             raise ValueError(f"max_chars: must be >= 1, got {self.max_chars}")
         if self.hash_key is not None and len(self.hash_key) < 16:
             raise ValueError("hash_key: must be at least 16 bytes")
+        topics = frozenset(self.private_topics)
+        if unknown := sorted(topics - set(TOPICS)):
+            raise ValueError(
+                f"private_topics: unknown topic(s) {unknown}; known: {', '.join(TOPICS)}"
+            )
+        object.__setattr__(self, "private_topics", topics)
 
     def action_for(self, entity: Entity | str) -> Action | None:
         """The action for ``entity``, or None when the type is not detected."""
@@ -184,6 +219,23 @@ class RedactionPolicy:
         """A copy that no longer detects ``entities``."""
         drop = {_as_entity(e, "entities") for e in entities}
         return replace(self, actions={k: v for k, v in self.actions.items() if k not in drop})
+
+    @classmethod
+    def strict(cls, **overrides: object) -> RedactionPolicy:
+        """The strict policy: every person, place and sensitive topic (family included) makes
+        a memory private, as the defaults did before names and cities became recallable.
+
+        Example:
+            >>> RedactionPolicy.strict().action_for("PERSON")
+            <Action.PRIVATE: 'private'>
+            >>> "family" in RedactionPolicy.strict().private_topics
+            True
+        """
+        return cls(
+            actions=dict(STRICT_ACTIONS),
+            private_topics=frozenset(TOPICS),
+            **overrides,  # type: ignore[arg-type]
+        )
 
     @classmethod
     def redact_all(cls, **overrides: object) -> RedactionPolicy:

@@ -44,19 +44,21 @@ import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langmem_vault.memory.namespaces import (
     WATERMARK_NAMESPACE,
     MemoryNamespaces,
+    encode_label,
 )
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.usage import USAGE_ROOT, usage_namespace
+from langmem_vault.memory.writes import memory_put
 from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.subject_rights.consent import consent_namespace
-from langmem_vault.privacy.subject_rights.portability import _index_for
+from langmem_vault.privacy.subject_rights.portability import KINDS
 
 __all__ = [
     "QUARANTINE",
@@ -126,7 +128,7 @@ def _user_prefixes(
         prefixes.add(full[: cut + 1])
     prefixes.add(consent_namespace(user_id)[:2])
     for prefix in extra:
-        if user_id not in prefix:
+        if user_id not in prefix and encode_label(user_id) not in prefix:
             raise ValueError(f"extra prefix {prefix!r} does not contain the user id")
         prefixes.add(tuple(prefix))
     # Usage records (access and citation counts) mirror the memories' namespaces.
@@ -372,10 +374,11 @@ def _restore_plan(user_id: str, prefixes: list[tuple[str, ...]]) -> StorePlan[in
         original = tuple(item.namespace)[1:]
         section = {"semantic": "memories"}.get(original[-1], original[-1])
         usage = original[: len(USAGE_ROOT)] == USAGE_ROOT
-        known = section in ("memories", "instructions", "episodes") and not usage
-        index: list[str] | Literal[False] = _index_for(section, item.value) if known else False
         ops.append(PutOp(tuple(item.namespace), item.key, None))
-        ops.append(PutOp(original, item.key, dict(item.value), index=index))
+        if section in KINDS and not usage:  # a memory: the write rule (private: unindexed)
+            ops.append(memory_put(original, item.key, item.value, kind=KINDS[section]))
+        else:
+            ops.append(PutOp(original, item.key, dict(item.value), index=False))
     yield ops
     return len(items)
 

@@ -28,7 +28,7 @@ With ``audit=`` (an audit log or buffer) each export and import is logged, with 
 
 Import validates the whole document first (every value against its model) and then writes
 everything in one batch (atomic on VaultStore): on a bad document nothing is written. Private
-facts are sealed again when a keyring is given, and stored with ``index=False``.
+facts are sealed again when a keyring is given, and stored unindexed (``memory_put``).
 
 >>> from langgraph.store.memory import InMemoryStore
 >>> store = InMemoryStore()
@@ -46,7 +46,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 from pydantic import ValidationError
@@ -54,8 +54,9 @@ from pydantic import ValidationError
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.memory.sealing import Keyring, decrypt_fact, encrypt_fact, is_sealed
+from langmem_vault.memory.sealing import Keyring, decrypt_fact, is_sealed
 from langmem_vault.memory.usage import read_usage_plan, usage_namespace, with_usage
+from langmem_vault.memory.writes import memory_put
 from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.subject_rights.consent import (
     CONSENT_KEY,
@@ -85,6 +86,8 @@ SECTIONS: tuple[tuple[str, str, type[MemoryModel]], ...] = (
     ("instructions", "instructions", Instruction),
     ("episodes", "episodes", Episode),
 )
+#: export section -> the memory kind its rows hold
+KINDS = {"memories": "semantic", "instructions": "instruction", "episodes": "episode"}
 CSV_COLUMNS = (
     "key", "text", "category", "tags", "confidence", "source", "status", "private",
     "evidence", "created_at", "updated_at", "valid_from", "valid_to",
@@ -257,17 +260,6 @@ def _load_doc(doc: Any) -> Mapping[str, Any]:
     return doc
 
 
-def _index_for(section: str, value: Mapping[str, Any]) -> list[str] | Literal[False]:
-    # The same choices the facade makes: retired and private memories stay out of search.
-    if section == "episodes":
-        return ["summary"]
-    if section == "instructions":
-        return ["text"] if value.get("active", True) else False
-    if value.get("private") or is_sealed(value) or value.get("status") == "superseded":
-        return False
-    return ["text"]
-
-
 def _import_ops(
     doc: Mapping[str, Any], ns: ResolvedNamespaces, keyring: Keyring | None
 ) -> tuple[list[PutOp], dict[str, int]]:
@@ -300,9 +292,9 @@ def _import_ops(
                 first = exc.errors()[0]
                 field = ".".join(str(p) for p in first["loc"])
                 raise InvalidExportError(f"{where}.value.{field}: {first['msg']}") from None
-            if section == "memories" and keyring is not None and value.get("private"):
-                value = encrypt_fact(value, keyring, namespace, key)
-            ops.append(PutOp(namespace, key, value, index=_index_for(section, value)))
+            # The write rule: private facts sealed (with a keyring) and never indexed; [] also
+            # drops the index of a public memory this import overwrites.
+            ops.append(memory_put(namespace, key, value, kind=KINDS[section], keyring=keyring))
             # The value carries its usage counts; a usage record left from before would
             # count them twice.
             ops.append(PutOp(usage_namespace(namespace), key, None))
