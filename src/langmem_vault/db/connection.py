@@ -105,10 +105,12 @@ def _probe(dsn: str | None, conninfo: str, kwargs: Mapping[str, Any]) -> None:
         raise _connect_failed(exc, dsn) from None
 
 
-async def _aprobe(dsn: str | None, conninfo: str) -> None:
+async def _aprobe(dsn: str | None, conninfo: str, kwargs: Mapping[str, Any]) -> None:
     """Async twin of :func:`_probe`."""
     try:
-        async with await AsyncConnection.connect(conninfo, connect_timeout=CONNECT_TIMEOUT_SECONDS):
+        async with await AsyncConnection.connect(
+            conninfo, **{"connect_timeout": CONNECT_TIMEOUT_SECONDS, **kwargs}
+        ):
             pass
     except psycopg.Error as exc:
         raise _connect_failed(exc, dsn) from None
