@@ -11,7 +11,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.embeddings import local_embeddings
-from langmem_vault.graphs import build_memory_graph
+from langmem_vault.graphs import ExtractOptions, build_memory_graph
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel
@@ -23,7 +23,7 @@ graph = build_memory_graph(
     checkpointer=InMemorySaver(),
     extractor=OfflineExtractor(),  # no LLM: patterns for first-person statements
     summarizer=None,  # compact with an extractive summary
-    extract_options={"every_n_messages": 2},
+    extract_options=ExtractOptions(every_n_messages=2),
 )
 
 

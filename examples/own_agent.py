@@ -3,19 +3,21 @@
     python examples/own_agent.py
 
 ``add_memory`` puts inject before the agent and extract -> reconcile -> compact after the turn
-ends (also when a router such as ``tools_condition`` ends it). The agent reads
-``state["memory_context"]`` and puts it in its own system prompt.
+ends (also when a router such as ``tools_condition`` ends it). The agent puts
+``state["memory_context"]`` in its own system prompt; ``memory_system_message`` does that and
+attaches the same memories as data, which the offline ``RecallChatModel`` answers from.
 """
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.embeddings import local_embeddings
-from langmem_vault.graphs import MemoryState, add_memory
+from langmem_vault.graphs import ExtractOptions, MemoryState, add_memory
+from langmem_vault.nodes.respond import memory_system_message
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel
 
@@ -23,7 +25,7 @@ model = RecallChatModel()  # any LangChain chat model, e.g. init_chat_model("ope
 
 
 def agent(state: MemoryState) -> dict[str, Any]:
-    system = SystemMessage("You are a concise assistant.\n\n" + state.get("memory_context", ""))
+    system = memory_system_message(state, "You are a concise assistant.", cite=False)
     reply = model.invoke([system, *state["messages"]])
     return {"messages": [AIMessage(str(reply.content))]}
 
@@ -31,7 +33,12 @@ def agent(state: MemoryState) -> dict[str, Any]:
 builder = StateGraph(MemoryState)
 builder.add_node("agent", agent)
 builder.add_edge(START, "agent")
-add_memory(builder, "agent", extractor=OfflineExtractor(), extract_options={"every_n_messages": 2})
+add_memory(
+    builder,
+    "agent",
+    extractor=OfflineExtractor(),
+    extract_options=ExtractOptions(every_n_messages=2),
+)
 
 store = InMemoryStore(index={"dims": 384, "embed": local_embeddings(), "fields": ["text"]})
 graph = builder.compile(store=store, checkpointer=InMemorySaver())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import os
 from typing import Any, ClassVar
 
 import pytest
@@ -15,6 +17,7 @@ from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory import Extraction, ProposedEpisode, ProposedFact, ProposedInstruction
 from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory.sealing import ENV_KEY, is_sealed
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.reconcile import create_reconcile_node
 from tests.support.stores import USER, thread
@@ -280,3 +283,21 @@ async def test_async_apply(astore: BaseStore) -> None:
     active = await vault.alist()
     assert [m.value.text for m in active] == ["Lives in Berlin"]
     assert len(await vault.alist(status=None)) == 3
+
+
+def test_private_fact_sealed_with_the_environment_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Private facts that extraction proposes are sealed by reconcile when a key is set."""
+    monkeypatch.setenv(ENV_KEY, base64.b64encode(os.urandom(32)).decode())
+    store = InMemoryStore()
+    facts = [
+        ProposedFact(text="User's sister is Anna Weber", confidence=0.9, private=True),
+        ProposedFact(text="User prefers tea", confidence=0.9),
+    ]
+    apply_extraction(store, Extraction(facts=facts), config=USER)
+    stored = {i.value.get("text"): i.value for i in store.search(("memories", "u1", "semantic"))}
+    assert "User prefers tea" in stored and not is_sealed(stored["User prefers tea"])
+    [sealed] = [v for v in stored.values() if is_sealed(v)]
+    assert "Anna" not in str(sealed)
+    # The facade opens it with the same environment key.
+    texts = {m.value.text for m in MemoryVault(store, user_id="u1").list(status=None)}
+    assert "User's sister is Anna Weber" in texts

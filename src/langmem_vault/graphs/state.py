@@ -13,6 +13,8 @@ from typing import Any, NotRequired
 
 from langgraph.graph import MessagesState
 
+from langmem_vault.memory.injected import InjectedMemory
+
 __all__ = ["MemoryState"]
 
 
@@ -21,6 +23,8 @@ class MemoryState(MessagesState):
 
     - ``memory_context``: the rendered memory section for this turn (inject writes it);
     - ``memory_refs``: alias (``"M1"``) -> store key of each memory injected this turn;
+    - ``memory_items``: the same memories as data (``memory.injected.InjectedMemory``), which
+      respond attaches to its system message for code that acts on them;
     - ``cited``: aliases the model cited in its last answer (respond writes it);
     - ``running_summary``: summary of turns compacted out of ``messages`` (compact owns it);
     - ``extraction``: an ``Extraction`` (as a JSON dict) waiting for the reconcile node, which
@@ -29,6 +33,7 @@ class MemoryState(MessagesState):
 
     memory_context: str
     memory_refs: dict[str, str]
+    memory_items: list[InjectedMemory]
     cited: list[str]
     running_summary: str
     extraction: NotRequired[dict[str, Any] | None]

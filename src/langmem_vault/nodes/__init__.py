@@ -9,8 +9,9 @@ dependencies (the job queue, spaCy...).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
+
+from langmem_vault._lazy import LazyNames
 
 __all__ = [
     "aapply_extraction",
@@ -23,18 +24,24 @@ __all__ = [
 ]
 
 _WHERE = {
-    "create_inject_node": "langmem_vault.nodes.inject",
-    "create_respond_node": "langmem_vault.nodes.respond",
-    "create_reconcile_node": "langmem_vault.nodes.reconcile",
-    "apply_extraction": "langmem_vault.nodes.reconcile",
-    "aapply_extraction": "langmem_vault.nodes.reconcile",
-    "create_extract_node": "langmem_vault.nodes.extract",
-    "create_compact_node": "langmem_vault.nodes.compact",
+    "langmem_vault.nodes.inject": ("create_inject_node",),
+    "langmem_vault.nodes.respond": ("create_respond_node",),
+    "langmem_vault.nodes.reconcile": (
+        "create_reconcile_node",
+        "apply_extraction",
+        "aapply_extraction",
+    ),
+    "langmem_vault.nodes.extract": ("create_extract_node",),
+    "langmem_vault.nodes.compact": ("create_compact_node",),
 }
 
 
+_NAMES = LazyNames(globals(), _WHERE)
+
+
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'langmem_vault.nodes' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    return _NAMES.load(name)
+
+
+def __dir__() -> list[str]:
+    return _NAMES.listing()

@@ -28,6 +28,12 @@ from langgraph.config import get_stream_writer
 from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
 
 from langmem_vault.memory.access import AccessRecorder
+from langmem_vault.memory.injected import (
+    InjectedMemory,
+    episode_entry,
+    fact_entry,
+    instruction_entry,
+)
 from langmem_vault.memory.models import Instruction, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
@@ -113,6 +119,8 @@ class Injection:
     facts: list[ScoredMemory]
     episodes: list[ScoredMemory]
     preview: list[str] = field(default_factory=list)
+    #: the rendered memories as data, in the order of the text (see ``memory.injected``)
+    memories: list[InjectedMemory] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -193,6 +201,7 @@ def render(
     kept_i: list[tuple[str, Instruction]] = []
     kept_f: list[ScoredMemory] = []
     kept_e: list[ScoredMemory] = []
+    memories: list[InjectedMemory] = []
 
     def fits(*new: str) -> bool:
         nonlocal used
@@ -212,6 +221,7 @@ def render(
             break
         pending_header = None
         kept_i.append((key, instruction))
+        memories.append(instruction_entry(instruction))
     pending_header = FACTS_HEADER
     for memory in facts:
         alias = f"M{len(refs) + 1}"
@@ -221,6 +231,7 @@ def render(
         pending_header = None
         refs[alias] = memory.key
         kept_f.append(memory)
+        memories.append(fact_entry(alias, memory.value))
     pending_header = EPISODES_HEADER
     for memory in episodes:
         alias = f"M{len(refs) + 1}"
@@ -230,6 +241,7 @@ def render(
         pending_header = None
         refs[alias] = memory.key
         kept_e.append(memory)
+        memories.append(episode_entry(alias, memory.value))
     if not (kept_i or kept_f or kept_e):
         return Injection("", {}, [], [], [])
     preview = [i.text for _, i in kept_i] + [str(m.value.get("text", "")) for m in kept_f]
@@ -241,6 +253,7 @@ def render(
         facts=kept_f,
         episodes=kept_e,
         preview=[p if len(p) <= 80 else p[:77] + "..." for p in preview[:5]],
+        memories=memories,
     )
 
 
@@ -380,7 +393,11 @@ class InjectNode:
 
     def _update(self, injection: Injection) -> dict[str, Any]:
         self._emit(injection)
-        return {"memory_context": injection.context, "memory_refs": injection.refs}
+        return {
+            "memory_context": injection.context,
+            "memory_refs": injection.refs,
+            "memory_items": injection.memories,
+        }
 
     def _instruction_targets(
         self, injection: Injection, config: RunnableConfig

@@ -2,6 +2,9 @@
 
 The system prompt is the app's prompt plus inject's ``memory_context`` and compact's
 ``running_summary``; neither is written into ``messages``, so checkpoints stay small. The
+system message also carries inject's ``memory_items`` (the same memories as data, see
+:mod:`langmem_vault.memory.injected`); :func:`memory_system_message` builds it for apps with
+their own agent node. The
 model is asked to cite memories as ``[M1]``; the aliases it cites land in ``state["cited"]``
 and the cited facts' utility rises a step in the background. Apps with their own agent node
 skip this node and read ``state["memory_context"]`` themselves.
@@ -24,6 +27,7 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
 from langmem_vault.memory.access import AccessRecorder
+from langmem_vault.memory.injected import INJECTED_KEY
 from langmem_vault.memory.namespaces import MemoryNamespaces, MissingConfigKeyError
 from langmem_vault.nodes.common import MemoryNode, load_model, resolve_store
 
@@ -33,6 +37,7 @@ __all__ = [
     "build_system_prompt",
     "cited_aliases",
     "create_respond_node",
+    "memory_system_message",
 ]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant with a long-term memory of this user."
@@ -72,6 +77,29 @@ def build_system_prompt(
     return "\n\n".join(p for p in parts if p)
 
 
+def memory_system_message(
+    state: Mapping[str, Any], system_prompt: str = DEFAULT_SYSTEM_PROMPT, *, cite: bool = True
+) -> SystemMessage:
+    """The system message for a turn: :func:`build_system_prompt` over the state's memory
+    section and summary, with inject's ``memory_items`` attached as data (under
+    ``additional_kwargs[INJECTED_KEY]``, which chat model integrations do not send).
+
+    >>> state = {"memory_context": "- [M1] User lives in Lyon (personal)", "memory_items": []}
+    >>> print(memory_system_message(state, "Be brief.", cite=False).text)
+    Be brief.
+    <BLANKLINE>
+    - [M1] User lives in Lyon (personal)
+    """
+    text = build_system_prompt(
+        system_prompt,
+        state.get("memory_context") or "",
+        state.get("running_summary") or "",
+        cite=cite,
+    )
+    memories = list(state.get("memory_items") or [])
+    return SystemMessage(text, additional_kwargs={INJECTED_KEY: memories} if memories else {})
+
+
 def _message_text(message: BaseMessage) -> str:
     return message.text if isinstance(message.text, str) else str(message.content)
 
@@ -97,14 +125,9 @@ class RespondNode:
         self.recorder = recorder
 
     def _prompt(self, state: Mapping[str, Any]) -> list[BaseMessage]:
-        system = build_system_prompt(
-            self.system_prompt,
-            state.get("memory_context") or "",
-            state.get("running_summary") or "",
-            cite=self.cite,
-        )
+        system = memory_system_message(state, self.system_prompt, cite=self.cite)
         messages: Sequence[BaseMessage] = state.get("messages") or []
-        return [SystemMessage(system), *messages]
+        return [system, *messages]
 
     def _cited_targets(
         self, cited: Sequence[str], refs: Mapping[str, str], config: RunnableConfig

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import logging
 import re
+import string
 import threading
-from collections.abc import Callable, Sequence
+import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import resources
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -64,153 +67,80 @@ def load_spacy() -> Any:
         return None if _nlp is _NLP_MISSING else _nlp
 
 
+class _MatchTemplate(string.Formatter):
+    """``str.format`` over a match's named groups: ``{g!l}`` lower-cases, ``{g!a}`` puts
+    "a"/"an" in front."""
+
+    def convert_field(self, value: Any, conversion: str | None) -> Any:
+        if conversion == "l":
+            return str(value).lower()
+        if conversion == "a":
+            return _a(str(value))
+        return super().convert_field(value, conversion)
+
+    def fill(self, template: str, match: re.Match[str]) -> str:
+        return self.vformat(template, (), {k: v or "" for k, v in match.groupdict().items()})
+
+
+_TEMPLATE = _MatchTemplate()
+
+
 @dataclass(frozen=True)
 class Pattern:
     """A first-person statement: regex on a sentence, the fact text, category, confidence."""
 
     regex: re.Pattern[str]
-    render: Callable[[re.Match[str]], str]
+    #: the fact text, a template over the regex's named groups
+    fact: str
     category: str
     confidence: float
-    #: the part of the rendered text that names the slot (for supersession)
-    slot: Callable[[re.Match[str]], str]
+    #: what the fact is about (for supersession), a template like ``fact``
+    slot: str
+
+    def render(self, match: re.Match[str]) -> str:
+        """The fact text for a match of :attr:`regex`."""
+        return _TEMPLATE.fill(self.fact, match)
+
+    def slot_of(self, match: re.Match[str]) -> str:
+        """The slot, lower-cased, for a match of :attr:`regex`."""
+        return _TEMPLATE.fill(self.slot, match).lower()
 
 
-def _p(
-    pattern: str,
-    render: Callable[[re.Match[str]], str],
-    category: str,
-    confidence: float,
-    slot: Callable[[re.Match[str]], str],
-) -> Pattern:
-    return Pattern(re.compile(pattern, re.IGNORECASE), render, category, confidence, slot)
+def load_patterns(text: str) -> tuple[Pattern, ...]:
+    """The patterns of a TOML table (the format of ``patterns.toml``), checked: a template
+    may only name groups its regex has.
+
+    >>> owns = load_patterns('''
+    ... [[pattern]]
+    ... regex = 'i own an? (?P<obj>[a-z]+)'
+    ... fact = "User owns {obj!a}"
+    ... slot = "owns {obj}"
+    ... category = "personal"
+    ... confidence = 0.7
+    ... ''')[0]
+    >>> owns.render(owns.regex.search("I own an Owl"))
+    'User owns an Owl'
+    """
+    data = tomllib.loads(text)
+    parts: dict[str, str] = data.get("parts", {})
+    patterns = []
+    for i, row in enumerate(data["pattern"]):
+        source = row["regex"]
+        for name, part in parts.items():
+            source = source.replace("{" + name + "}", part)
+        regex = re.compile(source, re.IGNORECASE)
+        for field in ("fact", "slot"):
+            used = {name for _, name, _, _ in _TEMPLATE.parse(row[field]) if name}
+            if not used <= set(regex.groupindex):
+                raise ValueError(f"pattern[{i}].{field} names groups not in its regex: {used}")
+        patterns.append(
+            Pattern(regex, row["fact"], row["category"], float(row["confidence"]), row["slot"])
+        )
+    return tuple(patterns)
 
 
-_OBJ = r"(?P<obj>[^.!?;]{2,120})"
-_RELATIONS = (
-    "sister|brother|wife|husband|partner|girlfriend|boyfriend|mother|mom|mum|father|dad|son|"
-    "daughter|friend|best friend|boss|manager|colleague|cousin|aunt|uncle|dog|cat|team"
-)
-
-PATTERNS: tuple[Pattern, ...] = (
-    _p(
-        r"\bmy name is (?P<obj>[A-Z][\w'-]*(?: [A-Z][\w'-]*)?)",
-        lambda m: f"User's name is {m['obj']}",
-        "personal",
-        0.85,
-        lambda m: "name",
-    ),
-    _p(
-        r"\bi(?: currently)? work (?:at|for) " + _OBJ,
-        lambda m: f"User works at {m['obj']}",
-        "company",
-        0.85,
-        lambda m: "works at",
-    ),
-    _p(
-        r"\bi work as (?:an? )?" + _OBJ,
-        lambda m: f"User works as {_a(m['obj'])}",
-        "personal",
-        0.8,
-        lambda m: "works as",
-    ),
-    _p(
-        r"\bi(?: now)? (?:live|am based|'m based) in " + _OBJ,
-        lambda m: f"User lives in {m['obj']}",
-        "personal",
-        0.85,
-        lambda m: "lives in",
-    ),
-    _p(
-        r"\bi (?:just )?moved to " + _OBJ,
-        lambda m: f"User lives in {m['obj']}",
-        "personal",
-        0.8,
-        lambda m: "lives in",
-    ),
-    _p(
-        r"\bi(?:'m| am) allergic to " + _OBJ,
-        lambda m: f"User is allergic to {m['obj']}",
-        "personal",
-        0.85,
-        lambda m: "allergic " + m["obj"].lower(),
-    ),
-    _p(
-        r"\bmy favou?rite (?P<what>[\w ]{2,30}?) is " + _OBJ,
-        lambda m: f"User's favorite {m['what']} is {m['obj']}",
-        "preference",
-        0.8,
-        lambda m: "favorite " + m["what"].lower(),
-    ),
-    _p(
-        r"\bmy (?P<rel>" + _RELATIONS + r")(?:'s name)? (?:is|was) (?:called |named )?" + _OBJ,
-        lambda m: f"User's {m['rel'].lower()} is {m['obj']}",
-        "relationship",
-        0.8,
-        lambda m: "rel " + m["rel"].lower(),
-    ),
-    _p(
-        r"\bmy (?P<rel>"
-        + _RELATIONS
-        + r")(?: (?P<name>[A-Z][\w'-]+))? (?P<verb>lives|works|studies|likes|loves|has) "
-        + _OBJ,
-        lambda m: (
-            f"User's {m['rel'].lower()}{' ' + m['name'] if m['name'] else ''} "
-            f"{m['verb']} {m['obj']}"
-        ),
-        "relationship",
-        0.75,
-        lambda m: f"rel {m['rel'].lower()} {m['verb']}",
-    ),
-    _p(
-        r"\bi (?:really |much |strongly )?(?P<verb>prefer|like|love|enjoy) " + _OBJ,
-        lambda m: f"User {m['verb'].lower()}s {m['obj']}",
-        "preference",
-        0.8,
-        lambda m: "likes " + m["obj"].lower(),
-    ),
-    _p(
-        r"\bi (?:really )?(?P<verb>hate|dislike|can't stand|don't like|do not like) " + _OBJ,
-        lambda m: f"User dislikes {m['obj']}",
-        "preference",
-        0.8,
-        lambda m: "likes " + m["obj"].lower(),
-    ),
-    _p(
-        r"\bi(?:'m| am) (?:currently )?(?:working on|building) " + _OBJ,
-        lambda m: f"User is working on {m['obj']}",
-        "project",
-        0.75,
-        lambda m: "project " + m["obj"].lower(),
-    ),
-    _p(
-        r"\bi (?:have )?decided (?:to )?" + _OBJ,
-        lambda m: f"User decided to {m['obj']}",
-        "decision",
-        0.7,
-        lambda m: "decided " + m["obj"].lower(),
-    ),
-    _p(
-        r"\bi(?:'ll| will| am going to|'m going to| plan to| promised to) " + _OBJ,
-        lambda m: f"User plans to {m['obj']}",
-        "commitment",
-        0.6,
-        lambda m: "plans " + m["obj"].lower(),
-    ),
-    _p(
-        r"\bi (?:speak|know|can code in|am fluent in|'m fluent in) " + _OBJ,
-        lambda m: f"User knows {m['obj']}",
-        "skill",
-        0.7,
-        lambda m: "knows " + m["obj"].lower(),
-    ),
-    _p(
-        r"\bi(?:'m| am) (?:an? )(?P<obj>(?!bit\b|little\b|lot\b)[^.!?;,]{2,60})",
-        lambda m: f"User is {_a(m['obj'])}",
-        "personal",
-        0.6,
-        lambda m: "is " + m["obj"].lower(),
-    ),
+PATTERNS: tuple[Pattern, ...] = load_patterns(
+    resources.files("langmem_vault.offline").joinpath("patterns.toml").read_text("utf-8")
 )
 
 _INSTRUCTION = re.compile(
@@ -341,7 +271,7 @@ def _fact(sentence: str, tags: list[str], known: Sequence[KnownFact]) -> AliasFa
         if match is None:
             continue
         text = _clean(pattern.render(match))
-        slot = pattern.slot(match)
+        slot = pattern.slot_of(match)
         same_as, supersedes = _relate(text, slot, known)
         return AliasFact(
             text=text,

@@ -1,31 +1,35 @@
 """``RecallChatModel``: a tiny offline chat model that answers from the injected memories.
 
-It stands in for an LLM in the demo and in tests: it reads the memory section inject put in
-the system prompt, answers a question with the remembered facts that share words with it
-(citing them as ``[M1]``), acknowledges statements, and follows a few kinds of standing
-instruction ("end your answers with X", "start with X", "answer in uppercase"). No network,
-no weights, deterministic.
+It stands in for an LLM in the demo and in tests: it reads the memories inject selected from
+the system message's structured field (``additional_kwargs[INJECTED_KEY]``, which the respond
+node and :func:`~langmem_vault.nodes.respond.memory_system_message` fill), never the wording of
+the rendered text; without that field it knows nothing. It answers a question with the
+remembered facts that share words with it (citing them as ``[M1]``), acknowledges statements,
+and follows a few kinds of standing instruction ("end your answers with X", "start with X",
+"answer in uppercase"). No network, no weights, deterministic.
 
 >>> from langchain_core.messages import HumanMessage, SystemMessage
->>> model = RecallChatModel()
->>> system = SystemMessage("Facts:\\n- [M1] User lives in Lyon (personal)")
->>> model.invoke([system, HumanMessage("Where do I live?")]).content
+>>> from langmem_vault.memory.injected import INJECTED_KEY, fact_entry
+>>> lyon = fact_entry("M1", {"text": "User lives in Lyon", "category": "personal"})
+>>> system = SystemMessage("(any text)", additional_kwargs={INJECTED_KEY: [lyon]})
+>>> RecallChatModel().invoke([system, HumanMessage("Where do I live?")]).content
 'From what you told me: you live in Lyon [M1].'
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
+
+from langmem_vault.memory.injected import InjectedMemory, injected_memories
 
 __all__ = ["RecallChatModel"]
 
-_FACT = re.compile(r"^- \[(M\d+)\] (.+?) \((\w+)\)$", re.MULTILINE)
-_INSTRUCTION = re.compile(r"^- \(priority \d+\) (.+)$", re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9']+")
 _STOP = set(
     [
@@ -131,7 +135,7 @@ def _apply_instructions(answer: str, instructions: list[str]) -> str:
 
 
 class RecallChatModel(BaseChatModel):
-    """Answers from the memory section of its system prompt (offline, deterministic)."""
+    """Answers from the memories attached to its system message (offline, deterministic)."""
 
     max_facts: int = 3
 
@@ -139,24 +143,24 @@ class RecallChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "langmem-vault-recall"
 
-    def answer(self, system: str, question: str) -> str:
-        """The reply to ``question`` given the system prompt text."""
-        instructions = _INSTRUCTION.findall(system)
+    def answer(self, memories: Sequence[InjectedMemory], question: str) -> str:
+        """The reply to ``question`` given the injected memories."""
+        instructions = [m["text"] for m in memories if m["kind"] == "instruction"]
         asked = question.strip().endswith("?") or bool(_QUESTION_START.match(question.lower()))
         if not asked:
             return _apply_instructions("Thanks, noted.", instructions)
         wanted = _terms(question)
         scored = []
-        for order, (alias, text, _category) in enumerate(_FACT.findall(system)):
-            overlap = len(wanted & _terms(text))
+        facts = [m for m in memories if m["kind"] == "fact"]
+        for order, fact in enumerate(facts):
+            overlap = len(wanted & _terms(fact["text"]))
             if overlap:
-                scored.append((-overlap, order, alias, text))
+                said = _second_person(fact["text"]) + (" (unconfirmed)" if fact["pending"] else "")
+                scored.append((-overlap, order, fact["alias"], said))
         scored.sort()
         if not scored:
             return _apply_instructions("I don't know that yet.", instructions)
-        parts = [
-            f"{_second_person(text)} [{alias}]" for _, _, alias, text in scored[: self.max_facts]
-        ]
+        parts = [f"{said} [{alias}]" for _, _, alias, said in scored[: self.max_facts]]
         return _apply_instructions("From what you told me: " + "; ".join(parts) + ".", instructions)
 
     def _generate(
@@ -166,7 +170,6 @@ class RecallChatModel(BaseChatModel):
         run_manager: Any = None,
         **kwargs: Any,
     ) -> ChatResult:
-        system = "\n".join(m.text for m in messages if isinstance(m, SystemMessage))
         question = next((m.text for m in reversed(messages) if isinstance(m, HumanMessage)), "")
-        reply = AIMessage(content=self.answer(system, question))
+        reply = AIMessage(content=self.answer(injected_memories(messages), question))
         return ChatResult(generations=[ChatGeneration(message=reply)])

@@ -26,6 +26,7 @@ Example:
 
 from typing import TYPE_CHECKING
 
+from langmem_vault._lazy import LazyNames
 from langmem_vault.privacy.redaction.pii import (
     DetectedEntity,
     RedactionResult,
@@ -92,62 +93,69 @@ if TYPE_CHECKING:  # static types for the lazy names below
         memories_csv,
     )
 
-# name -> module, loaded on first attribute access (PEP 562)
+# module -> the names it gives this package, loaded on first attribute access (PEP 562)
 _LAZY = {
-    "AuditAction": "langmem_vault.privacy.audit.log",
-    "AuditEvent": "langmem_vault.privacy.audit.log",
-    "AuditLog": "langmem_vault.privacy.audit.log",
-    "AsyncAuditLog": "langmem_vault.privacy.audit.log",
-    "AuditRecord": "langmem_vault.privacy.audit.log",
-    "AuditBuffer": "langmem_vault.privacy.audit.buffer",
-    "AsyncAuditBuffer": "langmem_vault.privacy.audit.buffer",
-    "AuditedStore": "langmem_vault.privacy.audit.store",
-    "AuditingAccessRecorder": "langmem_vault.privacy.audit.access",
-    "filter_for_namespaces": "langmem_vault.privacy.subject_rights.consent",
-    "afilter_for_namespaces": "langmem_vault.privacy.subject_rights.consent",
-    "Keyring": "langmem_vault.memory.sealing",
-    "DecryptionError": "langmem_vault.memory.sealing",
-    "encrypt_fact": "langmem_vault.memory.sealing",
-    "decrypt_fact": "langmem_vault.memory.sealing",
-    "default_keyring": "langmem_vault.memory.sealing",
-    "is_sealed": "langmem_vault.memory.sealing",
-    "open_item": "langmem_vault.memory.sealing",
-    "open_value": "langmem_vault.memory.sealing",
-    "rotate_keys": "langmem_vault.privacy.rotation",
-    "arotate_keys": "langmem_vault.privacy.rotation",
-    "RotationReport": "langmem_vault.privacy.rotation",
-    "ConsentSettings": "langmem_vault.privacy.subject_rights.consent",
-    "get_consent": "langmem_vault.privacy.subject_rights.consent",
-    "aget_consent": "langmem_vault.privacy.subject_rights.consent",
-    "set_consent": "langmem_vault.privacy.subject_rights.consent",
-    "aset_consent": "langmem_vault.privacy.subject_rights.consent",
-    "filter_extraction": "langmem_vault.privacy.subject_rights.consent",
-    "export_user": "langmem_vault.privacy.subject_rights.portability",
-    "aexport_user": "langmem_vault.privacy.subject_rights.portability",
-    "import_user": "langmem_vault.privacy.subject_rights.portability",
-    "aimport_user": "langmem_vault.privacy.subject_rights.portability",
-    "memories_csv": "langmem_vault.privacy.subject_rights.portability",
-    "InvalidExportError": "langmem_vault.privacy.subject_rights.portability",
-    "ErasureReport": "langmem_vault.privacy.subject_rights.erase",
-    "erase_user": "langmem_vault.privacy.subject_rights.erase",
-    "aerase_user": "langmem_vault.privacy.subject_rights.erase",
-    "restore_user": "langmem_vault.privacy.subject_rights.erase",
-    "arestore_user": "langmem_vault.privacy.subject_rights.erase",
-    "purge_erased": "langmem_vault.privacy.subject_rights.erase",
-    "apurge_erased": "langmem_vault.privacy.subject_rights.erase",
-    "PrivacyGate": "langmem_vault.privacy.subject_rights.gate",
-    "GateAnswer": "langmem_vault.privacy.subject_rights.gate",
-    "Tier": "langmem_vault.privacy.subject_rights.gate",
+    "langmem_vault.privacy.audit.log": (
+        "AuditAction",
+        "AuditEvent",
+        "AuditLog",
+        "AsyncAuditLog",
+        "AuditRecord",
+    ),
+    "langmem_vault.privacy.audit.buffer": ("AuditBuffer", "AsyncAuditBuffer"),
+    "langmem_vault.privacy.audit.store": ("AuditedStore",),
+    "langmem_vault.privacy.audit.access": ("AuditingAccessRecorder",),
+    "langmem_vault.privacy.subject_rights.consent": (
+        "filter_for_namespaces",
+        "afilter_for_namespaces",
+        "ConsentSettings",
+        "get_consent",
+        "aget_consent",
+        "set_consent",
+        "aset_consent",
+        "filter_extraction",
+    ),
+    "langmem_vault.memory.sealing": (
+        "Keyring",
+        "DecryptionError",
+        "encrypt_fact",
+        "decrypt_fact",
+        "default_keyring",
+        "is_sealed",
+        "open_item",
+        "open_value",
+    ),
+    "langmem_vault.privacy.rotation": ("rotate_keys", "arotate_keys", "RotationReport"),
+    "langmem_vault.privacy.subject_rights.portability": (
+        "export_user",
+        "aexport_user",
+        "import_user",
+        "aimport_user",
+        "memories_csv",
+        "InvalidExportError",
+    ),
+    "langmem_vault.privacy.subject_rights.erase": (
+        "ErasureReport",
+        "erase_user",
+        "aerase_user",
+        "restore_user",
+        "arestore_user",
+        "purge_erased",
+        "apurge_erased",
+    ),
+    "langmem_vault.privacy.subject_rights.gate": ("PrivacyGate", "GateAnswer", "Tier"),
 }
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'langmem_vault.privacy' has no attribute {name!r}")
-    from importlib import import_module
+_NAMES = LazyNames(globals(), _LAZY)
 
-    return getattr(import_module(module), name)
+
+def __getattr__(name: str) -> object:
+    return _NAMES.load(name)
+
+
+def __dir__() -> list[str]:
+    return _NAMES.listing()
 
 
 __all__ = [

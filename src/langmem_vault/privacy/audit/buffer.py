@@ -25,6 +25,7 @@ import threading
 import time
 from collections.abc import Iterable
 from types import TracebackType
+from typing import Generic, TypeVar
 
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditEvent, AuditLog
 
@@ -39,16 +40,36 @@ def _as_list(events: AuditEvent | Iterable[AuditEvent]) -> list[AuditEvent]:
     return batch
 
 
-def _check(max_batch: int, flush_interval: float, max_pending: int) -> None:
-    if max_batch < 1:
-        raise ValueError(f"max_batch must be >= 1, got {max_batch!r}")
-    if flush_interval <= 0:
-        raise ValueError(f"flush_interval must be > 0, got {flush_interval!r}")
-    if max_pending < max_batch:
-        raise ValueError(f"max_pending ({max_pending}) must be >= max_batch ({max_batch})")
+LogT = TypeVar("LogT", AuditLog, AsyncAuditLog)
 
 
-class AuditBuffer:
+class _Buffer(Generic[LogT]):
+    """What both buffers hold: the log, the checked settings, the pending events."""
+
+    def __init__(
+        self,
+        log: LogT,
+        *,
+        max_batch: int = 500,
+        flush_interval: float = 0.2,
+        max_pending: int = 10_000,
+    ) -> None:
+        if max_batch < 1:
+            raise ValueError(f"max_batch must be >= 1, got {max_batch!r}")
+        if flush_interval <= 0:
+            raise ValueError(f"flush_interval must be > 0, got {flush_interval!r}")
+        if max_pending < max_batch:
+            raise ValueError(f"max_pending ({max_pending}) must be >= max_batch ({max_batch})")
+        self.log: LogT = log
+        self.max_batch = max_batch
+        self.flush_interval = flush_interval
+        self.max_pending = max_pending
+        self._pending: list[AuditEvent] = []
+        self._closed = False
+        self.last_error: BaseException | None = None
+
+
+class AuditBuffer(_Buffer[AuditLog]):
     """Sync buffer over an :class:`AuditLog`, written by one daemon thread.
 
     >>> buf = AuditBuffer(log, flush_interval=0.1)  # doctest: +SKIP
@@ -64,12 +85,9 @@ class AuditBuffer:
         flush_interval: float = 0.2,
         max_pending: int = 10_000,
     ) -> None:
-        _check(max_batch, flush_interval, max_pending)
-        self.log = log
-        self.max_batch = max_batch
-        self.flush_interval = flush_interval
-        self.max_pending = max_pending
-        self._pending: list[AuditEvent] = []
+        super().__init__(
+            log, max_batch=max_batch, flush_interval=flush_interval, max_pending=max_pending
+        )
         self._cond = threading.Condition()
         # Sequence numbers: recorded counts every record(), written counts rows committed.
         self._recorded = 0
@@ -77,8 +95,6 @@ class AuditBuffer:
         self._wanted = 0
         self._failures = 0
         self._oldest = 0.0  # monotonic time the oldest pending event was recorded
-        self._closed = False
-        self.last_error: BaseException | None = None
         self._thread = threading.Thread(target=self._loop, name="vault-audit", daemon=True)
         self._thread.start()
 
@@ -189,7 +205,7 @@ class AuditBuffer:
                 self._cond.notify_all()
 
 
-class AsyncAuditBuffer:
+class AsyncAuditBuffer(_Buffer[AsyncAuditLog]):
     """Async buffer over an :class:`AsyncAuditLog`, written by one background task.
 
     ``await record(event)`` does no I/O unless ``max_pending`` events are waiting.
@@ -206,17 +222,12 @@ class AsyncAuditBuffer:
         flush_interval: float = 0.2,
         max_pending: int = 10_000,
     ) -> None:
-        _check(max_batch, flush_interval, max_pending)
-        self.log = log
-        self.max_batch = max_batch
-        self.flush_interval = flush_interval
-        self.max_pending = max_pending
-        self._pending: list[AuditEvent] = []
+        super().__init__(
+            log, max_batch=max_batch, flush_interval=flush_interval, max_pending=max_pending
+        )
         self._wake: asyncio.Event | None = None
         self._task: asyncio.Task[None] | None = None
         self._write_lock: asyncio.Lock | None = None
-        self._closed = False
-        self.last_error: BaseException | None = None
 
     def _ensure_task(self) -> None:
         if self._task is None:

@@ -1,0 +1,97 @@
+"""The memories inject put in front of the model, as data rather than prose.
+
+Inject renders its selection as text (``state["memory_context"]``) for the model to read, and
+also keeps it as a list of :class:`InjectedMemory` (``state["memory_items"]``). The respond
+node attaches that list to its system message under ``additional_kwargs[INJECTED_KEY]`` (chat
+model integrations ignore keys they do not know), so code that must act on the memories,
+such as the offline ``RecallChatModel``, reads them there instead of parsing the wording of
+the text, which is free to change.
+
+>>> from langchain_core.messages import HumanMessage, SystemMessage
+>>> fact = fact_entry("M1", {"text": "User lives in Lyon", "category": "personal"})
+>>> system = SystemMessage("...", additional_kwargs={INJECTED_KEY: [fact]})
+>>> [m["text"] for m in injected_memories([system, HumanMessage("Where do I live?")])]
+['User lives in Lyon']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypedDict
+
+from langchain_core.messages import BaseMessage, SystemMessage
+
+from langmem_vault.memory.models import Instruction
+
+__all__ = [
+    "INJECTED_KEY",
+    "InjectedMemory",
+    "episode_entry",
+    "fact_entry",
+    "injected_memories",
+    "instruction_entry",
+]
+
+#: the key of a system message's ``additional_kwargs`` that holds the injected memories
+INJECTED_KEY = "langmem_vault_memories"
+
+
+class InjectedMemory(TypedDict):
+    """One memory shown to the model this turn (JSON-ready: it lives in the graph state)."""
+
+    kind: Literal["instruction", "fact", "episode"]
+    #: the citation label ("M1", ...); "" for instructions, which are not cited
+    alias: str
+    #: a fact's or instruction's text, an episode's summary
+    text: str
+    #: a fact's category; "" otherwise
+    category: str
+    #: an instruction's priority; 0 otherwise
+    priority: int
+    #: a fact that waits for the user's confirmation
+    pending: bool
+
+
+def instruction_entry(instruction: Instruction) -> InjectedMemory:
+    """The entry of an injected standing instruction."""
+    return InjectedMemory(
+        kind="instruction",
+        alias="",
+        text=instruction.text,
+        category="",
+        priority=instruction.priority,
+        pending=False,
+    )
+
+
+def fact_entry(alias: str, value: Mapping[str, Any]) -> InjectedMemory:
+    """The entry of an injected fact, from its stored value."""
+    return InjectedMemory(
+        kind="fact",
+        alias=alias,
+        text=str(value.get("text", "")),
+        category=str(value.get("category", "general")),
+        priority=0,
+        pending=value.get("status") == "pending_confirmation",
+    )
+
+
+def episode_entry(alias: str, value: Mapping[str, Any]) -> InjectedMemory:
+    """The entry of an injected episode, from its stored value."""
+    return InjectedMemory(
+        kind="episode",
+        alias=alias,
+        text=str(value.get("summary", "")),
+        category="",
+        priority=0,
+        pending=False,
+    )
+
+
+def injected_memories(messages: Sequence[BaseMessage]) -> list[InjectedMemory]:
+    """The memories attached to the system messages of a prompt (none when nothing is)."""
+    found: list[InjectedMemory] = []
+    for message in messages:
+        if isinstance(message, SystemMessage):
+            found.extend(message.additional_kwargs.get(INJECTED_KEY) or [])
+    return found

@@ -1,0 +1,3 @@
+"""Fixtures for the offline stand-in tests."""
+
+from tests.support.stores import index  # noqa: F401
