@@ -41,10 +41,10 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
@@ -255,7 +255,37 @@ def _erase_event(user_id: str, report: ErasureReport, component: str, actor: str
     return AuditEvent(pseudonym(user_id), "erase", component, actor=actor, detail=report.counts())
 
 
-def erase_user(
+@dataclass(frozen=True, slots=True)
+class _Step:
+    """One call of an erase, as a sync and an async thunk: the drivers run one of them."""
+
+    sync: Callable[[], Any]
+    asyn: Callable[[], Awaitable[Any]]
+
+
+def _same(call: Callable[[], Any]) -> _Step:
+    """A step whose async twin is the same call awaited (async components keep the names)."""
+
+    async def awaited() -> Any:
+        return await call()
+
+    return _Step(call, awaited)
+
+
+class EraseOptions(TypedDict, total=False):
+    """The keyword options of :func:`erase_user` and :func:`aerase_user`."""
+
+    saver: Any
+    jobs: Any
+    audit: Any
+    soft_days: float | None
+    namespaces: MemoryNamespaces | None
+    extra_prefixes: Sequence[tuple[str, ...]]
+    actor: str | None
+    component: str
+
+
+def _erase_steps(
     store: BaseStore,
     user_id: str,
     *,
@@ -267,61 +297,9 @@ def erase_user(
     extra_prefixes: Sequence[tuple[str, ...]] = (),
     actor: str | None = None,
     component: str = "erase",
-) -> ErasureReport:
-    """Erase ``user_id`` from the store and, when given, the saver, job queue and audit log.
-
-    ``saver``: a ``VaultSaver`` (anything with ``list_threads``/``delete_user_threads``);
-    ``jobs``: a ``JobQueue``; ``audit``: an ``AuditLog``. ``soft_days`` quarantines instead.
-    """
-    _check_days(soft_days)
-    store, wrapper_sink = _unwrap(store)
-    prefixes = _user_prefixes(user_id, namespaces, extra_prefixes)
-    ns = (namespaces or MemoryNamespaces()).resolve({"configurable": {"user_id": user_id}})
-    report = ErasureReport(soft=soft_days is not None)
-    threads = [t.thread_id for t in saver.list_threads(user_id, limit=MAX_THREADS)] if saver else []
-    report.threads = threads
-    if jobs is not None:
-        report.jobs, report.job_watermarks = jobs.delete_user_jobs(threads, ns)
-    quarantine = soft_days is not None
-    purge = _purger(store)
-    report.store_items, report.extract_watermarks = run_store_plan(
-        store,
-        _store_erase_plan(
-            user_id, prefixes, threads, quarantine, scan_items=quarantine or purge is None
-        ),
-    )
-    if purge is not None:  # expired items too (a soft erase moved the live ones already)
-        purged = purge(_erased_prefixes(prefixes, quarantine))
-        report.store_items += 0 if quarantine else purged
-    if soft_days is not None:
-        value, report.purge_after = _marker(soft_days, threads)
-        store.put(MARKERS, user_id, value, index=False)
-    else:
-        if saver is not None:
-            _apply_threads(report, saver.delete_user_threads(user_id))
-        _flush(wrapper_sink, audit)
-        if audit is not None:
-            report.audit_events = audit.delete_user(user_id)
-    if audit is not None:
-        event = AuditEvent(user_id, "erase", component, actor=actor, detail=report.counts())
-        audit.record(event if quarantine else _erase_event(user_id, report, component, actor))
-    return report
-
-
-async def aerase_user(
-    store: BaseStore,
-    user_id: str,
-    *,
-    saver: Any = None,
-    jobs: Any = None,
-    audit: Any = None,
-    soft_days: float | None = None,
-    namespaces: MemoryNamespaces | None = None,
-    extra_prefixes: Sequence[tuple[str, ...]] = (),
-    actor: str | None = None,
-    component: str = "erase",
-) -> ErasureReport:
-    """Async :func:`erase_user` (``AsyncVaultSaver``, ``AsyncJobQueue``, ``AsyncAuditLog``)."""
+) -> Generator[_Step, Any, ErasureReport]:
+    """The erase, written once: it yields each call on a component and receives its result.
+    :func:`erase_user` and :func:`aerase_user` only run the calls."""
     _check_days(soft_days)
     store, wrapper_sink = _unwrap(store)
     prefixes = _user_prefixes(user_id, namespaces, extra_prefixes)
@@ -329,34 +307,77 @@ async def aerase_user(
     report = ErasureReport(soft=soft_days is not None)
     threads: list[str] = []
     if saver is not None:
-        threads = [t.thread_id for t in await saver.alist_threads(user_id, limit=MAX_THREADS)]
+        listed = yield _Step(
+            lambda: saver.list_threads(user_id, limit=MAX_THREADS),
+            lambda: saver.alist_threads(user_id, limit=MAX_THREADS),
+        )
+        threads = [t.thread_id for t in listed]
     report.threads = threads
     if jobs is not None:
-        report.jobs, report.job_watermarks = await jobs.delete_user_jobs(threads, ns)
+        report.jobs, report.job_watermarks = yield _same(lambda: jobs.delete_user_jobs(threads, ns))
     quarantine = soft_days is not None
     purge = _purger(store)
-    report.store_items, report.extract_watermarks = await arun_store_plan(
-        store,
-        _store_erase_plan(
-            user_id, prefixes, threads, quarantine, scan_items=quarantine or purge is None
-        ),
+    plan = _store_erase_plan(
+        user_id, prefixes, threads, quarantine, scan_items=quarantine or purge is None
     )
-    if purge is not None:
-        purged = await _apurge(purge, _erased_prefixes(prefixes, quarantine))
+    report.store_items, report.extract_watermarks = yield _Step(
+        lambda: run_store_plan(store, plan), lambda: arun_store_plan(store, plan)
+    )
+    if purge is not None:  # expired items too (a soft erase moved the live ones already)
+        erased = _erased_prefixes(prefixes, quarantine)
+        purged = yield _Step(lambda: purge(erased), lambda: _apurge(purge, erased))
         report.store_items += 0 if quarantine else purged
     if soft_days is not None:
         value, report.purge_after = _marker(soft_days, threads)
-        await store.aput(MARKERS, user_id, value, index=False)
+        yield _Step(
+            lambda: store.put(MARKERS, user_id, value, index=False),
+            lambda: store.aput(MARKERS, user_id, value, index=False),
+        )
     else:
         if saver is not None:
-            _apply_threads(report, await saver.adelete_user_threads(user_id))
-        await _aflush(wrapper_sink, audit)
+            deleted = yield _Step(
+                lambda: saver.delete_user_threads(user_id),
+                lambda: saver.adelete_user_threads(user_id),
+            )
+            _apply_threads(report, deleted)
+        yield _Step(lambda: _flush(wrapper_sink, audit), lambda: _aflush(wrapper_sink, audit))
         if audit is not None:
-            report.audit_events = await audit.delete_user(user_id)
+            report.audit_events = yield _same(lambda: audit.delete_user(user_id))
     if audit is not None:
         event = AuditEvent(user_id, "erase", component, actor=actor, detail=report.counts())
-        await audit.record(event if quarantine else _erase_event(user_id, report, component, actor))
+        done = event if quarantine else _erase_event(user_id, report, component, actor)
+        yield _same(lambda: audit.record(done))
     return report
+
+
+def erase_user(store: BaseStore, user_id: str, **options: Unpack[EraseOptions]) -> ErasureReport:
+    """Erase ``user_id`` from the store and, when given, the saver, job queue and audit log.
+
+    Options (:class:`EraseOptions`): ``saver``, a ``VaultSaver`` (anything with
+    ``list_threads``/``delete_user_threads``); ``jobs``, a ``JobQueue``; ``audit``, an
+    ``AuditLog``; ``soft_days`` quarantines instead; ``namespaces``, ``extra_prefixes``,
+    ``actor``, ``component``.
+    """
+    steps = _erase_steps(store, user_id, **options)
+    result: Any = None
+    try:
+        while True:
+            result = steps.send(result).sync()
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+async def aerase_user(
+    store: BaseStore, user_id: str, **options: Unpack[EraseOptions]
+) -> ErasureReport:
+    """Async :func:`erase_user` (``AsyncVaultSaver``, ``AsyncJobQueue``, ``AsyncAuditLog``)."""
+    steps = _erase_steps(store, user_id, **options)
+    result: Any = None
+    try:
+        while True:
+            result = await steps.send(result).asyn()
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
 
 
 # --- soft delete: restore and purge ----------------------------------------------------------
