@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from langgraph.store.base import BaseStore
 
+from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
 from langmem_vault.db.connection import aopen_pool, open_pool
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
 from langmem_vault.service import MemoryService
@@ -19,11 +20,12 @@ from tests.support.embeddings import TrigramEmbeddings
 class Driver:
     """Calls a service method through its sync form or its async twin, the same way."""
 
-    def __init__(self, service: MemoryService, mode: str, store: BaseStore, audit: Any) -> None:
+    def __init__(self, service: MemoryService, mode: str) -> None:
         self.service = service
         self.mode = mode
-        self.store = store
-        self.audit = audit
+        self.store: BaseStore = service.store
+        self.audit = service.audit
+        self.saver = service.saver
 
     async def __call__(self, name: str, *args: Any, **kwargs: Any) -> Any:
         if self.mode == "sync":
@@ -49,7 +51,9 @@ async def drive(request: pytest.FixtureRequest, pg_uri: str, schema: str) -> Asy
         store.setup()
         audit = AuditLog(pool, schema=schema)
         audit.setup()
-        yield Driver(MemoryService(store, audit=audit), "sync", store, audit)
+        saver = VaultSaver(pool, schema=schema)
+        saver.setup()
+        yield Driver(MemoryService(store, audit=audit, saver=saver), "sync")
         pool.close()
         return
     apool = await aopen_pool(pg_uri, max_size=2)
@@ -57,5 +61,7 @@ async def drive(request: pytest.FixtureRequest, pg_uri: str, schema: str) -> Asy
     await astore.setup()
     aaudit = AsyncAuditLog(apool, schema=schema)
     await aaudit.setup()
-    yield Driver(MemoryService(astore, audit=aaudit), "async", astore, aaudit)
+    asaver = AsyncVaultSaver(apool, schema=schema)
+    await asaver.setup()
+    yield Driver(MemoryService(astore, audit=aaudit, saver=asaver), "async")
     await apool.close()

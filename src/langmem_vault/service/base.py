@@ -88,6 +88,7 @@ class ServiceBase:
         *,
         saver: Any = None,
         audit: Any = None,
+        jobs: Any = None,
         keyring: Keyring | None = None,
         namespaces: MemoryNamespaces | None = None,
         identity: Identity | None = None,
@@ -96,6 +97,7 @@ class ServiceBase:
         self.store = store
         self.saver = saver
         self.audit = audit
+        self.jobs = jobs
         # Without an explicit keyring, $LANGMEM_VAULT_KEY (when set) opens private facts.
         self.keyring = keyring if keyring is not None else default_keyring()
         self.namespaces = namespaces or MemoryNamespaces()

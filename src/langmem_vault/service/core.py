@@ -1,23 +1,26 @@
 """``MemoryService``: every operation the CLI, the REST API and the dashboard need, in one
 class with sync methods and ``a``-prefixed async twins.
 
-The areas live in their own modules (memories, instructions and episodes, stats); this class
-only puts them together.
+The areas live in their own modules (memories, instructions and episodes, stats, threads,
+privacy); this class only puts them together.
 """
 
 from __future__ import annotations
 
 from langmem_vault.service.instructions import InstructionsMixin
+from langmem_vault.service.privacy import PrivacyMixin
 from langmem_vault.service.stats import StatsMixin
+from langmem_vault.service.threads import ThreadsMixin
 
 __all__ = ["MemoryService"]
 
 
-class MemoryService(StatsMixin, InstructionsMixin):
+class MemoryService(PrivacyMixin, ThreadsMixin, StatsMixin, InstructionsMixin):
     """Inspect and correct what the system remembers, acting for one user or as an admin.
 
     Components: ``store`` (any BaseStore; ``VaultStore``/``AsyncVaultStore`` in production),
-    and optionally ``saver`` (``VaultSaver``/``AsyncVaultSaver``, for threads), ``audit``
+    and optionally ``saver`` (``VaultSaver``/``AsyncVaultSaver``, for threads), ``jobs``
+    (``JobQueue``, whose jobs an erase deletes), ``audit``
     (``AuditLog``/``AsyncAuditLog``/a buffer: every write is recorded with the acting
     identity), ``keyring`` (opens private facts; default ``$LANGMEM_VAULT_KEY``) and
     ``namespaces``. ``identity`` (default: an admin) is who acts; :meth:`acting_as` gives a
