@@ -210,4 +210,9 @@ def progress(description: str, total: int) -> Iterator[Callable[[str], None]]:
         def step(next_description: str) -> None:
             bar.update(task, advance=1, description=next_description)
 
-        yield step
+        try:
+            yield step
+        except BaseException:
+            # A failed operation leaves its one error line, not a half-filled bar.
+            bar.live.transient = True
+            raise
