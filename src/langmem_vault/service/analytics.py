@@ -30,11 +30,15 @@ from typing import Any
 from pydantic import BaseModel
 
 from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.memory.plans import StorePlan
+from langmem_vault.memory.plans import Step, Steps, StorePlan
 from langmem_vault.memory.retrieval import scan_plan
 from langmem_vault.memory.usage import read_usage_plan
+from langmem_vault.service.errors import InvalidInput
+from langmem_vault.service.stats import StatsMixin, StatsReport
 
 __all__ = [
+    "Analytics",
+    "AnalyticsMixin",
     "Confirmations",
     "LatencyLog",
     "Usage",
@@ -42,6 +46,9 @@ __all__ = [
     "confirmations",
     "usage_plan",
 ]
+
+#: how many of the latest edit events the confirmation rate is computed over
+CONFIRMATION_WINDOW = 1000
 
 
 class UsedMemory(BaseModel):
@@ -76,7 +83,7 @@ def usage_plan(
 ) -> StorePlan[Usage]:
     """The ``top`` most cited (then most injected) facts of ``user_id`` and the sources."""
     if not isinstance(top, int) or not 1 <= top <= 100:
-        raise ValueError(f"top must be in 1..100, got {top!r}")
+        raise InvalidInput("top", f"must be in 1..100, got {top!r}")
     ns = (namespaces or MemoryNamespaces()).resolve({"configurable": {"user_id": user_id}})
     facts = [i for i in (yield from scan_plan(ns.semantic)) if tuple(i.namespace) == ns.semantic]
     usage = yield from read_usage_plan((ns.semantic, i.key) for i in facts)
@@ -159,3 +166,47 @@ class LatencyLog:
             p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
             out[operation] = {"count": len(ordered), "p50": round(p50, 2), "p95": round(p95, 2)}
         return out
+
+
+class Analytics(BaseModel):
+    """Everything the analytics page shows: the service's stats plus usage, confirmations
+    and latency."""
+
+    stats: StatsReport
+    usage: Usage
+    confirmations: Confirmations
+    latency_ms: dict[str, dict[str, float | int | None]]
+
+
+class AnalyticsMixin(StatsMixin):
+    """Analytics of :class:`~langmem_vault.service.MemoryService`."""
+
+    def _analytics_steps(
+        self, user_id: str, days: int, top: int, latency: LatencyLog | None
+    ) -> Steps[Analytics]:
+        stats = yield from self._stats_steps(user_id, days)
+        usage = yield Step.store(self.store, usage_plan(user_id, self.namespaces, top=top))
+        records: list[Any] = []
+        audit = self.audit
+        if audit is not None:
+            query = {"actions": ["edit"], "limit": CONFIRMATION_WINDOW}
+            records = yield Step.same(lambda: audit.query(user_id, **query))
+        return Analytics(
+            stats=stats,
+            usage=usage,
+            confirmations=confirmations(records),
+            latency_ms=latency.summary() if latency is not None else {},
+        )
+
+    def analytics(
+        self, user_id: str, *, days: int = 30, top: int = 10, latency: LatencyLog | None = None
+    ) -> Analytics:
+        """One user's analytics (``latency``: where the surface timed its calls)."""
+        return self._run(self._analytics_steps(self._authorize(user_id), days, top, latency))
+
+    async def aanalytics(
+        self, user_id: str, *, days: int = 30, top: int = 10, latency: LatencyLog | None = None
+    ) -> Analytics:
+        """Async :meth:`analytics`."""
+        steps = self._analytics_steps(self._authorize(user_id), days, top, latency)
+        return await self._arun(steps)

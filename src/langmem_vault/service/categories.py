@@ -30,17 +30,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from langmem_vault.memory.models import CATEGORIES, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces, resolve_namespace
-from langmem_vault.memory.plans import StorePlan
+from langmem_vault.memory.plans import Step, Steps, StorePlan
 from langmem_vault.memory.retrieval import scan_plan
 from langmem_vault.memory.scoring import as_datetime
 from langmem_vault.memory.usage import read_usage_plan
+from langmem_vault.service.base import ServiceBase
+from langmem_vault.service.errors import InvalidInput, from_validation
 
 __all__ = [
     "CATEGORY_NAMESPACE",
     "DEFAULT_COLOURS",
+    "CategoriesMixin",
     "CategoryInfo",
     "CategorySpec",
     "categories_plan",
+    "colour_of",
     "save_category_plan",
 ]
 
@@ -103,6 +107,15 @@ class CategoryInfo(BaseModel):
         )
 
 
+def colour_of(name: str | None) -> str:
+    """The default colour of a category name (user categories share one grey).
+
+    >>> colour_of("preference"), colour_of("rome-trip")
+    ('#2563eb', '#475569')
+    """
+    return DEFAULT_COLOURS.get(name or "general", USER_COLOUR)
+
+
 def _namespace(user_id: str) -> tuple[str, ...]:
     return resolve_namespace(CATEGORY_NAMESPACE, {"configurable": {"user_id": user_id}})
 
@@ -141,23 +154,23 @@ def save_category_plan(
 ) -> StorePlan[CategoryInfo]:
     """Create or edit a category. Built-ins take a colour and description only; a user's
     category may name a parent (any existing category, never itself or a descendant).
-    ``ValueError`` naming the field before anything is written."""
+    :class:`~langmem_vault.service.errors.InvalidInput` naming the field, before anything
+    is written."""
     norm = " ".join(name.split()).lower()
     if not _NAME.match(norm):
-        raise ValueError(
-            "name must be 1-50 lowercase letters, digits, spaces, '-' or '_', "
-            f"starting with a letter or digit; got {name[:60]!r}"
+        raise InvalidInput(
+            "name",
+            "must be 1-50 lowercase letters, digits, spaces, '-' or '_', "
+            f"starting with a letter or digit; got {name[:60]!r}",
         )
     try:
         spec = spec if isinstance(spec, CategorySpec) else CategorySpec.model_validate(spec)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ValueError(f"{field}: {first['msg']}") from None
+        raise from_validation(exc) from None
     ns = _namespace(user_id)
     changes = spec.model_dump(exclude_unset=True)
     if norm in CATEGORIES and changes.get("parent"):
-        raise ValueError(f"parent: built-in category {norm!r} cannot have a parent")
+        raise InvalidInput("parent", f"built-in category {norm!r} cannot have a parent")
     (old,) = yield [GetOp(ns, norm)]
     value: dict[str, Any] = dict(old.value) if isinstance(old, Item) else {"created_at": None}
     value.update(changes)
@@ -165,11 +178,11 @@ def save_category_plan(
         defined = yield from scan_plan(ns)
         parents = {i.key: i.value.get("parent") for i in defined}
         if parent not in CATEGORIES and parent not in parents:
-            raise ValueError(f"parent: no category named {parent!r}")
+            raise InvalidInput("parent", f"no category named {parent!r}")
         seen, walk = {norm}, parent
         while walk is not None:  # the new parent chain must not lead back here
             if walk in seen:
-                raise ValueError(f"parent: {parent!r} would make a cycle through {norm!r}")
+                raise InvalidInput("parent", f"{parent!r} would make a cycle through {norm!r}")
             seen.add(walk)
             walk = parents.get(walk)
     now = utcnow().isoformat()
@@ -177,3 +190,41 @@ def save_category_plan(
     value["updated_at"] = now
     yield [PutOp(ns, norm, value, index=False)]
     return CategoryInfo.of(norm, value)
+
+
+class CategoriesMixin(ServiceBase):
+    """Category operations of :class:`~langmem_vault.service.MemoryService`."""
+
+    def _save_category_steps(
+        self, user_id: str, name: str, spec: CategorySpec | Mapping[str, Any]
+    ) -> Steps[CategoryInfo]:
+        info: CategoryInfo = yield Step.store(self.store, save_category_plan(user_id, name, spec))
+        ns = _namespace(user_id)
+        yield from self._audited(user_id, "edit", key=info.name, namespace=ns)
+        return info
+
+    def list_categories(self, user_id: str) -> list[CategoryInfo]:
+        """Built-in and the user's own categories with counts and last use."""
+        plan = categories_plan(self._authorize(user_id), self.namespaces)
+        return self._run(_one(Step.store(self.store, plan)))
+
+    async def alist_categories(self, user_id: str) -> list[CategoryInfo]:
+        """Async :meth:`list_categories`."""
+        plan = categories_plan(self._authorize(user_id), self.namespaces)
+        return await self._arun(_one(Step.store(self.store, plan)))
+
+    def save_category(
+        self, user_id: str, name: str, spec: CategorySpec | Mapping[str, Any]
+    ) -> CategoryInfo:
+        """Create or edit a category (see :func:`save_category_plan`); audited."""
+        return self._run(self._save_category_steps(self._authorize(user_id), name, spec))
+
+    async def asave_category(
+        self, user_id: str, name: str, spec: CategorySpec | Mapping[str, Any]
+    ) -> CategoryInfo:
+        """Async :meth:`save_category`."""
+        return await self._arun(self._save_category_steps(self._authorize(user_id), name, spec))
+
+
+def _one(step: Step) -> Steps[Any]:
+    return (yield step)

@@ -23,7 +23,10 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-__all__ = ["InjectionTrace", "TracedMemory", "aread_trace", "trace_of"]
+from langmem_vault.memory.plans import Step, Steps
+from langmem_vault.service.threads import ThreadsMixin
+
+__all__ = ["InjectionTrace", "TraceMixin", "TracedMemory", "trace_of"]
 
 
 class TracedMemory(BaseModel):
@@ -120,19 +123,31 @@ def trace_of(
     )
 
 
-async def aread_trace(saver: Any, user_id: str, thread_id: str) -> InjectionTrace | None:
-    """The trace of ``thread_id``'s latest checkpoint, read as ``user_id``: the saver refuses
-    (``ThreadAccessError``, a ``PermissionError``) a thread another user owns. None when the
-    thread has no checkpoint."""
-    config = {"configurable": {"thread_id": thread_id, "checkpoint_ns": "", "user_id": user_id}}
-    found = await saver.aget_tuple(config)
-    if found is None:
-        return None
-    checkpoint = found.checkpoint
-    stamp = checkpoint.get("ts")
-    return trace_of(
-        checkpoint.get("channel_values") or {},
-        thread_id=thread_id,
-        checkpoint_id=checkpoint.get("id"),
-        at=datetime.fromisoformat(stamp) if isinstance(stamp, str) else None,
-    )
+class TraceMixin(ThreadsMixin):
+    """The injection trace of :class:`~langmem_vault.service.MemoryService`."""
+
+    def _trace_steps(self, user_id: str, thread_id: str) -> Steps[InjectionTrace]:
+        # The thread must be in the user's own index (another user's is "not found").
+        yield from self._own_thread_steps(user_id, thread_id)
+        saver = self.saver
+        config = {"configurable": {"thread_id": thread_id, "user_id": user_id}}
+        latest = yield Step(lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config))
+        if latest is None:
+            return InjectionTrace(thread_id=thread_id, memories=[], cited=[])
+        checkpoint = latest.checkpoint
+        stamp = checkpoint.get("ts")
+        return trace_of(
+            checkpoint.get("channel_values") or {},
+            thread_id=thread_id,
+            checkpoint_id=checkpoint.get("id"),
+            at=datetime.fromisoformat(stamp) if isinstance(stamp, str) else None,
+        )
+
+    def injection_trace(self, user_id: str, thread_id: str) -> InjectionTrace:
+        """What inject put in front of the model in the thread's last turn, with each
+        memory's score parts and whether the answer cited it."""
+        return self._run(self._trace_steps(self._authorize(user_id), thread_id))
+
+    async def ainjection_trace(self, user_id: str, thread_id: str) -> InjectionTrace:
+        """Async :meth:`injection_trace`."""
+        return await self._arun(self._trace_steps(self._authorize(user_id), thread_id))
