@@ -70,7 +70,7 @@ class View:
         return service(self.request).acting_as(self.who)
 
     def link(self, path: str, **params: Any) -> str:
-        query = {k: v for k, v in params.items() if v not in (None, "", False)}
+        query = {k: v for k, v in params.items() if v is not None and v != ""}
         if self.who.is_admin and self.user_id:
             query = {"user_id": self.user_id, **query}
         url = f"{self.prefix}/{path}"
