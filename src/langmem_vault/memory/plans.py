@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from langgraph.store.base import BaseStore, Op, PutOp
 from langgraph.store.memory import InMemoryStore
 
-__all__ = ["StorePlan", "arun_store_plan", "run_store_plan"]
+__all__ = ["StorePlan", "abatch_ops", "arun_store_plan", "batch_ops", "run_store_plan"]
 
 T = TypeVar("T")
 # Results are typed Any: each op kind returns a different shape and the plan knows which.
@@ -79,6 +79,11 @@ async def _abatch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
                 await store.abatch(part)
             return [None] * len(ops)
     return list(await store.abatch(ops))
+
+
+#: one yielded list of ops, run as a plan driver runs it (for drivers of richer plans)
+batch_ops = _batch
+abatch_ops = _abatch
 
 
 def run_store_plan(store: BaseStore, plan: StorePlan[T]) -> T:
