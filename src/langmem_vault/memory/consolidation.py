@@ -121,7 +121,8 @@ class ConsolidationReport:
     flagged: list[tuple[str, str]] = field(default_factory=list)  # (older, newer now pending)
     summaries: list[str] = field(default_factory=list)
     retired: list[str] = field(default_factory=list)
-    promoted: dict[str, str] = field(default_factory=dict)
+    promoted: dict[str, str] = field(default_factory=dict)  # fact key -> new layer
+    promoted_episodes: dict[str, str] = field(default_factory=dict)
     folded: int = 0
     decayed: int = 0
     judge_calls: int = 0
@@ -135,6 +136,7 @@ class ConsolidationReport:
             or self.summaries
             or self.retired
             or self.promoted
+            or self.promoted_episodes
             or self.folded
             or self.decayed
         )
@@ -147,6 +149,10 @@ class ConsolidationReport:
         out += [("summary", key, {}) for key in self.summaries]
         out += [("retire", key, {}) for key in self.retired]
         out += [("promote", key, {"layer": layer}) for key, layer in self.promoted.items()]
+        out += [
+            ("promote_episode", key, {"layer": layer})
+            for key, layer in self.promoted_episodes.items()
+        ]
         return out
 
 
@@ -361,8 +367,10 @@ def consolidation_plan(
         layer = policy.layers.promoted(item.value, usage.get((ns.episodes, item.key)))
         if layer is not None:
             value = {**item.value, "layer": layer}
-            episode_puts.append(memory_put(ns.episodes, item.key, value, reindex=False))
-            report.promoted[item.key] = layer
+            episode_puts.append(
+                memory_put(ns.episodes, item.key, value, reindex=False, layers=policy.layers)
+            )
+            report.promoted_episodes[item.key] = layer
 
     writes: list[Op] = [
         memory_put(ns.semantic, k, values[k], reindex=reindex, layers=policy.layers)
