@@ -26,7 +26,11 @@ from langgraph.store.base import (
     get_text_at_path,
     tokenize_path,
 )
-from pgvector import Vector
+
+try:
+    from pgvector import Vector
+except ImportError:  # pgvector 0.3 (langchain-postgres, the [docs] extra, pins pgvector < 0.4)
+    from pgvector.utils import Vector  # type: ignore[no-redef,unused-ignore]
 
 from langmem_vault.db.migrations import migrate_plan
 from langmem_vault.db.runner import Plan, Query
