@@ -12,12 +12,27 @@ from langmem_vault._lazy import LazyNames
 
 if TYPE_CHECKING:
     from langmem_vault.integrations.middleware import MemoryAgentState, MemoryMiddleware
+    from langmem_vault.integrations.tools import (
+        create_manage_memory_tool,
+        create_search_memory_tool,
+    )
 
-__all__ = ["MemoryAgentState", "MemoryMiddleware"]
+__all__ = [
+    "MemoryAgentState",
+    "MemoryMiddleware",
+    "create_manage_memory_tool",
+    "create_search_memory_tool",
+]
 
 _NAMES = LazyNames(
     globals(),
-    {"langmem_vault.integrations.middleware": ("MemoryAgentState", "MemoryMiddleware")},
+    {
+        "langmem_vault.integrations.middleware": ("MemoryAgentState", "MemoryMiddleware"),
+        "langmem_vault.integrations.tools": (
+            "create_manage_memory_tool",
+            "create_search_memory_tool",
+        ),
+    },
 )
 
 
