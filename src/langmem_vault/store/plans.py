@@ -29,8 +29,8 @@ from langgraph.store.base import (
 
 try:
     from pgvector import Vector
-except ImportError:  # pgvector 0.3 (langchain-postgres, the [docs] extra, pins pgvector < 0.4)
-    from pgvector.utils import Vector  # type: ignore[no-redef,unused-ignore]
+except ImportError:  # pgvector < 0.4 (langchain-postgres 0.0.x pins 0.3.6) has no top-level names
+    from pgvector.utils import Vector
 
 from langmem_vault.db.migrations import migrate_plan
 from langmem_vault.db.runner import Plan, Query
