@@ -7,15 +7,26 @@ privacy); this class only puts them together.
 
 from __future__ import annotations
 
+from langmem_vault.service.analytics import AnalyticsMixin
+from langmem_vault.service.categories import CategoriesMixin
 from langmem_vault.service.instructions import InstructionsMixin
 from langmem_vault.service.privacy import PrivacyMixin
 from langmem_vault.service.stats import StatsMixin
 from langmem_vault.service.threads import ThreadsMixin
+from langmem_vault.service.trace import TraceMixin
 
 __all__ = ["MemoryService"]
 
 
-class MemoryService(PrivacyMixin, ThreadsMixin, StatsMixin, InstructionsMixin):
+class MemoryService(
+    TraceMixin,
+    CategoriesMixin,
+    AnalyticsMixin,
+    PrivacyMixin,
+    ThreadsMixin,
+    StatsMixin,
+    InstructionsMixin,
+):
     """Inspect and correct what the system remembers, acting for one user or as an admin.
 
     Components: ``store`` (any BaseStore; ``VaultStore``/``AsyncVaultStore`` in production),
