@@ -30,11 +30,13 @@ __all__ = [
     "JsonOption",
     "SchemaOption",
     "UserOption",
+    "emit",
     "fail",
     "open_service",
     "parse_time",
     "print_json",
     "progress",
+    "service_for",
     "table",
 ]
 
@@ -123,12 +125,30 @@ def open_service(dsn: str | None, schema: str | None) -> Iterator[MemoryService]
 
 
 @contextmanager
+def service_for(dsn: str | None, schema: str | None, user: str | None) -> Iterator[MemoryService]:
+    """:func:`open_service` with errors :func:`handled`, after checking that ``user`` (when
+    given) has memories or threads: an unknown user is exit 2, not an empty table."""
+    with open_service(dsn, schema) as service, handled():
+        if user is not None:
+            service.require_user(user)
+        yield service
+
+
+@contextmanager
 def handled() -> Iterator[None]:
     """Turn a service error into one line on stderr and exit code 2."""
     try:
         yield
     except ServiceError as exc:
         fail(str(exc))
+
+
+def emit(value: Any, as_json: bool, message: str) -> None:
+    """``value`` as JSON with ``--json``, else the one-line ``message`` (never markup)."""
+    if as_json:
+        print_json(value)
+    else:
+        out.print(escape(message))
 
 
 def print_json(value: Any) -> None:
