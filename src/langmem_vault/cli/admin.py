@@ -1,5 +1,5 @@
-"""``langmem-vault export|import|erase|unerase|consent|audit|stats|users``: one user's data
-as a whole, and the numbers."""
+"""``langmem-vault export|import|erase|unerase|consent|audit|stats|users|rotate-keys``: one
+user's data as a whole, and the numbers."""
 
 from __future__ import annotations
 
@@ -216,6 +216,38 @@ def stats(
     table(f"growth, last {days} days", ("day", "added", "total"), growth)
 
 
+def rotate_keys(
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="one user (default: everyone)")
+    ] = None,
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Re-seal private facts under $LANGMEM_VAULT_KEY (old keys: $LANGMEM_VAULT_OLD_KEYS)."""
+    with open_service(dsn, schema) as service, handled():
+        if user is not None:
+            service.require_user(user)
+        names = [user] if user is not None else service.list_users()
+        results = []
+        with progress("re-sealing", len(names)) as step:
+            for name in names:
+                results.append(service.rotate_keys(name))
+                step(f"re-sealed {name}")
+            failed = sum(r.failed for r in results)
+            if failed:  # inside the bar: a failure replaces it with its one line
+                first = next(r for r in results if r.failed)
+                fail(
+                    f"key: {failed} private memories could not be opened with the keyring "
+                    f"(user {first.user_id!r}: {first.first_failure}); the others were re-sealed"
+                )
+    if as_json:
+        print_json(results)
+    else:
+        resealed = sum(r.resealed + r.sealed for r in results)
+        out.print(f"re-sealed {resealed} private memories of {len(results)} users")
+
+
 def users(
     dsn: DsnOption = None,
     schema: SchemaOption = None,
@@ -236,3 +268,4 @@ def register(app: typer.Typer) -> None:
     app.command("import")(import_)
     for command in (erase, unerase, consent, audit, stats, users):
         app.command()(command)
+    app.command("rotate-keys")(rotate_keys)

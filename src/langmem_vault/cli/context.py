@@ -41,6 +41,7 @@ __all__ = [
 #: the exit code of every bad-input error (unknown user, malformed file, wrong key, bad field)
 BAD_INPUT = 2
 SCHEMA_ENV = "LANGMEM_VAULT_SCHEMA"
+UNFOLDED = frozenset({"key", "thread", "created", "at", "ended", "last activity", "expires"})
 
 DsnOption = Annotated[
     str | None,
@@ -153,7 +154,9 @@ def table(
     """A Rich table on stdout (cells escaped: stored text is never markup)."""
     shown = Table(title=title, caption=caption, show_lines=False)
     for column in columns:
-        shown.add_column(column, overflow="fold")
+        # A key or a thread id is what the next command needs, never folded in two; times
+        # neither (the text column folds instead).
+        shown.add_column(column, overflow="fold", no_wrap=column in UNFOLDED)
     for row in rows:
         shown.add_row(*(escape(_cell(v)) for v in row))
     out.print(shown)

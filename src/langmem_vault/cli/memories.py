@@ -28,7 +28,7 @@ __all__ = ["register"]
 memories = typer.Typer(help="List, search and correct a user's memories.", no_args_is_help=True)
 
 KeyArg = Annotated[str, typer.Argument(help="the memory's key (from `memories list`)")]
-COLUMNS = ("key", "kind", "status", "category", "text", "confidence", "created")
+COLUMNS = ("key", "kind", "status", "category", "text", "conf", "created")
 
 
 def _row(m: MemoryRecord) -> list[Any]:
@@ -87,7 +87,9 @@ def search(
     user: UserOption,
     query: Annotated[str, typer.Argument(help="what to look for")],
     search_type: Annotated[str, typer.Option("--type", help="text, semantic or hybrid")] = "hybrid",
-    min_relevance: Annotated[float, typer.Option(help="drop hits below this (0..1)")] = 0.0,
+    min_relevance: Annotated[
+        float, typer.Option(help="drop hits below this (0..1); vector scores of unrelated text")
+    ] = 0.25,
     kind: Annotated[str | None, typer.Option(help="semantic, instruction or episode")] = None,
     status: Annotated[list[str] | None, typer.Option(help="statuses to search (repeat)")] = None,
     limit: int = 10,
