@@ -3,19 +3,46 @@
 The injected memory block lives in ``memory_context`` (a state key), not in ``messages``, so
 checkpoints do not grow with it turn after turn.
 
+The graph's input is only ``messages`` (:class:`MemoryInput`), its output the state without
+the internal hand-over key (:class:`MemoryOutput`), and :class:`MemoryContext` is the run
+context (``user_id``): ``build_memory_graph`` uses all three, so LangGraph Studio's form asks
+for a message and a user id, not for ``memory_refs`` or ``extraction``.
+
 >>> from langgraph.graph import StateGraph
->>> builder = StateGraph(MemoryState)
+>>> builder = StateGraph(
+...     MemoryState, context_schema=MemoryContext, input_schema=MemoryInput,
+...     output_schema=MemoryOutput,
+... )
+>>> sorted(builder.compile().get_input_jsonschema()["properties"])
+['messages']
 """
 
 from __future__ import annotations
 
-from typing import Any, NotRequired
+from typing import Any, NotRequired, TypedDict
 
 from langgraph.graph import MessagesState
 
 from langmem_vault.memory.injected import InjectedMemory
 
-__all__ = ["MemoryState"]
+__all__ = ["MemoryContext", "MemoryInput", "MemoryOutput", "MemoryState"]
+
+
+class MemoryContext(TypedDict, total=False):
+    """The run context the memory nodes read (``graph.invoke(..., context={...})``).
+
+    - ``user_id``: whose memories to read and write (``config["configurable"]["user_id"]``
+      works too, and wins when both are given).
+
+    A ``TypedDict`` (not a dataclass) so that a context with keys of its own (for namespace
+    templates such as ``("memories", "{org_id}", "{user_id}")``) is passed through as given.
+    """
+
+    user_id: str
+
+
+class MemoryInput(MessagesState):
+    """What a run takes: new ``messages`` only (the memory keys are written by the nodes)."""
 
 
 class MemoryState(MessagesState):
@@ -37,3 +64,13 @@ class MemoryState(MessagesState):
     cited: list[str]
     running_summary: str
     extraction: NotRequired[dict[str, Any] | None]
+
+
+class MemoryOutput(MessagesState):
+    """What a run returns: :class:`MemoryState` without the internal ``extraction``."""
+
+    memory_context: str
+    memory_refs: dict[str, str]
+    memory_items: list[InjectedMemory]
+    cited: list[str]
+    running_summary: str

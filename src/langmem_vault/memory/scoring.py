@@ -31,6 +31,7 @@ __all__ = [
     "base_score",
     "recency",
     "score_memory",
+    "score_parts",
 ]
 
 
@@ -100,15 +101,19 @@ def recency(
     return math.exp(-age_days / decay_days)
 
 
+def last_touched(value: Mapping[str, Any]) -> datetime | None:
+    """The later of a memory's last update and last access (None when neither is known)."""
+    # A memory the user keeps coming back to stays fresh: use the latest of update/access.
+    stamps = [as_datetime(value.get("updated_at")), as_datetime(value.get("last_accessed"))]
+    return max((s for s in stamps if s is not None), default=None)
+
+
 def base_score(
     value: Mapping[str, Any], now: datetime, weights: ScoringWeights = DEFAULT_WEIGHTS
 ) -> float:
     """``confidence x 0.7 + recency x 0.3`` (recency of the last update or access)."""
     confidence = float(value.get("confidence", 1.0))
-    # A memory the user keeps coming back to stays fresh: use the latest of update/access.
-    stamps = [as_datetime(value.get("updated_at")), as_datetime(value.get("last_accessed"))]
-    latest = max((s for s in stamps if s is not None), default=None)
-    fresh = recency(latest, now, decay_days=weights.decay_days)
+    fresh = recency(last_touched(value), now, decay_days=weights.decay_days)
     return weights.confidence * confidence + weights.recency * fresh
 
 
@@ -137,6 +142,29 @@ def score_memory(
     utility = float(value.get("utility", 0.5))
     layer = weights.layers.factor(value, session)
     return base * (1.0 + weights.utility_weight * (utility - 0.5)) * layer
+
+
+def score_parts(
+    memory: ScoredMemory, now: datetime, weights: ScoringWeights = DEFAULT_WEIGHTS
+) -> dict[str, float | None]:
+    """The parts of a scored memory's score, for the injection trace: search relevance (None
+    without a query), confidence, recency of the last update or access, utility, the total.
+
+    >>> from datetime import datetime, timezone
+    >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> m = ScoredMemory("k", {"confidence": 0.9, "updated_at": now.isoformat()}, 0.7, 0.5)
+    >>> score_parts(m, now)
+    {'relevance': 0.5, 'confidence': 0.9, 'recency': 1.0, 'utility': 0.5, 'score': 0.7}
+    """
+    value = memory.value
+    latest = last_touched(value)
+    return {
+        "relevance": None if memory.relevance is None else round(memory.relevance, 4),
+        "confidence": round(float(value.get("confidence", 1.0)), 4),
+        "recency": round(recency(latest, now, decay_days=weights.decay_days), 4),
+        "utility": round(float(value.get("utility", 0.5)), 4),
+        "score": round(memory.score, 4),
+    }
 
 
 def balance_categories(

@@ -57,6 +57,7 @@ from langmem_vault.memory.scoring import (
     ScoringWeights,
     as_datetime,
     balance_categories,
+    score_parts,
 )
 from langmem_vault.memory.sealing import Keyring, default_keyring
 from langmem_vault.memory.usage import read_usage_plan
@@ -189,12 +190,16 @@ def render(
     *,
     max_tokens: int,
     count: TokenCounter,
+    now: datetime | None = None,
+    weights: ScoringWeights = DEFAULT_WEIGHTS,
 ) -> Injection:
     """Render the memory section best-first until the token budget is spent.
 
     Each line is counted on its own; the sum over-estimates the block, so the block never
-    exceeds ``max_tokens``.
+    exceeds ``max_tokens``. Each fact's and episode's entry keeps its key and score parts
+    (``score_parts`` at ``now``) for the injection trace.
     """
+    moment = now or utcnow()
     lines: list[str] = []
     used = 0
     refs: dict[str, str] = {}
@@ -231,7 +236,8 @@ def render(
         pending_header = None
         refs[alias] = memory.key
         kept_f.append(memory)
-        memories.append(fact_entry(alias, memory.value))
+        parts = score_parts(memory, moment, weights)
+        memories.append(fact_entry(alias, memory.value, key=memory.key, scores=parts))
     pending_header = EPISODES_HEADER
     for memory in episodes:
         alias = f"M{len(refs) + 1}"
@@ -241,7 +247,8 @@ def render(
         pending_header = None
         refs[alias] = memory.key
         kept_e.append(memory)
-        memories.append(episode_entry(alias, memory.value))
+        parts = {"score": round(memory.score, 4)}
+        memories.append(episode_entry(alias, memory.value, key=memory.key, scores=parts))
     if not (kept_i or kept_f or kept_e):
         return Injection("", {}, [], [], [])
     preview = [i.text for _, i in kept_i] + [str(m.value.get("text", "")) for m in kept_f]
@@ -347,7 +354,15 @@ def select(
         key=lambda m: m.score,
         reverse=True,
     )[: opts.max_episodes]
-    return render(found.instructions, facts, episodes, max_tokens=opts.max_tokens, count=count)
+    return render(
+        found.instructions,
+        facts,
+        episodes,
+        max_tokens=opts.max_tokens,
+        count=count,
+        now=now,
+        weights=opts.weights,
+    )
 
 
 def _thread(config: Mapping[str, Any] | None) -> str | None:
