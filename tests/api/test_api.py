@@ -333,3 +333,35 @@ async def test_openapi_documents_the_routes_under_the_prefix(api: Api) -> None:
     ):
         assert path in paths
     assert not any(p.startswith("/vault/ui") for p in paths)  # the dashboard is not API
+
+
+async def test_without_auth_only_local_clients_are_served(api: Api) -> None:
+    import httpx
+
+    from langmem_vault.api import LocalOnlyAuth, create_app
+
+    app = create_app(api.service, auth=LocalOnlyAuth())
+    for client, status in ((("127.0.0.1", 5000), 200), (("10.1.2.3", 5000), 403)):
+        transport = httpx.ASGITransport(app=app, client=client)
+        async with httpx.AsyncClient(transport=transport, base_url="http://t/vault/api") as c:
+            r = await c.get("/memories", params={"user_id": new_user()})
+        assert r.status_code == status, client
+    assert "only local clients" in r.json()["message"]
+
+
+def test_api_keys_from_the_environment() -> None:
+    import pytest
+
+    from langmem_vault.api import ApiKeyAuth
+
+    assert ApiKeyAuth.from_env({}) is None
+    auth = ApiKeyAuth.from_env(
+        {"LANGMEM_VAULT_ADMIN_KEY": "a1", "LANGMEM_VAULT_API_KEYS": "alice=k1, bob=k2"}
+    )
+    assert auth is not None
+    admin, alice = auth.identity_for("a1"), auth.identity_for("k1")
+    assert admin is not None and admin.is_admin
+    assert alice is not None and (alice.user_id, alice.is_admin) == ("alice", False)
+    assert auth.identity_for("k3") is None
+    with pytest.raises(ValueError, match="LANGMEM_VAULT_API_KEYS"):
+        ApiKeyAuth.from_env({"LANGMEM_VAULT_API_KEYS": "alice"})

@@ -27,6 +27,7 @@ COMMANDS = (
     "langmem_vault.cli.memories",
     "langmem_vault.cli.instructions",
     "langmem_vault.cli.admin",
+    "langmem_vault.api.serve",
 )
 
 for _module in COMMANDS:

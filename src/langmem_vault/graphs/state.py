@@ -19,24 +19,24 @@ for a message and a user id, not for ``memory_refs`` or ``extraction``.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired
 
 from langgraph.graph import MessagesState
+
+# pydantic builds the JSON schemas Studio shows from these; it needs this TypedDict on 3.11.
+from typing_extensions import TypedDict
 
 from langmem_vault.memory.injected import InjectedMemory
 
 __all__ = ["MemoryContext", "MemoryInput", "MemoryOutput", "MemoryState"]
 
 
+# A TypedDict, not a dataclass: a context with keys of its own (for namespace templates such
+# as ("memories", "{org_id}", "{user_id}")) passes through as given. Its docstring is the
+# description LangGraph Studio shows above the form.
 class MemoryContext(TypedDict, total=False):
-    """The run context the memory nodes read (``graph.invoke(..., context={...})``).
-
-    - ``user_id``: whose memories to read and write (``config["configurable"]["user_id"]``
-      works too, and wins when both are given).
-
-    A ``TypedDict`` (not a dataclass) so that a context with keys of its own (for namespace
-    templates such as ``("memories", "{org_id}", "{user_id}")``) is passed through as given.
-    """
+    """user_id: whose memories this run reads and writes (configurable.user_id wins when both
+    are given)."""
 
     user_id: str
 

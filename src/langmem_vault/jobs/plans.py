@@ -189,6 +189,21 @@ WITH d AS (
 SELECT (SELECT count(*) FROM d) AS jobs, (SELECT count(*) FROM w) AS watermarks
 """
 
+# A job that is not a span of a thread (a scheduled consolidation): idempotent per dedupe_key,
+# so scheduling the same slot twice keeps one job; the id of the existing one comes back.
+_INSERT_KEYED = """
+WITH inserted AS (
+    INSERT INTO {schema}.vault_jobs (kind, dedupe_key, thread_id, payload, max_attempts, run_after)
+    VALUES (%(kind)s, %(key)s, %(thread)s, %(payload)s, %(max_attempts)s,
+            now() + make_interval(secs => %(delay)s))
+    ON CONFLICT (dedupe_key) DO NOTHING
+    RETURNING id, true AS created
+)
+SELECT id, created FROM inserted
+UNION ALL
+SELECT id, false FROM {schema}.vault_jobs WHERE dedupe_key = %(key)s
+"""
+
 # A new thread of a user: that user's idle tails (see ``idle_seconds``) run now, not later.
 _PROMOTE_TAILS = """
 UPDATE {schema}.vault_jobs
@@ -336,6 +351,36 @@ def enqueue_span_plan(
         rows = yield Query(_q(_INSERT_JOB, schema), params)
     job_id: int = rows[0]["id"]  # type: ignore[index]
     return Enqueued(job_id, tuple(new_ids), merged)
+
+
+def enqueue_keyed_plan(
+    schema: str,
+    *,
+    kind: str,
+    dedupe_key: str,
+    thread_id: str,
+    payload: dict[str, Any],
+    delay_seconds: float = 0.0,
+    max_attempts: int = 5,
+) -> Plan[tuple[int, bool]]:
+    """Enqueue one job under ``dedupe_key`` unless it exists; returns ``(id, created)``."""
+    for name, value in (("kind", kind), ("dedupe_key", dedupe_key), ("thread_id", thread_id)):
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
+    _check_positive("delay_seconds", delay_seconds)
+    params = {
+        "kind": kind,
+        "key": dedupe_key,
+        "thread": thread_id,
+        "payload": Jsonb(payload),
+        "max_attempts": max_attempts,
+        "delay": delay_seconds,
+    }
+    rows = yield Query(_q(_INSERT_KEYED, schema), params)
+    row = rows[0]  # type: ignore[index]
+    return int(row["id"]), bool(row["created"])
 
 
 def claim_plan(

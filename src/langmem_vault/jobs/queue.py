@@ -97,6 +97,24 @@ class JobQueue(PooledComponent, _QueueBase):
             )
         )
 
+    def enqueue(
+        self,
+        kind: str,
+        dedupe_key: str,
+        payload: dict[str, Any],
+        *,
+        thread_id: str,
+        delay_seconds: float = 0.0,
+        max_attempts: int = 5,
+    ) -> tuple[int, bool]:
+        """Enqueue one job unless one with ``dedupe_key`` exists; returns ``(id, created)``."""
+        return self.db.run(
+            plans.enqueue_keyed_plan(
+                self.schema,
+                **_keyed(kind, dedupe_key, payload, thread_id, delay_seconds, max_attempts),
+            )
+        )
+
     def claim(
         self,
         kinds: Sequence[str],
@@ -212,6 +230,24 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
             )
         )
 
+    async def enqueue(
+        self,
+        kind: str,
+        dedupe_key: str,
+        payload: dict[str, Any],
+        *,
+        thread_id: str,
+        delay_seconds: float = 0.0,
+        max_attempts: int = 5,
+    ) -> tuple[int, bool]:
+        """See :meth:`JobQueue.enqueue`."""
+        return await self.db.run(
+            plans.enqueue_keyed_plan(
+                self.schema,
+                **_keyed(kind, dedupe_key, payload, thread_id, delay_seconds, max_attempts),
+            )
+        )
+
     async def claim(
         self,
         kinds: Sequence[str],
@@ -284,6 +320,24 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
         return await self.db.run(
             plans.delete_user_jobs_plan(self.schema, thread_ids, namespaces_payload(namespaces))
         )
+
+
+def _keyed(
+    kind: str,
+    dedupe_key: str,
+    payload: dict[str, Any],
+    thread_id: str,
+    delay_seconds: float,
+    max_attempts: int,
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "dedupe_key": dedupe_key,
+        "thread_id": thread_id,
+        "payload": payload,
+        "delay_seconds": delay_seconds,
+        "max_attempts": max_attempts,
+    }
 
 
 def _token(job: Job) -> str:

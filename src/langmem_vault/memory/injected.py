@@ -17,9 +17,12 @@ the text, which is free to change.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import Any, Literal, NotRequired
 
 from langchain_core.messages import BaseMessage, SystemMessage
+
+# pydantic (LangGraph's JSON schemas of the state, Studio's forms) needs this TypedDict on 3.11
+from typing_extensions import TypedDict
 
 from langmem_vault.memory.models import Instruction
 

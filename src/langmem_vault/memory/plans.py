@@ -29,8 +29,10 @@ __all__ = [
     "Step",
     "Steps",
     "StorePlan",
+    "abatch_ops",
     "arun_steps",
     "arun_store_plan",
+    "batch_ops",
     "run_steps",
     "run_store_plan",
 ]
@@ -89,6 +91,11 @@ async def _abatch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
                 await store.abatch(part)
             return [None] * len(ops)
     return list(await store.abatch(ops))
+
+
+#: one yielded list of ops, run as a plan driver runs it (for drivers of richer plans)
+batch_ops = _batch
+abatch_ops = _abatch
 
 
 def run_store_plan(store: BaseStore, plan: StorePlan[T]) -> T:

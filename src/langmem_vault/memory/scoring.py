@@ -2,7 +2,9 @@
 
 The base score of a fact is ``confidence x 0.7 + recency x 0.3`` where recency decays with a
 7-day time constant. With a user message the store's search relevance is blended in; a
-utility factor (0.5 is neutral) nudges facts the model found useful before. Scoring works on
+utility factor (0.5 is neutral) nudges facts the model found useful before, and a layer
+factor prefers long-term and working memories over another session's short-term ones
+(:meth:`~langmem_vault.memory.layers.LayerPolicy.factor`). Scoring works on
 raw stored dicts, so ranking hundreds of candidates costs no model validation.
 
 >>> from datetime import datetime, timezone
@@ -19,6 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
 
 __all__ = [
     "ScoredMemory",
@@ -45,6 +49,8 @@ class ScoringWeights:
     relevance: float = 0.6
     #: how strongly utility moves the score: factor = 1 + utility_weight x (utility - 0.5)
     utility_weight: float = 0.5
+    #: the layers' ranking factors (and lifetimes, see memory.layers)
+    layers: LayerPolicy = DEFAULT_LAYERS
 
 
 DEFAULT_WEIGHTS = ScoringWeights()
@@ -117,8 +123,11 @@ def score_memory(
     *,
     relevance: float | None = None,
     weights: ScoringWeights = DEFAULT_WEIGHTS,
+    session: str | None = None,
 ) -> float:
-    """Final score: relevance blended with the base score, times a utility factor.
+    """Final score: relevance blended with the base score, times a utility factor and a
+    layer factor (``session``: this turn's thread id, whose short-term memories compete at
+    full weight).
 
     >>> from datetime import datetime, timezone
     >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -131,7 +140,8 @@ def score_memory(
         rel = min(max(relevance, 0.0), 1.0)
         base = weights.relevance * rel + (1.0 - weights.relevance) * base
     utility = float(value.get("utility", 0.5))
-    return base * (1.0 + weights.utility_weight * (utility - 0.5))
+    layer = weights.layers.factor(value, session)
+    return base * (1.0 + weights.utility_weight * (utility - 0.5)) * layer
 
 
 def score_parts(

@@ -320,9 +320,12 @@ def select(
     opts: InjectOptions,
     count: TokenCounter,
     now: datetime,
+    *,
+    session: str | None = None,
 ) -> Injection:
     """Rank the candidates (public search results and the scored private facts on one scale)
-    and render the best within the budget."""
+    and render the best within the budget. ``session`` (the thread id): this session's
+    short-term memories compete at full weight (see ``memory.layers``)."""
     items = merge_candidates(found.facts, private)
     # Sealed facts nobody opened carry only a placeholder: never shown.
     items = [i for i in items if "enc" not in i.value]
@@ -334,6 +337,7 @@ def select(
         weights=opts.weights,
         include_pending=use_relevance and opts.max_pending > 0,
         usage=found.usage,
+        session=session,
     )
     scored = _with_pending(scored, opts.max_pending)
     facts = balance_categories(scored, opts.max_facts, max_share=opts.max_share)
@@ -359,6 +363,11 @@ def select(
         now=now,
         weights=opts.weights,
     )
+
+
+def _thread(config: Mapping[str, Any] | None) -> str | None:
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    return str(thread) if thread else None
 
 
 class InjectNode:
@@ -430,7 +439,7 @@ class InjectNode:
         found = run_store_plan(store, plan)
         opened = open_private(found.private, self.keyring)
         private = self.ranker.rank(store, found.message, opened)
-        injection = select(found, private, self.options, self.count, now)
+        injection = select(found, private, self.options, self.count, now, session=_thread(config))
         targets = self._targets(injection) + self._instruction_targets(injection, config)
         self.recorder.record(store, targets)
         return self._update(injection)
@@ -443,7 +452,7 @@ class InjectNode:
         found = await arun_store_plan(store, plan)
         opened = open_private(found.private, self.keyring)
         private = await self.ranker.arank(store, found.message, opened)
-        injection = select(found, private, self.options, self.count, now)
+        injection = select(found, private, self.options, self.count, now, session=_thread(config))
         targets = self._targets(injection) + self._instruction_targets(injection, config)
         await self.recorder.arecord(store, targets)
         return self._update(injection)
@@ -533,8 +542,10 @@ def create_inject_node(
 
 
 class _NullRecorder(AccessRecorder):
-    def record(self, store: BaseStore, targets: Any, *, cited: Any = ()) -> None:
+    def record(self, store: BaseStore, targets: Any, *, cited: Any = (), uncited: Any = ()) -> None:
         return None
 
-    async def arecord(self, store: BaseStore, targets: Any, *, cited: Any = ()) -> None:
+    async def arecord(
+        self, store: BaseStore, targets: Any, *, cited: Any = (), uncited: Any = ()
+    ) -> None:
         return None

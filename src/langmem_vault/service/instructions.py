@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from langmem_vault.memory.models import Instruction, utcnow
+from langmem_vault.memory.models import utcnow
 from langmem_vault.memory.plans import Step, Steps
 from langmem_vault.service.errors import InvalidInput, NotFound
 from langmem_vault.service.memories import MemoriesMixin
@@ -48,7 +48,7 @@ class InstructionsMixin(MemoriesMixin):
     def _add_instruction_steps(
         self, user_id: str, text: str, fields: dict[str, Any]
     ) -> Steps[MemoryRecord]:
-        Instruction.model_validate({"text": text, **fields})  # before anything is written
+        # add_instruction() validates before it writes anything.
         vault = self._vault(user_id)
         added = yield Step(
             lambda: vault.add_instruction(text, **fields),

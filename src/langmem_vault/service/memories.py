@@ -180,8 +180,7 @@ class MemoriesMixin(ServiceBase):
         return record  # type: ignore[no-any-return]
 
     def _add_steps(self, user_id: str, text: str, fields: dict[str, Any]) -> Steps[MemoryRecord]:
-        # Validated here, before anything is written (the vault validates again, cheaply).
-        SemanticFact.model_validate({"text": text, **fields})
+        # remember() validates the fact before it writes anything.
         vault = self._vault(user_id)
         added = yield Step(
             lambda: vault.remember(text, **fields), lambda: vault.aremember(text, **fields)
