@@ -10,9 +10,13 @@ from __future__ import annotations
 
 import doctest
 import re
+import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -92,16 +96,31 @@ def test_check_output_compares_with_ellipsis() -> None:
         check_output(Example(1, "", None), "surprise\n")
 
 
+@pytest.fixture(scope="module")
+def readme_dsn(pg_uri: str) -> Iterator[str]:
+    """A database of their own for the README's examples.
+
+    They use the default schema, as a reader would, so what other tests left there (a queued
+    job, a user's facts) must not show up in what they print.
+    """
+    name = f"readme_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield urlsplit(pg_uri)._replace(path=f"/{name}").geturl()
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"README.md:{e.line}")
 def test_readme_example(
     example: Example,
-    pg_uri: str,
+    readme_dsn: str,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # Offline as written: no key may leak in from the environment running the tests.
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setenv("LANGMEM_VAULT_DSN", pg_uri)
+    monkeypatch.setenv("LANGMEM_VAULT_DSN", readme_dsn)
     capsys.readouterr()
     exec(compile(example.code, f"{README}:{example.line}", "exec"), {"__name__": "readme"})
     check_output(example, capsys.readouterr().out)

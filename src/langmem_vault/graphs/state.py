@@ -8,11 +8,12 @@ the internal hand-over key (:class:`MemoryOutput`), and :class:`MemoryContext` i
 context (``user_id``): ``build_memory_graph`` uses all three, so LangGraph Studio's form asks
 for a message and a user id, not for ``memory_refs`` or ``extraction``.
 
->>> from langgraph.graph import StateGraph
+>>> from langgraph.graph import START, StateGraph
 >>> builder = StateGraph(
 ...     MemoryState, context_schema=MemoryContext, input_schema=MemoryInput,
 ...     output_schema=MemoryOutput,
 ... )
+>>> builder = builder.add_node("noop", lambda state: {}).add_edge(START, "noop")
 >>> sorted(builder.compile().get_input_jsonschema()["properties"])
 ['messages']
 """
