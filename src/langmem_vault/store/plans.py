@@ -26,7 +26,11 @@ from langgraph.store.base import (
     get_text_at_path,
     tokenize_path,
 )
-from pgvector import Vector
+
+try:
+    from pgvector import Vector
+except ImportError:  # pgvector < 0.4 (langchain-postgres 0.0.19 pins 0.3.6) exports it here
+    from pgvector.utils import Vector
 
 from langmem_vault.db.migrations import migrate_plan
 from langmem_vault.db.runner import Plan, Query
