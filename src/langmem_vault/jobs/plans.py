@@ -19,15 +19,17 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from langmem_vault.db.migrations import check_schema
-from langmem_vault.db.runner import Plan, Query
+from langmem_vault.db.runner import Pipelined, Plan, Query
 
 JOB_STATUSES = ("pending", "running", "done", "failed")
 
-# The enqueue sits on the chat path, so it takes three statements. The first skips waiting for
-# the WAL flush (a few ms per commit): if the server crashes before the flush, the job and the
-# watermark are lost together and the next turn enqueues the same messages again, so nothing is
-# skipped. It also takes a per-thread lock so two concurrent runs of one thread never both see
-# the same messages as new; the next statement's snapshot is taken after the lock is held.
+# The enqueue sits on the chat path, so it takes three statements and three round trips (the
+# queue runs it in pipeline mode: BEGIN travels with the first two, sent together; the COMMIT
+# is the third). The first skips waiting for the WAL flush (a few ms per commit): if the
+# server crashes before the flush, the job and the watermark are lost together and the next
+# turn enqueues the same messages again, so nothing is skipped. It also takes a per-thread
+# lock so two concurrent runs of one thread never both see the same messages as new; the
+# next statement's snapshot is taken after the lock is held.
 _LOCK_THREAD = """
 SELECT set_config('synchronous_commit', 'off', true),
        pg_advisory_xact_lock(hashtextextended(%s, 0))
@@ -282,10 +284,16 @@ def enqueue_span_plan(
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
     _check_positive("delay_seconds", delay_seconds)
-    yield Query(_LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",))
     base = {"kind": kind, "thread": thread_id}
-    rows = yield Query(_q(_READ_THREAD, schema), base)
-    state = rows[0]  # type: ignore[index]
+    # One round trip: the read runs after the lock is held (statements of a pipeline run in
+    # order), so its snapshot sees what the previous holder committed.
+    _, rows = yield Pipelined(
+        (
+            Query(_LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",)),
+            Query(_q(_READ_THREAD, schema), base),
+        )
+    )
+    state = rows[0]
     done = set(state["message_ids"] or [])
     new_ids = [i for i in present_ids if i not in done]
     if len(new_ids) < min_new:
@@ -309,7 +317,7 @@ def enqueue_span_plan(
     if not merged:
         params["key"] = span_key(kind, thread_id, new_ids)
         rows = yield Query(_q(_INSERT_JOB, schema), params)
-    job_id: int = rows[0]["id"]  # type: ignore[index]
+    job_id: int = rows[0]["id"]
     return Enqueued(job_id, tuple(new_ids), merged)
 
 

@@ -78,7 +78,8 @@ class JobQueue(PooledComponent, _QueueBase):
         return self.db.run(
             self._enqueue(
                 kind, thread_id, present_ids, payload_for, min_new, delay_seconds, max_attempts
-            )
+            ),
+            pipeline=True,
         )
 
     def claim(
@@ -176,7 +177,8 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
         return await self.db.run(
             self._enqueue(
                 kind, thread_id, present_ids, payload_for, min_new, delay_seconds, max_attempts
-            )
+            ),
+            pipeline=True,
         )
 
     async def claim(
