@@ -19,17 +19,17 @@ from psycopg import sql
 from psycopg.types.json import Jsonb
 
 from langmem_vault.db.migrations import check_schema
-from langmem_vault.db.runner import Pipelined, Plan, Query
+from langmem_vault.db.runner import Plan, Query
 
 JOB_STATUSES = ("pending", "running", "done", "failed")
 
-# The enqueue sits on the chat path, so it takes three statements and three round trips (the
-# queue runs it in pipeline mode: BEGIN travels with the first two, sent together; the COMMIT
-# is the third). The first skips waiting for the WAL flush (a few ms per commit): if the
-# server crashes before the flush, the job and the watermark are lost together and the next
-# turn enqueues the same messages again, so nothing is skipped. It also takes a per-thread
-# lock so two concurrent runs of one thread never both see the same messages as new; the
-# next statement's snapshot is taken after the lock is held.
+# The enqueue sits on the chat path, so it takes three statements. (Sending the first two
+# together in pipeline mode, BEGIN included, measured slower on the loaded 2-core machine:
+# bench/roundtrip_bench.py, RESULTS.md.) The first skips waiting for the WAL flush (a few ms
+# per commit): if the server crashes before the flush, the job and the watermark are lost
+# together and the next turn enqueues the same messages again, so nothing is skipped. It also
+# takes a per-thread lock so two concurrent runs of one thread never both see the same
+# messages as new; the next statement's snapshot is taken after the lock is held.
 _LOCK_THREAD = """
 SELECT set_config('synchronous_commit', 'off', true),
        pg_advisory_xact_lock(hashtextextended(%s, 0))
@@ -320,14 +320,8 @@ def enqueue_span_plan(
     if idle_seconds is not None:
         _check_positive("idle_seconds", idle_seconds)
     base = {"kind": kind, "thread": thread_id}
-    # One round trip: the read runs after the lock is held (statements of a pipeline run in
-    # order), so its snapshot sees what the previous holder committed.
-    _, rows = yield Pipelined(
-        (
-            Query(_LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",)),
-            Query(_q(_READ_THREAD, schema), base),
-        )
-    )
+    yield Query(_LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",))
+    rows = yield Query(_q(_READ_THREAD, schema), base)
     state = rows[0]
     done = set(state["message_ids"] or [])
     new_ids = [i for i in present_ids if i not in done]

@@ -94,8 +94,7 @@ class JobQueue(PooledComponent, _QueueBase):
                 delay_seconds,
                 max_attempts,
                 idle_seconds,
-            ),
-            pipeline=True,
+            )
         )
 
     def enqueue(
@@ -228,8 +227,7 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
                 delay_seconds,
                 max_attempts,
                 idle_seconds,
-            ),
-            pipeline=True,
+            )
         )
 
     async def enqueue(
