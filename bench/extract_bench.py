@@ -210,8 +210,32 @@ def _pct(samples: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
-def latency(turns: int) -> list[tuple[str, float, float]]:
-    """Per-turn time the extract step adds to the chat path, in ms (p50, p95)."""
+def _inline_variants() -> list[tuple[str, Callable[[list[BaseMessage], dict[str, Any]], Any]]]:
+    """Inline extraction and LangMem's manager (fake LLMs), beside the enqueue."""
+    inline = create_extract_node(
+        CountingFakeModel(responder=vault_responder),
+        mode="inline",
+        every_n_messages=2,
+        store=InMemoryStore(index=_index()),  # type: ignore[arg-type]
+    )
+    from langmem import create_memory_store_manager
+
+    manager = create_memory_store_manager(
+        CountingFakeModel(responder=langmem_responder),
+        store=InMemoryStore(index=_index()),  # type: ignore[arg-type]
+    )
+    return [
+        ("vault extract, inline (fake LLM)", lambda m, c: inline.invoke({"messages": m}, c)),
+        (
+            "langmem store manager, last turn (fake LLM)",
+            lambda m, c: manager.invoke({"messages": m[-2:]}, config=c),  # type: ignore[arg-type]
+        ),
+    ]
+
+
+def latency(turns: int, enqueue_only: bool = False) -> list[tuple[str, float, float]]:
+    """Per-turn time the extract step adds to the chat path, in ms (p50, p95); with
+    ``enqueue_only``, the pooled SELECT 1 floor and the background enqueue alone."""
     import psycopg
 
     from langmem_vault.db import open_pool, resolve_dsn
@@ -242,27 +266,10 @@ def latency(turns: int) -> list[tuple[str, float, float]]:
         variants.append(
             ("vault extract, background (enqueue)", lambda m, c: bg.invoke({"messages": m}, c))
         )
-        inline = create_extract_node(
-            CountingFakeModel(responder=vault_responder),
-            mode="inline",
-            every_n_messages=2,
-            store=InMemoryStore(index=_index()),  # type: ignore[arg-type]
-        )
-        variants.append(
-            ("vault extract, inline (fake LLM)", lambda m, c: inline.invoke({"messages": m}, c))
-        )
-        from langmem import create_memory_store_manager
-
-        manager = create_memory_store_manager(
-            CountingFakeModel(responder=langmem_responder),
-            store=InMemoryStore(index=_index()),  # type: ignore[arg-type]
-        )
-        variants.append(
-            (
-                "langmem store manager, last turn (fake LLM)",
-                lambda m, c: manager.invoke({"messages": m[-2:]}, config=c),  # type: ignore[arg-type]
-            )
-        )
+        if enqueue_only:
+            variants.append(("baseline again (after the enqueue)", one_round_trip))
+        if not enqueue_only:
+            variants += _inline_variants()
         for name, run in variants:
             samples = []
             messages: list[BaseMessage] = []
@@ -298,11 +305,16 @@ def main() -> None:
     parser.add_argument("--latency-turns", type=int, default=200)
     parser.add_argument("--latency-only", action="store_true", help="skip the write-path table")
     parser.add_argument("--no-latency", action="store_true", help="skip the latency table")
+    parser.add_argument(
+        "--enqueue-only",
+        action="store_true",
+        help="latency of the SELECT 1 floor and the background enqueue only",
+    )
     args = parser.parse_args()
     if not args.latency_only:
         write_path(args.users, args.turns)
     if not args.no_latency:
-        print_latency(args.latency_turns)
+        print_latency(args.latency_turns, args.enqueue_only)
 
 
 def write_path(users: int, turns: int) -> None:
@@ -328,7 +340,7 @@ def write_path(users: int, turns: int) -> None:
         print(f"| {name:<50} | " + " | ".join(f"{row[c]:>16.2f}" for c in cols) + " |")
 
 
-def print_latency(turns: int) -> None:
+def print_latency(turns: int, enqueue_only: bool = False) -> None:
     """Print the chat-path latency table."""
     import os
 
@@ -339,7 +351,7 @@ def print_latency(turns: int) -> None:
     )
     print(f"| {'extract step':<50} | {'p50 ms':>8} | {'p95 ms':>8} |")
     print(f"|{'-' * 52}|{'-' * 10}|{'-' * 10}|")
-    for name, p50, p95 in latency(turns):
+    for name, p50, p95 in latency(turns, enqueue_only):
         print(f"| {name:<50} | {p50:>8.2f} | {p95:>8.2f} |")
 
 

@@ -26,7 +26,7 @@ import threading
 import time
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -298,17 +298,26 @@ class Database:
     @contextmanager
     def cursor(self) -> Iterator[Cursor[DictRow]]:
         """A dict-row cursor inside a transaction that commits when the block exits."""
-        if isinstance(self.conn, ConnectionPool):
-            with self.conn.connection() as conn, conn.transaction():
-                with conn.cursor(row_factory=dict_row) as cur:
-                    yield cur
-        else:
-            assert self._lock is not None
-            with self._lock, self.conn.transaction():
-                with self.conn.cursor(row_factory=dict_row) as cur:
-                    yield cur
+        with self._transaction(False) as (cur, _):
+            yield cur
 
-    def run(self, plan: PlanSource[T]) -> T:
+    @contextmanager
+    def _transaction(
+        self, pipeline: bool
+    ) -> Iterator[tuple[Cursor[DictRow], psycopg.Pipeline | None]]:
+        with ExitStack() as stack:
+            if isinstance(self.conn, ConnectionPool):
+                conn = stack.enter_context(self.conn.connection())
+            else:
+                assert self._lock is not None
+                stack.enter_context(self._lock)
+                conn = self.conn
+            # Entered before the transaction, a pipeline queues the BEGIN with the first step.
+            pipe = stack.enter_context(conn.pipeline()) if pipeline else None
+            stack.enter_context(conn.transaction())
+            yield stack.enter_context(conn.cursor(row_factory=dict_row)), pipe
+
+    def run(self, plan: PlanSource[T], *, pipeline: bool = False) -> T:
         """Run a plan in one transaction. On a pool, a connection found dead when the
         transaction begins (before any statement of the plan) is replaced, once. A crash of
         the embedded server raises :class:`~langmem_vault.db.embedded.ServerCrashedError`.
@@ -316,18 +325,22 @@ class Database:
         Pass a factory (``lambda: make_plan(...)``) to have a transaction that hit a deadlock
         or a serialization failure run again from the start, up to ``CONFLICT_ATTEMPTS``
         times; a plan generator itself runs once.
+
+        ``pipeline=True`` runs the transaction in pipeline mode: BEGIN and COMMIT travel with
+        the first and last steps, two round trips fewer (for short transactions on the chat
+        path; the plan must not use COPY or texts of several statements).
         """
         with naming_crashes():
-            return self._run(plan)
+            return self._run(plan, pipeline)
 
-    def _run(self, plan: PlanSource[T]) -> T:
+    def _run(self, plan: PlanSource[T], pipeline: bool = False) -> T:
         make, attempts = _source(plan, isinstance(self.conn, ConnectionPool))
         while True:
             began = False
             try:
-                with self.cursor() as cur:
+                with self._transaction(pipeline) as (cur, pipe):
                     began = True
-                    return run_plan(cur, make())
+                    return run_plan(cur, make(), pipe)
             except psycopg.Error as exc:
                 wait = attempts.after(exc, began=began)
                 if wait is None:
@@ -363,29 +376,38 @@ class AsyncDatabase:
 
     @asynccontextmanager
     async def cursor(self) -> AsyncIterator[AsyncCursor[DictRow]]:
-        if isinstance(self.conn, AsyncConnectionPool):
-            async with self.conn.connection() as conn, conn.transaction():
-                async with conn.cursor(row_factory=dict_row) as cur:
-                    yield cur
-        else:
-            assert self._lock is not None
-            async with self._lock, self.conn.transaction():
-                async with self.conn.cursor(row_factory=dict_row) as cur:
-                    yield cur
+        async with self._transaction(False) as (cur, _):
+            yield cur
 
-    async def run(self, plan: PlanSource[T]) -> T:
+    @asynccontextmanager
+    async def _transaction(
+        self, pipeline: bool
+    ) -> AsyncIterator[tuple[AsyncCursor[DictRow], psycopg.AsyncPipeline | None]]:
+        async with AsyncExitStack() as stack:
+            if isinstance(self.conn, AsyncConnectionPool):
+                conn = await stack.enter_async_context(self.conn.connection())
+            else:
+                assert self._lock is not None
+                await stack.enter_async_context(self._lock)
+                conn = self.conn
+            pipe = await stack.enter_async_context(conn.pipeline()) if pipeline else None
+            await stack.enter_async_context(conn.transaction())
+            cur = await stack.enter_async_context(conn.cursor(row_factory=dict_row))
+            yield cur, pipe
+
+    async def run(self, plan: PlanSource[T], *, pipeline: bool = False) -> T:
         """Async twin of :meth:`Database.run`."""
         with naming_crashes():
-            return await self._run(plan)
+            return await self._run(plan, pipeline)
 
-    async def _run(self, plan: PlanSource[T]) -> T:
+    async def _run(self, plan: PlanSource[T], pipeline: bool = False) -> T:
         make, attempts = _source(plan, isinstance(self.conn, AsyncConnectionPool))
         while True:
             began = False
             try:
-                async with self.cursor() as cur:
+                async with self._transaction(pipeline) as (cur, pipe):
                     began = True
-                    return await arun_plan(cur, make())
+                    return await arun_plan(cur, make(), pipe)
             except psycopg.Error as exc:
                 wait = attempts.after(exc, began=began)
                 if wait is None:

@@ -23,11 +23,13 @@ from langmem_vault.db.runner import Plan, Query
 
 JOB_STATUSES = ("pending", "running", "done", "failed")
 
-# The enqueue sits on the chat path, so it takes three statements. The first skips waiting for
-# the WAL flush (a few ms per commit): if the server crashes before the flush, the job and the
-# watermark are lost together and the next turn enqueues the same messages again, so nothing is
-# skipped. It also takes a per-thread lock so two concurrent runs of one thread never both see
-# the same messages as new; the next statement's snapshot is taken after the lock is held.
+# The enqueue sits on the chat path, so it takes three statements. (Sending the first two
+# together in pipeline mode, BEGIN included, measured slower on the loaded 2-core machine:
+# bench/roundtrip_bench.py, RESULTS.md.) The first skips waiting for the WAL flush (a few ms
+# per commit): if the server crashes before the flush, the job and the watermark are lost
+# together and the next turn enqueues the same messages again, so nothing is skipped. It also
+# takes a per-thread lock so two concurrent runs of one thread never both see the same
+# messages as new; the next statement's snapshot is taken after the lock is held.
 _LOCK_THREAD = """
 SELECT set_config('synchronous_commit', 'off', true),
        pg_advisory_xact_lock(hashtextextended(%s, 0))
@@ -317,10 +319,10 @@ def enqueue_span_plan(
     _check_positive("delay_seconds", delay_seconds)
     if idle_seconds is not None:
         _check_positive("idle_seconds", idle_seconds)
-    yield Query(_LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",))
     base = {"kind": kind, "thread": thread_id}
+    yield Query(_LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",))
     rows = yield Query(_q(_READ_THREAD, schema), base)
-    state = rows[0]  # type: ignore[index]
+    state = rows[0]
     done = set(state["message_ids"] or [])
     new_ids = [i for i in present_ids if i not in done]
     delay = delay_seconds
@@ -349,7 +351,7 @@ def enqueue_span_plan(
     if not merged:
         params["key"] = span_key(kind, thread_id, new_ids)
         rows = yield Query(_q(_INSERT_JOB, schema), params)
-    job_id: int = rows[0]["id"]  # type: ignore[index]
+    job_id: int = rows[0]["id"]
     return Enqueued(job_id, tuple(new_ids), merged)
 
 
@@ -379,7 +381,7 @@ def enqueue_keyed_plan(
         "delay": delay_seconds,
     }
     rows = yield Query(_q(_INSERT_KEYED, schema), params)
-    row = rows[0]  # type: ignore[index]
+    row = rows[0]
     return int(row["id"]), bool(row["created"])
 
 

@@ -33,7 +33,7 @@ except ImportError:  # pgvector < 0.4 (langchain-postgres 0.0.x pins 0.3.6) has 
     from pgvector.utils import Vector
 
 from langmem_vault.db.migrations import migrate_plan
-from langmem_vault.db.runner import Plan, Query
+from langmem_vault.db.runner import Pipelined, Plan, Query, Rows, gather
 from langmem_vault.store import sql as q
 from langmem_vault.store.filters import FilterBuilder
 from langmem_vault.store.lexemes import LexemeStats, StatsCache, tsquery_text
@@ -94,6 +94,12 @@ class PreparedBatch:
     ops: list[Op]
     puts: dict[Key, PreparedPut]
     queries: list[str]  # distinct search queries, to embed
+
+    @property
+    def read_only(self) -> bool:
+        """No puts and no TTL refresh: the batch writes nothing, so it needs no transaction
+        block (its reads each see the latest committed data, as in one at READ COMMITTED)."""
+        return not self.puts and not any(getattr(op, "refresh_ttl", False) for op in self.ops)
 
     @property
     def doc_texts(self) -> list[str]:
@@ -253,19 +259,10 @@ def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
     return " AND ".join(clauses)
 
 
-def _terms_plan(
-    query: str, settings: StoreSettings, stats_cache: StatsCache
-) -> Plan[dict[str, Any]]:
+def _terms(lexeme_rows: Rows, stats: LexemeStats, settings: StoreSettings) -> dict[str, Any]:
     """The query's lexemes, their IDF weights and the keyword tsquery, as query parameters."""
     ranking = settings.ranking
-    rows = yield Query(q.QUERY_LEXEMES, {"text_config": ranking.text_config, "query": query})
-    lexemes: list[str] = list(rows[0]["lexemes"] or []) if rows else []
-    stats = stats_cache.get()
-    if stats is None:
-        found = yield Query(q.lexeme_stats(settings.schema), {"schema_name": settings.schema})
-        freqs = {r["lexeme"]: float(r["freq"]) for r in found or []}
-        stats = LexemeStats(freqs, float(found[0]["rows"]) if found else 0.0)
-        stats_cache.put(stats)
+    lexemes: list[str] = list(lexeme_rows[0]["lexemes"] or []) if lexeme_rows else []
     weights = stats.weights(lexemes)
     rare = stats.rare(lexemes, common_rows=ranking.common_rows)
     # Hybrid: vectors find what common words would; keyword-only stores fall back to them.
@@ -278,12 +275,20 @@ def _terms_plan(
     }
 
 
+def _stats(rows: Rows) -> LexemeStats:
+    freqs = {r["lexeme"]: float(r["freq"]) for r in rows or []}
+    return LexemeStats(freqs, float(rows[0]["rows"]) if rows else 0.0)
+
+
 def _search_plan(
     op: SearchOp,
     settings: StoreSettings,
     query_vectors: dict[str, list[float]],
     stats_cache: StatsCache,
 ) -> Plan[list[SearchItem]]:
+    """A search in two round trips: what the ranked statement needs (the query's lexemes,
+    the keyword statistics when the cache is stale, the size of a scope), then the ranked
+    statement with its HNSW settings. :func:`batch_plan` runs a batch's searches side by side."""
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
     where = _search_where(op, params)
     schema = settings.schema
@@ -298,20 +303,30 @@ def _search_plan(
         "wanted": wanted,
         "text_weight": ranking.text_weight,
     }
-    params |= yield from _terms_plan(op.query, settings, stats_cache)
-    exact = False
+    first = [Query(q.QUERY_LEXEMES, {"text_config": ranking.text_config, "query": op.query})]
+    stats = stats_cache.get()
+    if stats is None:
+        first.append(Query(q.lexeme_stats(schema), {"schema_name": schema}))
+    scoped = settings.hybrid and bool(op.namespace_prefix or op.filter)
+    if scoped:
+        bound = {**params, "bound": ranking.exact_scan_rows + 1}
+        first.append(Query(q.count_bounded(schema, where), bound))
+    answers = yield Pipelined(tuple(first))
+    if stats is None:
+        stats = _stats(answers[1])
+        stats_cache.put(stats)
+    params |= _terms(answers[0], stats, settings)
+    exact = scoped and answers[-1] is not None and answers[-1][0]["n"] <= ranking.exact_scan_rows
     if settings.hybrid:
         params["qv"] = Vector(query_vectors[op.query]).to_text()
-        if op.namespace_prefix or op.filter:
-            bound = {**params, "bound": ranking.exact_scan_rows + 1}
-            counted = yield Query(q.count_bounded(schema, where), bound)
-            exact = counted is not None and counted[0]["n"] <= ranking.exact_scan_rows
-        if not exact:
-            yield Query(q.HNSW_SETTINGS, {"ef": str(min(params["k"], MAX_EF_SEARCH))})
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
     sql = q.search_ranked(schema, where, score, order, hybrid=settings.hybrid, exact=exact)
-    rows = yield Query(sql, params)
+    if settings.hybrid and not exact:
+        ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
+        _, rows = yield Pipelined((Query(q.HNSW_SETTINGS, ef), Query(sql, params)))
+    else:
+        rows = yield Query(sql, params)
     ranked = [_search_item(r, float(r["score"])) for r in rows or []]
     if len(ranked) < wanted:
         # Fewer candidates than the page needs: score the rest exactly, un-indexed items last
@@ -363,29 +378,38 @@ def batch_plan(
     refresh: dict[Key, None] = {}
 
     gets = {i: op for i, op in enumerate(batch.ops) if isinstance(op, GetOp)}
+    reads: dict[int, Plan[Any]] = {}
+    for i, read in enumerate(batch.ops):
+        if isinstance(read, SearchOp):
+            reads[i] = _search_plan(read, settings, query_vectors, stats_cache)
+        elif isinstance(read, ListNamespacesOp):
+            reads[i] = _list_namespaces_plan(read, schema)
+    keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
+    plans = [_get_plan(schema, keys), *reads.values()] if gets else list(reads.values())
+    # Every read of the batch travels together: one round trip per step, not per op.
+    answers = yield from gather(plans)
     if gets:
-        keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
-        rows = yield Query(q.get_items(schema), _key_arrays(keys))
-        found = {(tuple(r["namespace"]), r["key"]): r for r in rows or []}
+        found = answers.pop(0)
         for i, op in gets.items():
             row = found.get((op.namespace, op.key))
             results[i] = _item(row) if row else None
             if row and op.refresh_ttl and row["ttl_minutes"] is not None:
                 refresh[(op.namespace, op.key)] = None
-
-    for i, read in enumerate(batch.ops):
-        if isinstance(read, SearchOp):
-            items = yield from _search_plan(read, settings, query_vectors, stats_cache)
-            results[i] = items
-            if read.refresh_ttl:
-                refresh.update(((item.namespace, item.key), None) for item in items)
-        elif isinstance(read, ListNamespacesOp):
-            results[i] = yield from _list_namespaces_plan(read, schema)
+    for i, items in zip(reads, answers, strict=True):
+        results[i] = items
+        read = batch.ops[i]
+        if isinstance(read, SearchOp) and read.refresh_ttl:
+            refresh.update(((item.namespace, item.key), None) for item in items)
 
     # Keys the batch rewrites get their TTL from the put, not from the read.
     refresh_only = [key for key in refresh if key not in batch.puts]
     yield from _write_plan(batch, refresh_only, settings, doc_vectors)
     return results
+
+
+def _get_plan(schema: str, keys: Sequence[Key]) -> Plan[dict[Key, dict[str, Any]]]:
+    rows = yield Query(q.get_items(schema), _key_arrays(keys))
+    return {(tuple(r["namespace"]), r["key"]): r for r in rows or []}
 
 
 def _key_arrays(keys: Sequence[Key]) -> dict[str, list[str]]:
