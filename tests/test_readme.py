@@ -1,24 +1,107 @@
-"""The README's Python examples run as written (those that need no API key)."""
+"""The README's Python examples run as written, offline, and print what the README shows.
+
+The convention every ```python block follows: it runs as written with no API key; when it
+prints, a ```text block follows it directly holding exactly its stdout, compared with doctest's
+rules with ELLIPSIS on (``...`` stands for volatile parts: ids, dates, timings). A block that
+prints with no text block after it fails, and so does a text block after a silent block.
+"""
 
 from __future__ import annotations
 
+import doctest
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 README = Path(__file__).resolve().parent.parent / "README.md"
-BLOCKS = re.findall(r"```python\n(.*?)```", README.read_text(), re.S)
-# Needs OPENAI_API_KEY (a model string): documented, not run here.
-NEEDS_A_KEY = ("JobQueue.from_conn_string",)
-RUNNABLE = [b for b in BLOCKS if not any(marker in b for marker in NEEDS_A_KEY)]
+# A fenced block: its language tag and body; the closing fence is the first ``` line after it.
+FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
+CHECKER = doctest.OutputChecker()
+FLAGS = doctest.ELLIPSIS
+
+
+@dataclass(frozen=True)
+class Example:
+    """A python block of the README and the text block right after it, if any."""
+
+    line: int
+    code: str
+    shown: str | None
+
+
+def readme_examples(text: str) -> list[Example]:
+    """Every ```python block of ``text``, paired with the ```text block directly after it."""
+    fences = list(FENCE.finditer(text))
+    examples = []
+    for i, fence in enumerate(fences):
+        if fence.group("lang") != "python":
+            continue
+        following = fences[i + 1] if i + 1 < len(fences) else None
+        adjacent = following is not None and not text[fence.end() : following.start()].strip()
+        shown = following.group("body") if adjacent and following.group("lang") == "text" else None
+        line = text.count("\n", 0, fence.start()) + 1
+        examples.append(Example(line, fence.group("body"), shown))
+    return examples
+
+
+EXAMPLES = readme_examples(README.read_text())
 
 
 def test_the_readme_has_examples() -> None:
-    assert len(RUNNABLE) >= 5
+    assert len(EXAMPLES) >= 8
+    assert sum(e.shown is not None for e in EXAMPLES) >= 7
 
 
-@pytest.mark.parametrize("block", RUNNABLE, ids=lambda b: b.splitlines()[0][:60])
-def test_readme_example_runs(block: str, pg_uri: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_examples_pair_with_the_text_block_right_after_them() -> None:
+    text = (
+        "```python\nprint(1)\n```\n\n```text\n1\n```\n\n"
+        "```python\nx = 1\n```\nprose\n```text\nnot its output\n```\n"
+        "```bash\necho\n```\n```python\nprint(2)\n```\n"
+    )
+    assert [(e.code, e.shown) for e in readme_examples(text)] == [
+        ("print(1)\n", "1\n"),
+        ("x = 1\n", None),
+        ("print(2)\n", None),
+    ]
+
+
+def check_output(example: Example, printed: str) -> None:
+    """Fail unless ``printed`` is what the README shows after ``example`` (or both are empty)."""
+    where = f"README.md:{example.line}"
+    if example.shown is None:
+        if printed:
+            pytest.fail(f"{where}: it prints, but no ```text block follows it:\n{printed}")
+        return
+    if not printed:
+        pytest.fail(f"{where}: a ```text block follows this block, but it prints nothing")
+    if not CHECKER.check_output(example.shown, printed, FLAGS):
+        diff = CHECKER.output_difference(doctest.Example("", example.shown), printed, FLAGS)
+        pytest.fail(f"{where}: the output differs from the ```text block below it:\n{diff}")
+
+
+def test_check_output_compares_with_ellipsis() -> None:
+    example = Example(1, "", "id ...: ok\n")
+    check_output(example, "id 42: ok\n")
+    with pytest.raises(pytest.fail.Exception, match="differs"):
+        check_output(example, "id 42: failed\n")
+    with pytest.raises(pytest.fail.Exception, match="prints nothing"):
+        check_output(example, "")
+    with pytest.raises(pytest.fail.Exception, match="no ```text block"):
+        check_output(Example(1, "", None), "surprise\n")
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"README.md:{e.line}")
+def test_readme_example(
+    example: Example,
+    pg_uri: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Offline as written: no key may leak in from the environment running the tests.
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("LANGMEM_VAULT_DSN", pg_uri)
-    exec(compile(block, str(README), "exec"), {"__name__": "readme_example"})
+    capsys.readouterr()
+    exec(compile(example.code, f"{README}:{example.line}", "exec"), {"__name__": "readme"})
+    check_output(example, capsys.readouterr().out)

@@ -16,6 +16,7 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory.access import AccessRecorder
+from langmem_vault.memory.usage import usage_namespace
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.store import AsyncVaultStore, VaultStore
@@ -26,8 +27,14 @@ TURNS = 20  # per worker
 
 
 def _utility_after(citations: int) -> float:
-    # Each citation moves utility a step of 0.1 toward 1, from the neutral 0.5.
-    return 1.0 - 0.5 * 0.9**citations
+    # Citations not folded yet: one momentum step (m = 0.5) of 0.1 per citation from 0.5.
+    return min(1.0, 0.5 + 0.5 * 0.1 * citations)
+
+
+def _citations(store: BaseStore, key: str) -> int:
+    # Many citations saturate utility at 1.0; the count itself shows none was lost.
+    item = store.get(usage_namespace(SEMANTIC), key)
+    return int(item.value["citations"]) if item is not None else 0
 
 
 def test_inject_leaves_values_and_updated_at_alone(store: BaseStore) -> None:
@@ -87,7 +94,8 @@ def test_two_store_instances_lose_no_increment(pg_uri: str, schema: str) -> None
             t.join()
         facts = {m.key: m.value for m in vault.list()}
         assert [facts[k].access_count for k in keys] == [4 * TURNS] * 3
-        assert facts[keys[0]].utility == pytest.approx(_utility_after(4 * TURNS))
+        assert _citations(one, keys[0]) == 4 * TURNS
+        assert facts[keys[0]].utility == 1.0
         assert facts[keys[1]].utility == 0.5
 
 
@@ -109,7 +117,8 @@ async def test_two_async_store_instances_lose_no_increment(pg_uri: str, schema: 
         await asyncio.gather(*(work(s) for s in (one, two, one, two)))
         facts = {m.key: m.value for m in await vault.alist()}
         assert [facts[k].access_count for k in keys] == [4 * TURNS] * 3
-        assert facts[keys[0]].utility == pytest.approx(_utility_after(4 * TURNS))
+        item = await one.aget(usage_namespace(SEMANTIC), keys[0])
+        assert item is not None and item.value["citations"] == 4 * TURNS
 
 
 def test_recorders_in_one_process_lose_nothing_without_atomic_increments(
@@ -145,4 +154,4 @@ def test_recorders_in_one_process_lose_nothing_without_atomic_increments(
             t.join()
         fact = vault.get(key)
         assert fact is not None and fact.value.access_count == 2 * TURNS
-        assert fact.value.utility == pytest.approx(_utility_after(2 * TURNS))
+        assert _citations(pg_store, key) == 2 * TURNS

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import START, StateGraph
@@ -63,7 +64,8 @@ def test_citations_raise_utility(store: BaseStore) -> None:
     cited = vault.get(lyon)
     other = vault.get(acme)
     assert cited is not None and cited.value.utility > 0.5
-    assert other is not None and other.value.utility == 0.5
+    # Shown to a citing model and not used: it loses a little (0.02, half of it at once).
+    assert other is not None and other.value.utility == pytest.approx(0.49)
 
 
 def test_no_memory_no_citation_rule() -> None:

@@ -107,3 +107,34 @@ class ToolCallingModel(BaseChatModel):
             call = {"name": "add", "args": {"a": n, "b": 2}, "id": f"call-{n}"}
             reply = AIMessage("", tool_calls=[call])
         return ChatResult(generations=[ChatGeneration(message=reply)])
+
+
+class RecallToolModel(BaseChatModel):
+    """Calls the ``clock`` tool once per user message, then answers from the injected memories
+    as the offline ``RecallChatModel`` does; records every system message it was given."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    systems: list[str] = Field(default_factory=list)
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-recall-tools"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
+        return self
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: Any = None,
+        run_manager: Any = None,
+        **kw: Any,
+    ) -> ChatResult:
+        from langmem_vault.offline.model import RecallChatModel
+
+        self.systems.append("\n".join(m.text for m in messages if isinstance(m, SystemMessage)))
+        if isinstance(messages[-1], ToolMessage):
+            return RecallChatModel()._generate(messages)
+        call = {"name": "clock", "args": {}, "id": f"call-{len(messages)}"}
+        return ChatResult(generations=[ChatGeneration(message=AIMessage("", tool_calls=[call]))])

@@ -11,7 +11,10 @@ Rules (no model decides anything here):
   kept. A new fact below the threshold waits as pending and closes the old one only when
   confirmed (``MemoryVault.confirm``), so a shaky guess never retires a solid fact;
 - **below ``confirm_threshold``** (default 0.8): stored as ``pending_confirmation``;
-- nothing is ever hard-deleted.
+- **layers** (:mod:`langmem_vault.memory.layers`): a new fact starts working (7 days), or
+  short-term (2 hours) below ``LayerPolicy.short_term_below`` confidence; a conversation's
+  episode is working; each repetition counts toward promotion (long-term: no expiry);
+- nothing is ever hard-deleted (expiry is the store's TTL of the layer).
 
 All reads go in one ``batch``, all writes in a second one (atomic on VaultStore). Re-applying
 the same extraction (same ``message_ids``) changes nothing: new memories get keys derived from
@@ -39,6 +42,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
+from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory.models import (
     Episode,
     Extraction,
@@ -104,10 +108,15 @@ def _key_maker(extraction: Extraction) -> Any:
 
 
 def _put(
-    ns: tuple[str, ...], key: str, value: SemanticFact | Episode | Instruction, *, index: bool
+    ns: tuple[str, ...],
+    key: str,
+    value: SemanticFact | Episode | Instruction,
+    *,
+    index: bool,
+    layers: LayerPolicy = DEFAULT_LAYERS,
 ) -> PutOp:
     # Private facts are sealed when a key is configured ($LANGMEM_VAULT_KEY) and never indexed.
-    return memory_put(ns, key, value, keyring=default_keyring(), reindex=index)
+    return memory_put(ns, key, value, keyring=default_keyring(), reindex=index, layers=layers)
 
 
 @dataclass
@@ -117,6 +126,7 @@ class _Ctx:
     now: datetime
     similarity: float
     confirm: float
+    layers: LayerPolicy
     facts: dict[str, SemanticFact]  # every stored fact we read, by key, as we change it
     dirty: dict[str, bool] = field(default_factory=dict)  # key -> needs re-index
     closures: list[tuple[str, str]] = field(default_factory=list)  # (old key, new key)
@@ -166,6 +176,10 @@ def _reinforce(ctx: _Ctx, key: str, proposal: ProposedFact) -> None:
     promoted = fact.status == "pending_confirmation" and confidence >= ctx.confirm
     if promoted:
         update["status"] = "active"
+    # Repetition is evidence: it may move the fact up a layer (and off its expiry).
+    layer = ctx.layers.promoted({**fact.model_dump(), "mentions": fact.mentions + 1}, None)
+    if layer is not None:
+        update["layer"] = layer
     # index=True: a rewrite without re-indexing would drop the fact from search on VaultStore.
     ctx.touch(key, SemanticFact.model_validate({**fact.model_dump(), **update}), index=True)
     ctx.report.reinforced.append(key)
@@ -204,6 +218,7 @@ def _new_fact(ctx: _Ctx, key: str, proposal: ProposedFact, supersedes: str | Non
         status=status,
         private=proposal.private,
         supersedes=supersedes,
+        layer=ctx.layers.initial(proposal.confidence),
     )
     ctx.touch(key, fact, index=True)
     (ctx.report.added if status == "active" else ctx.report.pending).append(key)
@@ -218,6 +233,7 @@ def reconcile_plan(
     similarity_threshold: float = 0.9,
     confirm_threshold: float = 0.8,
     now: datetime | None = None,
+    layers: LayerPolicy = DEFAULT_LAYERS,
 ) -> StorePlan[ReconcileReport]:
     """The reads, decisions and single write batch of one reconcile (driven sync or async)."""
     make_key = _key_maker(extraction)
@@ -241,6 +257,7 @@ def reconcile_plan(
         now=now or utcnow(),
         similarity=similarity_threshold,
         confirm=confirm_threshold,
+        layers=layers,
         facts={},
     )
     for item in [*got, *(hit for hits in searches for hit in hits)]:
@@ -286,7 +303,8 @@ def reconcile_plan(
             _close(ctx, old, new)
 
     writes: list[PutOp] = [
-        _put(ns.semantic, key, ctx.facts[key], index=reindex) for key, reindex in ctx.dirty.items()
+        _put(ns.semantic, key, ctx.facts[key], index=reindex, layers=layers)
+        for key, reindex in ctx.dirty.items()
     ]
     existing = {_norm(str(i.value.get("text", ""))) for i in instruction_items}
     for index, proposed in enumerate(extraction.instructions):
@@ -320,8 +338,9 @@ def reconcile_plan(
             source="conversation",
             source_message_ids=extraction.message_ids[-MAX_SOURCE_IDS:],
             created_at=ctx.now,
+            layer="working",
         )
-        writes.append(_put(ns.episodes, key, episode, index=True))
+        writes.append(_put(ns.episodes, key, episode, index=True, layers=layers))
         ctx.report.episode = key
     if writes:
         yield writes  # the one atomic write
@@ -346,6 +365,7 @@ def apply_extraction(
     similarity_threshold: float = 0.9,
     confirm_threshold: float = 0.8,
     now: datetime | None = None,
+    layers: LayerPolicy = DEFAULT_LAYERS,
 ) -> ReconcileReport:
     """Apply an extraction to ``store`` (see the module docstring for the rules).
 
@@ -359,6 +379,7 @@ def apply_extraction(
         similarity_threshold=similarity_threshold,
         confirm_threshold=confirm_threshold,
         now=now,
+        layers=layers,
     )
     return run_store_plan(store, plan)
 
@@ -372,6 +393,7 @@ async def aapply_extraction(
     similarity_threshold: float = 0.9,
     confirm_threshold: float = 0.8,
     now: datetime | None = None,
+    layers: LayerPolicy = DEFAULT_LAYERS,
 ) -> ReconcileReport:
     """Async :func:`apply_extraction`."""
     checked = Extraction.model_validate(extraction)
@@ -381,5 +403,6 @@ async def aapply_extraction(
         similarity_threshold=similarity_threshold,
         confirm_threshold=confirm_threshold,
         now=now,
+        layers=layers,
     )
     return await arun_store_plan(store, plan)

@@ -11,13 +11,16 @@ from langmem_vault.graphs.options import (
     ReconcileOptions,
     RespondOptions,
 )
-from langmem_vault.graphs.state import MemoryState
+from langmem_vault.graphs.state import MemoryContext, MemoryInput, MemoryOutput, MemoryState
 
 __all__ = [
     "SAME_AS_MODEL",
     "CompactOptions",
     "ExtractOptions",
     "InjectOptions",
+    "MemoryContext",
+    "MemoryInput",
+    "MemoryOutput",
     "MemoryState",
     "ReconcileOptions",
     "RespondOptions",

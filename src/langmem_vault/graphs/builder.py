@@ -40,7 +40,7 @@ from langmem_vault.graphs.options import (
     RespondOptions,
     coerce_options,
 )
-from langmem_vault.graphs.state import MemoryState
+from langmem_vault.graphs.state import MemoryContext, MemoryInput, MemoryOutput, MemoryState
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.common import load_model
 from langmem_vault.nodes.inject import create_inject_node
@@ -143,7 +143,10 @@ def build_memory_graph(
     - ``*_options``: typed options of each node (:class:`InjectOptions`...).
 
     Runs need a ``thread_id`` in ``config["configurable"]`` and a user id, either in
-    ``configurable`` or in LangGraph's run context (``context={"user_id": ...}``).
+    ``configurable`` or in LangGraph's run context (``context={"user_id": ...}``, the graph's
+    ``context_schema`` is :class:`~langmem_vault.graphs.state.MemoryContext`). The input is
+    ``{"messages": [...]}`` (:class:`~langmem_vault.graphs.state.MemoryInput`); the output is
+    the state without the internal ``extraction`` key.
 
     >>> graph = build_memory_graph("openai:gpt-4o-mini", store=store)  # doctest: +SKIP
     >>> graph.invoke({"messages": [("user", "hi")]}, config)            # doctest: +SKIP
@@ -168,7 +171,14 @@ def build_memory_graph(
     respond = create_respond_node(
         chat, system_prompt=system_prompt, store=store, namespaces=ns, **respond_kwargs.as_kwargs()
     )
-    builder = StateGraph(MemoryState)
+    # The input and context schemas are what LangGraph Studio shows as its form: messages and a
+    # user id, not the keys the nodes write.
+    builder = StateGraph(
+        MemoryState,
+        context_schema=MemoryContext,
+        input_schema=MemoryInput,
+        output_schema=MemoryOutput,
+    )
     builder.add_node("inject", nodes["inject"])
     builder.add_node("respond", respond)
     builder.add_node("extract", nodes["extract"])

@@ -104,6 +104,7 @@ class ExtractOptions(NodeOptions):
     redaction: Any = _EXTRACT["redaction"]
     start_worker: bool = _EXTRACT["start_worker"]
     max_attempts: int = _EXTRACT["max_attempts"]
+    idle_seconds: float | None = _EXTRACT["idle_seconds"]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -3,8 +3,18 @@
 The injected memory block lives in ``memory_context`` (a state key), not in ``messages``, so
 checkpoints do not grow with it turn after turn.
 
+The graph's input is only ``messages`` (:class:`MemoryInput`), its output the state without
+the internal hand-over key (:class:`MemoryOutput`), and :class:`MemoryContext` is the run
+context (``user_id``): ``build_memory_graph`` uses all three, so LangGraph Studio's form asks
+for a message and a user id, not for ``memory_refs`` or ``extraction``.
+
 >>> from langgraph.graph import StateGraph
->>> builder = StateGraph(MemoryState)
+>>> builder = StateGraph(
+...     MemoryState, context_schema=MemoryContext, input_schema=MemoryInput,
+...     output_schema=MemoryOutput,
+... )
+>>> sorted(builder.compile().get_input_jsonschema()["properties"])
+['messages']
 """
 
 from __future__ import annotations
@@ -13,9 +23,26 @@ from typing import Any, NotRequired
 
 from langgraph.graph import MessagesState
 
+# pydantic builds the JSON schemas Studio shows from these; it needs this TypedDict on 3.11.
+from typing_extensions import TypedDict
+
 from langmem_vault.memory.injected import InjectedMemory
 
-__all__ = ["MemoryState"]
+__all__ = ["MemoryContext", "MemoryInput", "MemoryOutput", "MemoryState"]
+
+
+# A TypedDict, not a dataclass: a context with keys of its own (for namespace templates such
+# as ("memories", "{org_id}", "{user_id}")) passes through as given. Its docstring is the
+# description LangGraph Studio shows above the form.
+class MemoryContext(TypedDict, total=False):
+    """user_id: whose memories this run reads and writes (configurable.user_id wins when both
+    are given)."""
+
+    user_id: str
+
+
+class MemoryInput(MessagesState):
+    """What a run takes: new ``messages`` only (the memory keys are written by the nodes)."""
 
 
 class MemoryState(MessagesState):
@@ -37,3 +64,13 @@ class MemoryState(MessagesState):
     cited: list[str]
     running_summary: str
     extraction: NotRequired[dict[str, Any] | None]
+
+
+class MemoryOutput(MessagesState):
+    """What a run returns: :class:`MemoryState` without the internal ``extraction``."""
+
+    memory_context: str
+    memory_refs: dict[str, str]
+    memory_items: list[InjectedMemory]
+    cited: list[str]
+    running_summary: str

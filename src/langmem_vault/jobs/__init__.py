@@ -9,8 +9,18 @@ lease expires, idempotent per (thread, message range), with attempts and the las
 ...     ExtractionWorker(queue, store, "openai:gpt-4o-mini").run_pending()
 """
 
+from langmem_vault.jobs.consolidation import CONSOLIDATE_JOB, ConsolidationWorker
 from langmem_vault.jobs.plans import Enqueued, Job
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
 from langmem_vault.jobs.worker import ExtractionWorker, LeaseLost
 
-__all__ = ["AsyncJobQueue", "Enqueued", "ExtractionWorker", "Job", "JobQueue", "LeaseLost"]
+__all__ = [
+    "CONSOLIDATE_JOB",
+    "AsyncJobQueue",
+    "ConsolidationWorker",
+    "Enqueued",
+    "ExtractionWorker",
+    "Job",
+    "JobQueue",
+    "LeaseLost",
+]

@@ -36,12 +36,14 @@ SELECT set_config('synchronous_commit', 'off', true),
 # The watermark, and a job of the thread that no worker has touched yet (it absorbs the new
 # span: one LLM call for a burst of turns; this is the debounce).
 _READ_THREAD = """
-SELECT w.message_ids, j.id AS waiting_id, j.first_id
+SELECT w.message_ids, j.id AS waiting_id, j.first_id, j.waiting_count
 FROM (SELECT 1) AS one
 LEFT JOIN {schema}.vault_job_watermarks AS w
        ON w.kind = %(kind)s AND w.thread_id = %(thread)s
 LEFT JOIN LATERAL (
-    SELECT id, payload->'message_ids'->>0 AS first_id FROM {schema}.vault_jobs
+    SELECT id, payload->'message_ids'->>0 AS first_id,
+           jsonb_array_length(coalesce(payload->'message_ids', '[]'::jsonb)) AS waiting_count
+    FROM {schema}.vault_jobs
     WHERE kind = %(kind)s AND thread_id = %(thread)s AND status = 'pending' AND attempts = 0
     ORDER BY id DESC LIMIT 1
 ) AS j ON true
@@ -187,6 +189,32 @@ WITH d AS (
 SELECT (SELECT count(*) FROM d) AS jobs, (SELECT count(*) FROM w) AS watermarks
 """
 
+# A job that is not a span of a thread (a scheduled consolidation): idempotent per dedupe_key,
+# so scheduling the same slot twice keeps one job; the id of the existing one comes back.
+_INSERT_KEYED = """
+WITH inserted AS (
+    INSERT INTO {schema}.vault_jobs (kind, dedupe_key, thread_id, payload, max_attempts, run_after)
+    VALUES (%(kind)s, %(key)s, %(thread)s, %(payload)s, %(max_attempts)s,
+            now() + make_interval(secs => %(delay)s))
+    ON CONFLICT (dedupe_key) DO NOTHING
+    RETURNING id, true AS created
+)
+SELECT id, created FROM inserted
+UNION ALL
+SELECT id, false FROM {schema}.vault_jobs WHERE dedupe_key = %(key)s
+"""
+
+# A new thread of a user: that user's idle tails (see ``idle_seconds``) run now, not later.
+_PROMOTE_TAILS = """
+UPDATE {schema}.vault_jobs
+SET run_after = now(), updated_at = now()
+WHERE kind = %(kind)s AND status = 'pending' AND attempts = 0 AND run_after > now()
+  AND thread_id <> %(thread)s AND payload -> 'namespaces' -> 'semantic' = %(semantic)s
+RETURNING id
+"""
+
+_STATUSES = "SELECT id, status FROM {schema}.vault_jobs WHERE id = ANY(%s)"
+
 _COUNTS = "SELECT status, count(*) AS n FROM {schema}.vault_jobs GROUP BY status"
 
 
@@ -265,6 +293,7 @@ def enqueue_span_plan(
     payload_for: Callable[[list[str]], dict[str, Any]],
     delay_seconds: float = 0.0,
     max_attempts: int = 5,
+    idle_seconds: float | None = None,
 ) -> Plan[Enqueued | None]:
     """Enqueue the thread's messages not handed to a job yet, if there are ``min_new`` of them.
 
@@ -273,7 +302,11 @@ def enqueue_span_plan(
     ``messages`` and ``message_ids`` lists); those lists are appended to those of a job of this
     thread still waiting for a worker, so a burst of turns becomes one job. The watermark moves
     in the same transaction.
-    Returns ``None`` when fewer than ``min_new`` messages are new.
+    Returns ``None`` when fewer than ``min_new`` messages are new, unless ``idle_seconds`` is
+    given: then the short tail is enqueued anyway, to run only after the thread has been idle
+    that long (each later turn merges into it and pushes it back; once the waiting job and the
+    new messages reach ``min_new`` together it runs after ``delay_seconds`` as usual). A thread
+    that ends after one turn is still extracted, and never twice.
     """
     if not thread_id:
         raise ValueError("thread_id must be a non-empty string")
@@ -282,19 +315,26 @@ def enqueue_span_plan(
     if max_attempts < 1:
         raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
     _check_positive("delay_seconds", delay_seconds)
+    if idle_seconds is not None:
+        _check_positive("idle_seconds", idle_seconds)
     yield Query(_LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",))
     base = {"kind": kind, "thread": thread_id}
     rows = yield Query(_q(_READ_THREAD, schema), base)
     state = rows[0]  # type: ignore[index]
     done = set(state["message_ids"] or [])
     new_ids = [i for i in present_ids if i not in done]
+    delay = delay_seconds
     if len(new_ids) < min_new:
-        return None
+        waiting = (state["waiting_count"] or 0) if state["waiting_id"] is not None else 0
+        if idle_seconds is None or not new_ids:
+            return None
+        if waiting + len(new_ids) < min_new:
+            delay = idle_seconds
     params = {
         **base,
         "new": Jsonb(payload_for(new_ids)),
         "present": list(present_ids),
-        "delay": delay_seconds,
+        "delay": delay,
         "max_attempts": max_attempts,
     }
     rows = None
@@ -311,6 +351,36 @@ def enqueue_span_plan(
         rows = yield Query(_q(_INSERT_JOB, schema), params)
     job_id: int = rows[0]["id"]  # type: ignore[index]
     return Enqueued(job_id, tuple(new_ids), merged)
+
+
+def enqueue_keyed_plan(
+    schema: str,
+    *,
+    kind: str,
+    dedupe_key: str,
+    thread_id: str,
+    payload: dict[str, Any],
+    delay_seconds: float = 0.0,
+    max_attempts: int = 5,
+) -> Plan[tuple[int, bool]]:
+    """Enqueue one job under ``dedupe_key`` unless it exists; returns ``(id, created)``."""
+    for name, value in (("kind", kind), ("dedupe_key", dedupe_key), ("thread_id", thread_id)):
+        if not isinstance(value, str) or not value:
+            raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+    if max_attempts < 1:
+        raise ValueError(f"max_attempts must be >= 1, got {max_attempts!r}")
+    _check_positive("delay_seconds", delay_seconds)
+    params = {
+        "kind": kind,
+        "key": dedupe_key,
+        "thread": thread_id,
+        "payload": Jsonb(payload),
+        "max_attempts": max_attempts,
+        "delay": delay_seconds,
+    }
+    rows = yield Query(_q(_INSERT_KEYED, schema), params)
+    row = rows[0]  # type: ignore[index]
+    return int(row["id"]), bool(row["created"])
 
 
 def claim_plan(
@@ -365,6 +435,22 @@ def list_plan(
         raise ValueError(f"status must be one of {JOB_STATUSES}, got {status!r}")
     rows = yield Query(_q(_LIST, schema), (thread_id, thread_id, status, status))
     return [_job(r) for r in rows or []]
+
+
+def promote_tails_plan(
+    schema: str, *, kind: str, thread_id: str, semantic: Sequence[str]
+) -> Plan[list[int]]:
+    """Run now the idle tails of the user whose semantic namespace is ``semantic``, except
+    those of ``thread_id`` (the thread the user just started); returns their job ids."""
+    params = {"kind": kind, "thread": thread_id, "semantic": Jsonb(list(semantic))}
+    rows = yield Query(_q(_PROMOTE_TAILS, schema), params)
+    return sorted(int(r["id"]) for r in rows or [])
+
+
+def statuses_plan(schema: str, job_ids: Sequence[int]) -> Plan[dict[int, str]]:
+    """The status of each of ``job_ids`` (a purged job is missing from the result)."""
+    rows = yield Query(_q(_STATUSES, schema), (list(job_ids),))
+    return {int(r["id"]): str(r["status"]) for r in rows or []}
 
 
 def counts_plan(schema: str) -> Plan[dict[str, int]]:

@@ -36,6 +36,7 @@ class _QueueBase:
         min_new: int,
         delay_seconds: float,
         max_attempts: int,
+        idle_seconds: float | None,
     ) -> Plan[Enqueued | None]:
         return plans.enqueue_span_plan(
             self.schema,
@@ -46,6 +47,12 @@ class _QueueBase:
             payload_for=payload_for,
             delay_seconds=delay_seconds,
             max_attempts=max_attempts,
+            idle_seconds=idle_seconds,
+        )
+
+    def _promote(self, kind: str, thread_id: str, ns: ResolvedNamespaces) -> Plan[list[int]]:
+        return plans.promote_tails_plan(
+            self.schema, kind=kind, thread_id=thread_id, semantic=ns.semantic
         )
 
 
@@ -73,11 +80,38 @@ class JobQueue(PooledComponent, _QueueBase):
         min_new: int = 1,
         delay_seconds: float = 0.0,
         max_attempts: int = 5,
+        idle_seconds: float | None = None,
     ) -> Enqueued | None:
-        """Enqueue the thread's messages not handed to a job yet (see ``enqueue_span_plan``)."""
+        """Enqueue the thread's messages not handed to a job yet (see ``enqueue_span_plan``;
+        ``idle_seconds`` enqueues a short tail too, to run once the thread has been idle)."""
         return self.db.run(
             self._enqueue(
-                kind, thread_id, present_ids, payload_for, min_new, delay_seconds, max_attempts
+                kind,
+                thread_id,
+                present_ids,
+                payload_for,
+                min_new,
+                delay_seconds,
+                max_attempts,
+                idle_seconds,
+            )
+        )
+
+    def enqueue(
+        self,
+        kind: str,
+        dedupe_key: str,
+        payload: dict[str, Any],
+        *,
+        thread_id: str,
+        delay_seconds: float = 0.0,
+        max_attempts: int = 5,
+    ) -> tuple[int, bool]:
+        """Enqueue one job unless one with ``dedupe_key`` exists; returns ``(id, created)``."""
+        return self.db.run(
+            plans.enqueue_keyed_plan(
+                self.schema,
+                **_keyed(kind, dedupe_key, payload, thread_id, delay_seconds, max_attempts),
             )
         )
 
@@ -121,6 +155,15 @@ class JobQueue(PooledComponent, _QueueBase):
     def get(self, job_id: int) -> Job | None:
         """One job by id, or ``None``."""
         return self.db.run(plans.get_plan(self.schema, job_id))
+
+    def promote_tails(self, kind: str, thread_id: str, namespaces: ResolvedNamespaces) -> list[int]:
+        """Make the user's idle tails (of threads other than ``thread_id``) ready now; returns
+        their job ids. Called when the user starts a new thread."""
+        return self.db.run(self._promote(kind, thread_id, namespaces))
+
+    def statuses(self, job_ids: Sequence[int]) -> dict[int, str]:
+        """The status of each job id (purged jobs are missing)."""
+        return self.db.run(plans.statuses_plan(self.schema, job_ids))
 
     def list(self, *, thread_id: str | None = None, status: str | None = None) -> list[Job]:
         """Jobs, oldest first, optionally filtered."""
@@ -171,11 +214,37 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
         min_new: int = 1,
         delay_seconds: float = 0.0,
         max_attempts: int = 5,
+        idle_seconds: float | None = None,
     ) -> Enqueued | None:
         """See :meth:`JobQueue.enqueue_span`."""
         return await self.db.run(
             self._enqueue(
-                kind, thread_id, present_ids, payload_for, min_new, delay_seconds, max_attempts
+                kind,
+                thread_id,
+                present_ids,
+                payload_for,
+                min_new,
+                delay_seconds,
+                max_attempts,
+                idle_seconds,
+            )
+        )
+
+    async def enqueue(
+        self,
+        kind: str,
+        dedupe_key: str,
+        payload: dict[str, Any],
+        *,
+        thread_id: str,
+        delay_seconds: float = 0.0,
+        max_attempts: int = 5,
+    ) -> tuple[int, bool]:
+        """See :meth:`JobQueue.enqueue`."""
+        return await self.db.run(
+            plans.enqueue_keyed_plan(
+                self.schema,
+                **_keyed(kind, dedupe_key, payload, thread_id, delay_seconds, max_attempts),
             )
         )
 
@@ -220,6 +289,16 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
         """See :meth:`JobQueue.get`."""
         return await self.db.run(plans.get_plan(self.schema, job_id))
 
+    async def promote_tails(
+        self, kind: str, thread_id: str, namespaces: ResolvedNamespaces
+    ) -> list[int]:
+        """See :meth:`JobQueue.promote_tails`."""
+        return await self.db.run(self._promote(kind, thread_id, namespaces))
+
+    async def statuses(self, job_ids: Sequence[int]) -> dict[int, str]:
+        """See :meth:`JobQueue.statuses`."""
+        return await self.db.run(plans.statuses_plan(self.schema, job_ids))
+
     async def list(self, *, thread_id: str | None = None, status: str | None = None) -> list[Job]:
         """See :meth:`JobQueue.list`."""
         return await self.db.run(plans.list_plan(self.schema, thread_id=thread_id, status=status))
@@ -241,6 +320,24 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
         return await self.db.run(
             plans.delete_user_jobs_plan(self.schema, thread_ids, namespaces_payload(namespaces))
         )
+
+
+def _keyed(
+    kind: str,
+    dedupe_key: str,
+    payload: dict[str, Any],
+    thread_id: str,
+    delay_seconds: float,
+    max_attempts: int,
+) -> dict[str, Any]:
+    return {
+        "kind": kind,
+        "dedupe_key": dedupe_key,
+        "thread_id": thread_id,
+        "payload": payload,
+        "delay_seconds": delay_seconds,
+        "max_attempts": max_attempts,
+    }
 
 
 def _token(job: Job) -> str:

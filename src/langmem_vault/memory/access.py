@@ -50,31 +50,47 @@ class AccessRecorder:
             return self._executor
 
     @staticmethod
-    def _write(store: BaseStore, targets: Sequence[Target], cited: Sequence[Target]) -> int:
+    def _write(
+        store: BaseStore,
+        targets: Sequence[Target],
+        cited: Sequence[Target],
+        uncited: Sequence[Target] = (),
+    ) -> int:
         try:
-            return record_usage(store, usage_increments(targets, cited, utcnow()))
+            return record_usage(store, usage_increments(targets, cited, utcnow(), uncited))
         except Exception:  # bookkeeping must never fail a turn
             logger.warning("could not record memory access", exc_info=True)
             return 0
 
     @staticmethod
-    async def _awrite(store: BaseStore, targets: Sequence[Target], cited: Sequence[Target]) -> int:
+    async def _awrite(
+        store: BaseStore,
+        targets: Sequence[Target],
+        cited: Sequence[Target],
+        uncited: Sequence[Target] = (),
+    ) -> int:
         try:
-            return await arecord_usage(store, usage_increments(targets, cited, utcnow()))
+            return await arecord_usage(store, usage_increments(targets, cited, utcnow(), uncited))
         except Exception:
             logger.warning("could not record memory access", exc_info=True)
             return 0
 
     def record(
-        self, store: BaseStore, targets: Sequence[Target], *, cited: Sequence[Target] = ()
+        self,
+        store: BaseStore,
+        targets: Sequence[Target],
+        *,
+        cited: Sequence[Target] = (),
+        uncited: Sequence[Target] = (),
     ) -> None:
-        """Stamp ``targets`` as injected and ``cited`` as useful, in the background."""
-        if not targets and not cited:
+        """Stamp ``targets`` as injected, ``cited`` as useful and ``uncited`` as shown but not
+        used (a small utility loss), in the background."""
+        if not targets and not cited and not uncited:
             return
         if self.inline:
-            self._write(store, list(targets), list(cited))
+            self._write(store, list(targets), list(cited), list(uncited))
             return
-        future = self._pool().submit(self._write, store, list(targets), list(cited))
+        future = self._pool().submit(self._write, store, list(targets), list(cited), list(uncited))
         with self._lock:
             self._futures.add(future)
         future.add_done_callback(self._forget_future)
@@ -84,16 +100,21 @@ class AccessRecorder:
             self._futures.discard(future)
 
     async def arecord(
-        self, store: BaseStore, targets: Sequence[Target], *, cited: Sequence[Target] = ()
+        self,
+        store: BaseStore,
+        targets: Sequence[Target],
+        *,
+        cited: Sequence[Target] = (),
+        uncited: Sequence[Target] = (),
     ) -> None:
         """Async :meth:`record`: a task on the running loop (kept referenced until done)."""
-        if not targets and not cited:
+        if not targets and not cited and not uncited:
             return
         if self.inline:
-            await self._awrite(store, list(targets), list(cited))
+            await self._awrite(store, list(targets), list(cited), list(uncited))
             return
         task = asyncio.get_running_loop().create_task(
-            self._awrite(store, list(targets), list(cited))
+            self._awrite(store, list(targets), list(cited), list(uncited))
         )
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

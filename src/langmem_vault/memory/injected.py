@@ -17,9 +17,12 @@ the text, which is free to change.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, NotRequired
 
 from langchain_core.messages import BaseMessage, SystemMessage
+
+# pydantic (LangGraph's JSON schemas of the state, Studio's forms) needs this TypedDict on 3.11
+from typing_extensions import TypedDict
 
 from langmem_vault.memory.models import Instruction
 
@@ -50,6 +53,11 @@ class InjectedMemory(TypedDict):
     priority: int
     #: a fact that waits for the user's confirmation
     pending: bool
+    #: the store key of a fact or episode (the injection trace links to it)
+    key: NotRequired[str]
+    #: why it was picked: relevance, confidence, recency, utility and the total score
+    #: (``memory.scoring.score_parts``), kept for the injection trace
+    scores: NotRequired[dict[str, float | None]]
 
 
 def instruction_entry(instruction: Instruction) -> InjectedMemory:
@@ -64,9 +72,26 @@ def instruction_entry(instruction: Instruction) -> InjectedMemory:
     )
 
 
-def fact_entry(alias: str, value: Mapping[str, Any]) -> InjectedMemory:
-    """The entry of an injected fact, from its stored value."""
-    return InjectedMemory(
+def _traced(
+    entry: InjectedMemory, key: str | None, scores: Mapping[str, float | None] | None
+) -> InjectedMemory:
+    if key is not None:
+        entry["key"] = key
+    if scores is not None:
+        entry["scores"] = dict(scores)
+    return entry
+
+
+def fact_entry(
+    alias: str,
+    value: Mapping[str, Any],
+    *,
+    key: str | None = None,
+    scores: Mapping[str, float | None] | None = None,
+) -> InjectedMemory:
+    """The entry of an injected fact, from its stored value (``key`` and ``scores``, when
+    given, are kept for the injection trace)."""
+    entry = InjectedMemory(
         kind="fact",
         alias=alias,
         text=str(value.get("text", "")),
@@ -74,11 +99,18 @@ def fact_entry(alias: str, value: Mapping[str, Any]) -> InjectedMemory:
         priority=0,
         pending=value.get("status") == "pending_confirmation",
     )
+    return _traced(entry, key, scores)
 
 
-def episode_entry(alias: str, value: Mapping[str, Any]) -> InjectedMemory:
+def episode_entry(
+    alias: str,
+    value: Mapping[str, Any],
+    *,
+    key: str | None = None,
+    scores: Mapping[str, float | None] | None = None,
+) -> InjectedMemory:
     """The entry of an injected episode, from its stored value."""
-    return InjectedMemory(
+    entry = InjectedMemory(
         kind="episode",
         alias=alias,
         text=str(value.get("summary", "")),
@@ -86,6 +118,7 @@ def episode_entry(alias: str, value: Mapping[str, Any]) -> InjectedMemory:
         priority=0,
         pending=False,
     )
+    return _traced(entry, key, scores)
 
 
 def injected_memories(messages: Sequence[BaseMessage]) -> list[InjectedMemory]:

@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from langmem_vault.memory.conditions import parse_condition
+from langmem_vault.memory.layers import Layer
 
 __all__ = [
     "CATEGORIES",
@@ -26,6 +27,7 @@ __all__ = [
     "FactSource",
     "FactStatus",
     "Instruction",
+    "MemoryLayer",
     "MemoryModel",
     "ProposedEpisode",
     "ProposedFact",
@@ -51,6 +53,8 @@ CATEGORIES: tuple[str, ...] = get_args(FactCategory)
 FactSource = Literal["manual", "conversation", "import"]
 FactStatus = Literal["active", "pending_confirmation", "superseded"]
 EpisodeSource = Literal["conversation", "compaction", "manual", "import"]
+#: see memory.layers: short-term (this session, 2 h), working (recent, 7 d), long-term
+MemoryLayer = Layer
 
 MAX_TEXT = 2000
 MAX_EVIDENCE = 2000
@@ -148,6 +152,9 @@ class SemanticFact(MemoryModel):
     mentions: int = Field(default=1, ge=1)
     supersedes: str | None = None
     superseded_by: str | None = None
+    #: the lifecycle layer (memory.layers); values stored before layers existed never
+    #: expired, so they read as long-term
+    layer: MemoryLayer = "long_term"
 
     @model_validator(mode="after")
     def _check_validity(self) -> Self:
@@ -183,6 +190,7 @@ class Episode(MemoryModel):
     created_at: Stamp = Field(default_factory=utcnow)
     access_count: int = Field(default=0, ge=0)
     last_accessed: Stamp | None = None
+    layer: MemoryLayer = "long_term"
 
     @model_validator(mode="after")
     def _check_range(self) -> Self:

@@ -99,10 +99,14 @@ def run_context(config: Mapping[str, Any] | None) -> Any:
     return None
 
 
+_USER_KEYS = {"user_id": "langgraph_user_id", "langgraph_user_id": "user_id"}
+
+
 def _lookup(name: str, configurable: Mapping[str, Any], context: Any) -> Any:
     value = configurable.get(name)
-    if (value is None or value == "") and name == "user_id":
-        value = configurable.get("langgraph_user_id")
+    if (value is None or value == "") and name in _USER_KEYS:
+        # LangGraph Platform's auth sets langgraph_user_id; LangMem's templates use it too.
+        value = configurable.get(_USER_KEYS[name])
     if (value is None or value == "") and context is not None:
         # A dict, a dataclass or a pydantic model, whatever the graph's context_schema is.
         value = _attribute(context, name)

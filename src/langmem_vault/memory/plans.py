@@ -17,13 +17,25 @@ True
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+import inspect
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, Op, PutOp
 from langgraph.store.memory import InMemoryStore
 
-__all__ = ["StorePlan", "arun_store_plan", "run_store_plan"]
+__all__ = [
+    "Step",
+    "Steps",
+    "StorePlan",
+    "abatch_ops",
+    "arun_steps",
+    "arun_store_plan",
+    "batch_ops",
+    "run_steps",
+    "run_store_plan",
+]
 
 T = TypeVar("T")
 # Results are typed Any: each op kind returns a different shape and the plan knows which.
@@ -81,6 +93,11 @@ async def _abatch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
     return list(await store.abatch(ops))
 
 
+#: one yielded list of ops, run as a plan driver runs it (for drivers of richer plans)
+batch_ops = _batch
+abatch_ops = _abatch
+
+
 def run_store_plan(store: BaseStore, plan: StorePlan[T]) -> T:
     """Drive a plan with the store's sync ``batch``."""
     try:
@@ -99,5 +116,60 @@ async def arun_store_plan(store: BaseStore, plan: StorePlan[T]) -> T:
         while True:
             results: list[Any] = await _abatch(store, ops)
             ops = plan.send(results)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+# --- steps: plans over several components (store, saver, audit log) --------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One call of a multi-component operation, as a sync and an async thunk.
+
+    An operation that touches more than the store (the saver, the audit log) is written once
+    as a generator of steps; :func:`run_steps` runs each step's ``sync`` thunk and
+    :func:`arun_steps` awaits its ``asyn`` one, so the two drivers never drift apart.
+    """
+
+    sync: Callable[[], Any]
+    asyn: Callable[[], Awaitable[Any]]
+
+    @classmethod
+    def same(cls, call: Callable[[], Any]) -> Step:
+        """A step whose async twin is the same call, awaited when it returns an awaitable
+        (async components keep the sync names: ``AsyncAuditLog.record``...)."""
+
+        async def awaited() -> Any:
+            outcome = call()
+            return await outcome if inspect.isawaitable(outcome) else outcome
+
+        return cls(call, awaited)
+
+    @classmethod
+    def store(cls, store: BaseStore, plan: StorePlan[Any]) -> Step:
+        """A store plan as one step."""
+        return cls(lambda: run_store_plan(store, plan), lambda: arun_store_plan(store, plan))
+
+
+Steps = Generator[Step, Any, T]
+
+
+def run_steps(steps: Steps[T]) -> T:
+    """Run every step's sync thunk, sending each result back."""
+    result: Any = None
+    try:
+        while True:
+            result = steps.send(result).sync()
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+async def arun_steps(steps: Steps[T]) -> T:
+    """Await every step's async thunk, sending each result back."""
+    result: Any = None
+    try:
+        while True:
+            result = await steps.send(result).asyn()
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]

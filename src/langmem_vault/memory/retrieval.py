@@ -71,8 +71,12 @@ def score_items(
     weights: ScoringWeights = DEFAULT_WEIGHTS,
     include_pending: bool = False,
     usage: Mapping[Target, Mapping[str, Any]] | None = None,
+    session: str | None = None,
 ) -> list[ScoredMemory]:
     """Score stored items best first, skipping closed or out-of-window facts.
+
+    ``session`` is the thread id of this turn: its short-term memories rank at full weight,
+    other sessions' below long-term and working ones (``ScoringWeights.layers``).
 
     ``usage`` holds the items' usage records (:func:`~langmem_vault.memory.usage.read_usage_plan`):
     their last access keeps a fact fresh, their citations raise its utility.
@@ -105,7 +109,9 @@ def score_items(
             ScoredMemory(
                 key=item.key,
                 value=value,
-                score=score_memory(value, now, relevance=relevance, weights=weights),
+                score=score_memory(
+                    value, now, relevance=relevance, weights=weights, session=session
+                ),
                 relevance=score if use_relevance else None,
                 namespace=tuple(item.namespace),
             )

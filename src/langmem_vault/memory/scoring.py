@@ -2,7 +2,9 @@
 
 The base score of a fact is ``confidence x 0.7 + recency x 0.3`` where recency decays with a
 7-day time constant. With a user message the store's search relevance is blended in; a
-utility factor (0.5 is neutral) nudges facts the model found useful before. Scoring works on
+utility factor (0.5 is neutral) nudges facts the model found useful before, and a layer
+factor prefers long-term and working memories over another session's short-term ones
+(:meth:`~langmem_vault.memory.layers.LayerPolicy.factor`). Scoring works on
 raw stored dicts, so ranking hundreds of candidates costs no model validation.
 
 >>> from datetime import datetime, timezone
@@ -20,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
+
 __all__ = [
     "ScoredMemory",
     "ScoringWeights",
@@ -27,6 +31,7 @@ __all__ = [
     "base_score",
     "recency",
     "score_memory",
+    "score_parts",
 ]
 
 
@@ -44,6 +49,8 @@ class ScoringWeights:
     relevance: float = 0.6
     #: how strongly utility moves the score: factor = 1 + utility_weight x (utility - 0.5)
     utility_weight: float = 0.5
+    #: the layers' ranking factors (and lifetimes, see memory.layers)
+    layers: LayerPolicy = DEFAULT_LAYERS
 
 
 DEFAULT_WEIGHTS = ScoringWeights()
@@ -94,15 +101,19 @@ def recency(
     return math.exp(-age_days / decay_days)
 
 
+def last_touched(value: Mapping[str, Any]) -> datetime | None:
+    """The later of a memory's last update and last access (None when neither is known)."""
+    # A memory the user keeps coming back to stays fresh: use the latest of update/access.
+    stamps = [as_datetime(value.get("updated_at")), as_datetime(value.get("last_accessed"))]
+    return max((s for s in stamps if s is not None), default=None)
+
+
 def base_score(
     value: Mapping[str, Any], now: datetime, weights: ScoringWeights = DEFAULT_WEIGHTS
 ) -> float:
     """``confidence x 0.7 + recency x 0.3`` (recency of the last update or access)."""
     confidence = float(value.get("confidence", 1.0))
-    # A memory the user keeps coming back to stays fresh: use the latest of update/access.
-    stamps = [as_datetime(value.get("updated_at")), as_datetime(value.get("last_accessed"))]
-    latest = max((s for s in stamps if s is not None), default=None)
-    fresh = recency(latest, now, decay_days=weights.decay_days)
+    fresh = recency(last_touched(value), now, decay_days=weights.decay_days)
     return weights.confidence * confidence + weights.recency * fresh
 
 
@@ -112,8 +123,11 @@ def score_memory(
     *,
     relevance: float | None = None,
     weights: ScoringWeights = DEFAULT_WEIGHTS,
+    session: str | None = None,
 ) -> float:
-    """Final score: relevance blended with the base score, times a utility factor.
+    """Final score: relevance blended with the base score, times a utility factor and a
+    layer factor (``session``: this turn's thread id, whose short-term memories compete at
+    full weight).
 
     >>> from datetime import datetime, timezone
     >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -126,7 +140,31 @@ def score_memory(
         rel = min(max(relevance, 0.0), 1.0)
         base = weights.relevance * rel + (1.0 - weights.relevance) * base
     utility = float(value.get("utility", 0.5))
-    return base * (1.0 + weights.utility_weight * (utility - 0.5))
+    layer = weights.layers.factor(value, session)
+    return base * (1.0 + weights.utility_weight * (utility - 0.5)) * layer
+
+
+def score_parts(
+    memory: ScoredMemory, now: datetime, weights: ScoringWeights = DEFAULT_WEIGHTS
+) -> dict[str, float | None]:
+    """The parts of a scored memory's score, for the injection trace: search relevance (None
+    without a query), confidence, recency of the last update or access, utility, the total.
+
+    >>> from datetime import datetime, timezone
+    >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    >>> m = ScoredMemory("k", {"confidence": 0.9, "updated_at": now.isoformat()}, 0.7, 0.5)
+    >>> score_parts(m, now)
+    {'relevance': 0.5, 'confidence': 0.9, 'recency': 1.0, 'utility': 0.5, 'score': 0.7}
+    """
+    value = memory.value
+    latest = last_touched(value)
+    return {
+        "relevance": None if memory.relevance is None else round(memory.relevance, 4),
+        "confidence": round(float(value.get("confidence", 1.0)), 4),
+        "recency": round(recency(latest, now, decay_days=weights.decay_days), 4),
+        "utility": round(float(value.get("utility", 0.5)), 4),
+        "score": round(memory.score, 4),
+    }
 
 
 def balance_categories(

@@ -20,9 +20,10 @@ put, serialised within this process by a lock per store object; two processes wr
 same record there at the same instant can still lose an increment.
 
 Readers merge the record into the value (:func:`with_usage`): counts add to any legacy counts
-in the value, the later access stamp wins, and utility is the value's base utility moved a
-step of :data:`UTILITY_STEP` toward 1 per citation. Storing the citation count (not the
-utility) keeps every write a pure addition, so concurrent writes commute.
+in the value, the later access stamp wins, and utility is the value's base utility with the
+record's signals folded in (citations, injections that were not cited, explicit feedback;
+see :mod:`langmem_vault.memory.utility`). Storing signal counts (not the utility) keeps every
+write a pure addition, so concurrent writes commute.
 
 >>> merged = with_usage({"kind": "semantic", "utility": 0.5}, {"access_count": 2, "citations": 1})
 >>> merged["access_count"], merged["utility"]
@@ -43,6 +44,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.scoring import as_datetime
+from langmem_vault.memory.utility import current_utility
 
 __all__ = [
     "USAGE_ROOT",
@@ -58,7 +60,7 @@ __all__ = [
 ]
 
 USAGE_ROOT = ("langmem_vault", "usage")
-#: how far one citation moves utility toward 1 (from the value's own utility)
+#: how far one citation moves utility (before momentum; see memory.utility.UtilityPolicy)
 UTILITY_STEP = 0.1
 
 Target = tuple[tuple[str, ...], str]
@@ -84,15 +86,21 @@ class AtomicCounters(Protocol):
 
 
 def usage_increments(
-    injected: Sequence[Target], cited: Sequence[Target], now: datetime
+    injected: Sequence[Target],
+    cited: Sequence[Target],
+    now: datetime,
+    uncited: Sequence[Target] = (),
 ) -> list[Increment]:
-    """The increments for one turn: an access per injected memory, a citation per cited one."""
+    """The increments for one turn: an access per injected memory, a citation per cited one,
+    and an ``uncited`` mark per fact that was shown to a citing model and not used."""
     stamp = now.isoformat()
     out: list[Increment] = []
     for ns, key in dict.fromkeys(injected):
         out.append((usage_namespace(ns), key, {"access_count": 1, "last_accessed": stamp}))
     for ns, key in dict.fromkeys(cited):
         out.append((usage_namespace(ns), key, {"citations": 1, "last_cited": stamp}))
+    for ns, key in dict.fromkeys(uncited):
+        out.append((usage_namespace(ns), key, {"uncited": 1}))
     return out
 
 
@@ -179,10 +187,8 @@ def with_usage(value: Mapping[str, Any], usage: Mapping[str, Any] | None) -> dic
         latest = _later(value.get("last_accessed"), usage.get("last_accessed"))
         if latest is not None:
             merged["last_accessed"] = latest
-    citations = int(usage.get("citations", 0))
-    if citations and "utility" in value:
-        base = float(value["utility"])
-        merged["utility"] = round(1.0 - (1.0 - base) * (1.0 - UTILITY_STEP) ** citations, 6)
+    if "utility" in value:
+        merged["utility"] = current_utility(float(value["utility"]), usage)
     return merged
 
 

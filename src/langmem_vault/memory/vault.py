@@ -34,6 +34,7 @@ from langmem_vault.memory.models import (
     FactCategory,
     FactSource,
     Instruction,
+    MemoryLayer,
     MemoryModel,
     SemanticFact,
     utcnow,
@@ -114,6 +115,14 @@ class MemoryVault:
                 f"this vault is bound to user_id {self.user_id!r}; refusing user_id {user_id!r}"
             )
 
+    def _put(
+        self, ns: tuple[str, ...], key: str, value: MemoryModel, *, reindex: bool = True
+    ) -> PutOp:
+        # One write rule (memory.writes): sealing with this vault's keyring, the layer's TTL.
+        return memory_put(
+            ns, key, value, keyring=self.keyring, reindex=reindex, layers=self.weights.layers
+        )
+
     def _run(self, plan: StorePlan[T]) -> T:
         return run_store_plan(self.store, plan)
 
@@ -127,9 +136,33 @@ class MemoryVault:
 
     # -- semantic facts ------------------------------------------------------------------
 
+    def _fact(
+        self,
+        text: str,
+        category: FactCategory,
+        tags: Sequence[str],
+        confidence: float,
+        source: FactSource,
+        private: bool,
+        evidence: str | None,
+        layer: MemoryLayer,
+        thread_id: str | None,
+    ) -> SemanticFact:
+        return SemanticFact(
+            text=text,
+            category=category,
+            tags=list(tags),
+            confidence=confidence,
+            source=source,
+            private=private,
+            evidence=evidence,
+            layer=layer,
+            source_thread_id=thread_id,
+        )
+
     def _remember_plan(self, fact: SemanticFact) -> StorePlan[Memory[SemanticFact]]:
         key = str(uuid.uuid4())
-        yield [memory_put(self.ns.semantic, key, fact, keyring=self.keyring)]
+        yield [self._put(self.ns.semantic, key, fact)]
         return Memory(key, fact)
 
     def _open(self, key: str, value: Any, usage: Mapping[str, Any] | None = None) -> SemanticFact:
@@ -147,21 +180,21 @@ class MemoryVault:
         source: FactSource = "manual",
         private: bool = False,
         evidence: str | None = None,
+        layer: MemoryLayer = "long_term",
+        thread_id: str | None = None,
     ) -> Memory[SemanticFact]:
         """Store a fact (validated first; nothing is written when a field is invalid).
 
+        A fact the user or the app states is long-term at once. ``layer="short_term"`` with
+        ``thread_id`` keeps a session note for 2 hours, ranked at full weight in that thread
+        only (see :mod:`langmem_vault.memory.layers`).
+
         >>> from langgraph.store.memory import InMemoryStore
-        >>> MemoryVault(InMemoryStore(), user_id="u").remember("Likes jazz").value.confidence
-        1.0
+        >>> MemoryVault(InMemoryStore(), user_id="u").remember("Likes jazz").value.layer
+        'long_term'
         """
-        fact = SemanticFact(
-            text=text,
-            category=category,
-            tags=list(tags),
-            confidence=confidence,
-            source=source,
-            private=private,
-            evidence=evidence,
+        fact = self._fact(
+            text, category, tags, confidence, source, private, evidence, layer, thread_id
         )
         return self._run(self._remember_plan(fact))
 
@@ -175,16 +208,12 @@ class MemoryVault:
         source: FactSource = "manual",
         private: bool = False,
         evidence: str | None = None,
+        layer: MemoryLayer = "long_term",
+        thread_id: str | None = None,
     ) -> Memory[SemanticFact]:
         """Async :meth:`remember`."""
-        fact = SemanticFact(
-            text=text,
-            category=category,
-            tags=list(tags),
-            confidence=confidence,
-            source=source,
-            private=private,
-            evidence=evidence,
+        fact = self._fact(
+            text, category, tags, confidence, source, private, evidence, layer, thread_id
         )
         return await self._arun(self._remember_plan(fact))
 
@@ -317,7 +346,7 @@ class MemoryVault:
         new = SemanticFact.model_validate({**old.model_dump(), **changes, "updated_at": utcnow()})
         # Re-index only when what the index holds may change (text, privacy, status).
         reindex = any(getattr(old, f) != getattr(new, f) for f in ("text", "private", "status"))
-        yield [memory_put(self.ns.semantic, key, new, keyring=self.keyring, reindex=reindex)]
+        yield [self._put(self.ns.semantic, key, new, reindex=reindex)]
         return Memory(key, new)
 
     def update(self, key: str, **changes: Any) -> Memory[SemanticFact]:
@@ -341,8 +370,11 @@ class MemoryVault:
             raise KeyError(f"no fact with key {key!r} for user {self.user_id!r}")
         now = utcnow()
         fact = self._open(key, item.value)
-        confirmed = fact.model_copy(update={"status": "active", "updated_at": now})
-        ops = [memory_put(self.ns.semantic, key, confirmed, keyring=self.keyring)]
+        # The user vouched for it: long-term at once (the rewrite clears its expiry).
+        confirmed = fact.model_copy(
+            update={"status": "active", "updated_at": now, "layer": "long_term"}
+        )
+        ops = [self._put(self.ns.semantic, key, confirmed)]
         # A pending fact that contradicts an older one closes it only once confirmed.
         if fact.supersedes:
             (old_item,) = yield [GetOp(self.ns.semantic, fact.supersedes)]
@@ -358,11 +390,10 @@ class MemoryVault:
                         }
                     )
                     ops.append(
-                        memory_put(
+                        self._put(
                             self.ns.semantic,
                             fact.supersedes,
                             closed,
-                            keyring=self.keyring,
                             reindex=False,
                         )
                     )
@@ -370,7 +401,7 @@ class MemoryVault:
         return Memory(key, confirmed)
 
     def confirm(self, key: str) -> Memory[SemanticFact]:
-        """Confirm a pending fact: it becomes active (and closes the fact it supersedes)."""
+        """Confirm a fact: it becomes active and long-term (and closes the fact it supersedes)."""
         return self._run(self._confirm_plan(key))
 
     async def aconfirm(self, key: str) -> Memory[SemanticFact]:
@@ -393,7 +424,7 @@ class MemoryVault:
         closed = fact.model_copy(
             update={"status": "superseded", "valid_to": valid_to, "updated_at": now}
         )
-        yield [memory_put(self.ns.semantic, key, closed, keyring=self.keyring, reindex=False)]
+        yield [self._put(self.ns.semantic, key, closed, reindex=False)]
         return True
 
     def forget(self, key: str, *, hard: bool = False) -> bool:
@@ -409,7 +440,7 @@ class MemoryVault:
 
     def _add_instruction_plan(self, instruction: Instruction) -> StorePlan[Memory[Instruction]]:
         key = str(uuid.uuid4())
-        yield [memory_put(self.ns.instructions, key, instruction)]
+        yield [self._put(self.ns.instructions, key, instruction)]
         return Memory(key, instruction)
 
     def add_instruction(
@@ -483,7 +514,7 @@ class MemoryVault:
             return False
         old = Instruction.from_store(item.value)
         new = old.model_copy(update={"active": False, "updated_at": utcnow()})
-        yield [memory_put(self.ns.instructions, key, new, reindex=False)]
+        yield [self._put(self.ns.instructions, key, new, reindex=False)]
         return True
 
     def deactivate_instruction(self, key: str) -> bool:
@@ -498,7 +529,7 @@ class MemoryVault:
 
     def _add_episode_plan(self, episode: Episode) -> StorePlan[Memory[Episode]]:
         key = str(uuid.uuid4())
-        yield [memory_put(self.ns.episodes, key, episode)]
+        yield [self._put(self.ns.episodes, key, episode)]
         return Memory(key, episode)
 
     def add_episode(self, summary: str, **fields: Any) -> Memory[Episode]:

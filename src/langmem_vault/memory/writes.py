@@ -16,7 +16,10 @@ privacy guarantees hold whichever path wrote the memory:
   recall filters by status); a write that may change it (an import, an edit) drops it;
 - any other memory is indexed on its kind's fields (``text``; ``summary`` for an episode)
   when the write may change what the index holds (new text, a privacy or status change), and
-  keeps its index otherwise (a counter-only rewrite, ``reindex=False``).
+  keeps its index otherwise (a counter-only rewrite, ``reindex=False``);
+- every write carries the TTL of the memory's ``layer`` (:mod:`langmem_vault.memory.layers`:
+  2 hours short-term, 7 days working, none long-term), so the store expires it and a
+  promotion's rewrite clears the expiry.
 
 >>> from langmem_vault.memory.models import SemanticFact
 >>> ns = ("memories", "u1", "semantic")
@@ -26,6 +29,8 @@ privacy guarantees hold whichever path wrote the memory:
 []
 >>> memory_put(ns, "k", SemanticFact(text="Likes tea"), reindex=False).index
 False
+>>> memory_put(ns, "k", SemanticFact(text="Likes tea", layer="working")).ttl
+10080.0
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Any, Literal
 
 from langgraph.store.base import PutOp
 
+from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory.models import MemoryModel
 from langmem_vault.memory.sealing import Keyring, encrypt_fact, is_sealed
 
@@ -82,6 +88,7 @@ def memory_put(
     kind: Kind | str | None = None,
     keyring: Keyring | None = None,
     reindex: bool = True,
+    layers: LayerPolicy = DEFAULT_LAYERS,
 ) -> PutOp:
     """The put that stores ``memory`` (a model, or a stored dict) under ``namespace``/``key``.
 
@@ -89,11 +96,12 @@ def memory_put(
     (a value already sealed is re-sealed under the current key); without one a private fact
     is stored as it is, unindexed. ``reindex=False`` marks a rewrite that leaves the text,
     privacy and status as they were (counters, a closing), which keeps the existing index
-    instead of re-embedding.
+    instead of re-embedding. ``layers`` gives the TTL of the value's ``layer``.
     """
     value: dict[str, Any] = memory.to_store() if isinstance(memory, MemoryModel) else dict(memory)
     kind = kind or str(value.get("kind") or "semantic")
     index = index_for(kind, value, reindex=reindex)
     if kind == "semantic" and is_private(value) and keyring is not None:
         value = encrypt_fact(value, keyring, namespace, key)
-    return PutOp(namespace, key, value, index=index)
+    ttl = layers.ttl_minutes(value.get("layer")) if kind != "instruction" else None
+    return PutOp(namespace, key, value, index=index, ttl=ttl)

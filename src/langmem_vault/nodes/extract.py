@@ -10,6 +10,13 @@ Every ``every_n_messages`` new messages (default 4) it either
   still waiting for a worker absorbs the next span (the debounce: ``debounce_seconds``);
 - **inline**: extracts and reconciles inside the node (the watermark lives in the store).
 
+A thread that ends before ``every_n_messages`` is not lost: in background mode its short tail
+is enqueued too, to run once the thread has been idle ``idle_seconds`` (default 5 minutes; each
+later turn merges into that job and pushes it back), and at once when the same user starts a
+new thread (:meth:`_ExtractNode.catch_up`; the agent middleware also waits a little for it, so
+the new thread's first answer already knows). The queue's watermark keeps this free of
+duplicates.
+
 Background mode needs Postgres for the queue: pass ``queue=`` (a ``JobQueue``, an
 ``AsyncJobQueue`` or a DSN string). Without one the node runs inline and logs that once, so the
 same graph works on ``InMemoryStore``.
@@ -25,6 +32,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -49,6 +58,10 @@ logger = logging.getLogger("langmem_vault.extract")
 #: config["configurable"] key that makes the node extract now, below the threshold
 FLUSH_KEY = "extract_now"
 DEFAULT_BACKGROUND_DEBOUNCE = 2.0
+DEFAULT_IDLE_SECONDS = 300.0
+#: how often a catch-up that waits polls the promoted jobs
+_POLL_SECONDS = 0.05
+_SETTLED = ("done", "failed")
 
 Mode = Literal["background", "inline"]
 
@@ -85,6 +98,7 @@ class _ExtractNode:
         redaction: RedactionPolicy | None,
         start_worker: bool,
         max_attempts: int,
+        idle_seconds: float | None = DEFAULT_IDLE_SECONDS,
     ) -> None:
         if mode not in ("background", "inline", None):
             raise ValueError(f"mode must be 'background', 'inline' or None, got {mode!r}")
@@ -92,6 +106,9 @@ class _ExtractNode:
             raise ValueError(f"every_n_messages must be >= 1, got {every_n_messages!r}")
         if debounce_seconds is not None and debounce_seconds < 0:
             raise ValueError(f"debounce_seconds must be >= 0, got {debounce_seconds!r}")
+        if idle_seconds is not None and idle_seconds < 0:
+            raise ValueError(f"idle_seconds must be >= 0 or None, got {idle_seconds!r}")
+        self.idle_seconds = idle_seconds
         for setting, value in (("similar_limit", similar_limit), ("max_attempts", max_attempts)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{setting} must be an int >= 1, got {value!r}")
@@ -181,7 +198,10 @@ class _ExtractNode:
                     min_new=self._min_new(config),
                     delay_seconds=self.debounce,
                     max_attempts=self.max_attempts,
+                    idle_seconds=self.idle_seconds,
                 )
+                if _first_turn(span):
+                    self.catch_up(state, config)
             except psycopg.Error as exc:
                 _enqueue_failed(exc)
                 return {}
@@ -247,7 +267,10 @@ class _ExtractNode:
                 "min_new": self._min_new(config),
                 "delay_seconds": self.debounce,
                 "max_attempts": self.max_attempts,
+                "idle_seconds": self.idle_seconds,
             }
+            if _first_turn(span):
+                await self.acatch_up(state, config)
             try:
                 if aqueue is not None:
                     queued = await aqueue.enqueue_span(*args, **kwargs)
@@ -294,6 +317,67 @@ class _ExtractNode:
                     await aqueue.setup()
                     self._aqueue = aqueue
         return self._aqueue
+
+    # -- a new thread catches up with the user's earlier ones --
+
+    def _catching_up(self, state: Mapping[str, Any]) -> bool:
+        if self.mode != "background" or self.idle_seconds is None:
+            return False
+        return _first_turn(self._span(dict(state)))
+
+    def catch_up(
+        self, state: Mapping[str, Any], config: RunnableConfig, *, wait_seconds: float = 0.0
+    ) -> list[int]:
+        """On the first turn of a thread, run the user's idle tails (their other threads'
+        unextracted messages) now; wait up to ``wait_seconds`` for them to finish.
+
+        Returns the promoted job ids (``[]`` when this is not a first turn, in inline mode, or
+        when the queue is unreachable: memory never breaks the chat turn).
+        """
+        if not self._catching_up(state):
+            return []
+        queue = self._sync_queue()
+        if queue is None:
+            return []
+        try:
+            ids = queue.promote_tails(
+                EXTRACT_JOB, _thread_id(config), self.namespaces.resolve(config)
+            )
+            if ids and self.start_worker:
+                self._ensure_thread_worker(queue, self._store())
+            deadline = time.monotonic() + wait_seconds
+            while ids and not _settled(queue.statuses(ids), ids) and time.monotonic() < deadline:
+                time.sleep(_POLL_SECONDS)
+        except psycopg.Error as exc:
+            logger.warning("extract: catch-up failed (%s); the idle timer still runs them", exc)
+            return []
+        return ids
+
+    async def acatch_up(
+        self, state: Mapping[str, Any], config: RunnableConfig, *, wait_seconds: float = 0.0
+    ) -> list[int]:
+        """Async :meth:`catch_up`."""
+        if not self._catching_up(state):
+            return []
+        aqueue = await self._async_queue()
+        if aqueue is None:  # a sync queue in an async graph: keep the loop free
+            return await asyncio.to_thread(self.catch_up, state, config, wait_seconds=wait_seconds)
+        try:
+            ns = self.namespaces.resolve(config)
+            ids = await aqueue.promote_tails(EXTRACT_JOB, _thread_id(config), ns)
+            if ids and self.start_worker:
+                self._ensure_task_worker(aqueue, self._store())
+            deadline = time.monotonic() + wait_seconds
+            while (
+                ids
+                and not _settled(await aqueue.statuses(ids), ids)
+                and time.monotonic() < deadline
+            ):
+                await asyncio.sleep(_POLL_SECONDS)
+        except psycopg.Error as exc:
+            logger.warning("extract: catch-up failed (%s); the idle timer still runs them", exc)
+            return []
+        return ids
 
     # -- lifecycle --
 
@@ -342,6 +426,16 @@ class _ExtractNode:
         worker.wake()
 
 
+def _first_turn(span: list[BaseMessage]) -> bool:
+    """Whether the thread holds exactly one user message: the turn that starts it."""
+    return sum(1 for m in span if m.type == "human") == 1
+
+
+def _settled(statuses: Mapping[int, str], ids: list[int]) -> bool:
+    # A purged job is missing from ``statuses``: it finished long ago.
+    return all(statuses.get(i, "done") in _SETTLED for i in ids)
+
+
 def _enqueue_failed(exc: Exception) -> None:
     # Memory must not break the chat turn. The watermark did not move, so the next turn
     # enqueues these messages again: nothing is lost.
@@ -362,6 +456,7 @@ def create_extract_node(
     redaction: RedactionPolicy | None = DEFAULT_POLICY,
     start_worker: bool = True,
     max_attempts: int = 5,
+    idle_seconds: float | None = DEFAULT_IDLE_SECONDS,
 ) -> MemoryNode:
     """The extract node (sync and async), for ``StateGraph.add_node``.
 
@@ -378,7 +473,10 @@ def create_extract_node(
       :class:`~langmem_vault.jobs.worker.ExtractionWorker` in this process on first use (turn
       it off when workers run elsewhere);
     - ``redaction``: the PII policy applied to every proposal before anything is stored
-      (:func:`langmem_vault.privacy.redact`); ``None`` turns redaction off.
+      (:func:`langmem_vault.privacy.redact`); ``None`` turns redaction off;
+    - ``idle_seconds`` (background mode): a tail shorter than ``every_n_messages`` is
+      extracted once the thread has been idle this long, or as soon as the same user starts a
+      new thread; ``None`` leaves short tails until the thread reaches the threshold.
 
     >>> node = create_extract_node("openai:gpt-4o-mini", queue=dsn)  # doctest: +SKIP
     >>> builder.add_node("extract", node)                            # doctest: +SKIP
@@ -395,5 +493,6 @@ def create_extract_node(
         redaction=redaction,
         start_worker=start_worker,
         max_attempts=max_attempts,
+        idle_seconds=idle_seconds,
     )
     return MemoryNode(impl, name="extract")

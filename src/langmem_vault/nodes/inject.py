@@ -57,6 +57,7 @@ from langmem_vault.memory.scoring import (
     ScoringWeights,
     as_datetime,
     balance_categories,
+    score_parts,
 )
 from langmem_vault.memory.sealing import Keyring, default_keyring
 from langmem_vault.memory.usage import read_usage_plan
@@ -189,12 +190,16 @@ def render(
     *,
     max_tokens: int,
     count: TokenCounter,
+    now: datetime | None = None,
+    weights: ScoringWeights = DEFAULT_WEIGHTS,
 ) -> Injection:
     """Render the memory section best-first until the token budget is spent.
 
     Each line is counted on its own; the sum over-estimates the block, so the block never
-    exceeds ``max_tokens``.
+    exceeds ``max_tokens``. Each fact's and episode's entry keeps its key and score parts
+    (``score_parts`` at ``now``) for the injection trace.
     """
+    moment = now or utcnow()
     lines: list[str] = []
     used = 0
     refs: dict[str, str] = {}
@@ -231,7 +236,8 @@ def render(
         pending_header = None
         refs[alias] = memory.key
         kept_f.append(memory)
-        memories.append(fact_entry(alias, memory.value))
+        parts = score_parts(memory, moment, weights)
+        memories.append(fact_entry(alias, memory.value, key=memory.key, scores=parts))
     pending_header = EPISODES_HEADER
     for memory in episodes:
         alias = f"M{len(refs) + 1}"
@@ -241,7 +247,8 @@ def render(
         pending_header = None
         refs[alias] = memory.key
         kept_e.append(memory)
-        memories.append(episode_entry(alias, memory.value))
+        parts = {"score": round(memory.score, 4)}
+        memories.append(episode_entry(alias, memory.value, key=memory.key, scores=parts))
     if not (kept_i or kept_f or kept_e):
         return Injection("", {}, [], [], [])
     preview = [i.text for _, i in kept_i] + [str(m.value.get("text", "")) for m in kept_f]
@@ -313,9 +320,12 @@ def select(
     opts: InjectOptions,
     count: TokenCounter,
     now: datetime,
+    *,
+    session: str | None = None,
 ) -> Injection:
     """Rank the candidates (public search results and the scored private facts on one scale)
-    and render the best within the budget."""
+    and render the best within the budget. ``session`` (the thread id): this session's
+    short-term memories compete at full weight (see ``memory.layers``)."""
     items = merge_candidates(found.facts, private)
     # Sealed facts nobody opened carry only a placeholder: never shown.
     items = [i for i in items if "enc" not in i.value]
@@ -327,6 +337,7 @@ def select(
         weights=opts.weights,
         include_pending=use_relevance and opts.max_pending > 0,
         usage=found.usage,
+        session=session,
     )
     scored = _with_pending(scored, opts.max_pending)
     facts = balance_categories(scored, opts.max_facts, max_share=opts.max_share)
@@ -343,7 +354,20 @@ def select(
         key=lambda m: m.score,
         reverse=True,
     )[: opts.max_episodes]
-    return render(found.instructions, facts, episodes, max_tokens=opts.max_tokens, count=count)
+    return render(
+        found.instructions,
+        facts,
+        episodes,
+        max_tokens=opts.max_tokens,
+        count=count,
+        now=now,
+        weights=opts.weights,
+    )
+
+
+def _thread(config: Mapping[str, Any] | None) -> str | None:
+    thread = ((config or {}).get("configurable") or {}).get("thread_id")
+    return str(thread) if thread else None
 
 
 class InjectNode:
@@ -415,7 +439,7 @@ class InjectNode:
         found = run_store_plan(store, plan)
         opened = open_private(found.private, self.keyring)
         private = self.ranker.rank(store, found.message, opened)
-        injection = select(found, private, self.options, self.count, now)
+        injection = select(found, private, self.options, self.count, now, session=_thread(config))
         targets = self._targets(injection) + self._instruction_targets(injection, config)
         self.recorder.record(store, targets)
         return self._update(injection)
@@ -428,7 +452,7 @@ class InjectNode:
         found = await arun_store_plan(store, plan)
         opened = open_private(found.private, self.keyring)
         private = await self.ranker.arank(store, found.message, opened)
-        injection = select(found, private, self.options, self.count, now)
+        injection = select(found, private, self.options, self.count, now, session=_thread(config))
         targets = self._targets(injection) + self._instruction_targets(injection, config)
         await self.recorder.arecord(store, targets)
         return self._update(injection)
@@ -518,8 +542,10 @@ def create_inject_node(
 
 
 class _NullRecorder(AccessRecorder):
-    def record(self, store: BaseStore, targets: Any, *, cited: Any = ()) -> None:
+    def record(self, store: BaseStore, targets: Any, *, cited: Any = (), uncited: Any = ()) -> None:
         return None
 
-    async def arecord(self, store: BaseStore, targets: Any, *, cited: Any = ()) -> None:
+    async def arecord(
+        self, store: BaseStore, targets: Any, *, cited: Any = (), uncited: Any = ()
+    ) -> None:
         return None

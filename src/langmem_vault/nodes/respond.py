@@ -129,17 +129,25 @@ class RespondNode:
         messages: Sequence[BaseMessage] = state.get("messages") or []
         return [system, *messages]
 
-    def _cited_targets(
-        self, cited: Sequence[str], refs: Mapping[str, str], config: RunnableConfig
-    ) -> list[tuple[tuple[str, ...], str]]:
-        if not cited or self.recorder is None:
-            return []
+    def _signal_targets(
+        self, cited: Sequence[str], state: Mapping[str, Any], config: RunnableConfig
+    ) -> tuple[list[tuple[tuple[str, ...], str]], list[tuple[tuple[str, ...], str]]]:
+        """(cited, uncited): the memories the model cited, and the facts it was shown and
+        asked to cite but did not (each loses a little utility, see ``memory.utility``)."""
+        refs: Mapping[str, str] = state.get("memory_refs") or {}
+        if not refs or self.recorder is None:
+            return [], []
         try:
             semantic = self.namespaces.resolve(config).semantic
         except MissingConfigKeyError:
-            return []
+            return [], []
         # Citations count on any memory; only facts (with a utility field) turn them into utility.
-        return [(semantic, refs[alias]) for alias in cited]
+        used = [(semantic, refs[alias]) for alias in cited]
+        if not self.cite:  # the model was not asked to cite: silence says nothing
+            return used, []
+        facts = [m["alias"] for m in state.get("memory_items") or [] if m.get("kind") == "fact"]
+        unused = [(semantic, refs[a]) for a in facts if a in refs and a not in set(cited)]
+        return used, unused
 
     def _store_or_none(self) -> BaseStore | None:
         try:
@@ -156,20 +164,20 @@ class RespondNode:
         """Answer synchronously; returns the state update."""
         reply = self.model.invoke(self._prompt(state), config)
         message, cited = self._finish(reply, state)
-        targets = self._cited_targets(cited, state.get("memory_refs") or {}, config)
-        store = self._store_or_none() if targets else None
+        used, unused = self._signal_targets(cited, state, config)
+        store = self._store_or_none() if used or unused else None
         if store is not None and self.recorder is not None:
-            self.recorder.record(store, [], cited=targets)
+            self.recorder.record(store, [], cited=used, uncited=unused)
         return {"messages": [message], "cited": cited}
 
     async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Answer asynchronously; returns the state update."""
         reply = await self.model.ainvoke(self._prompt(state), config)
         message, cited = self._finish(reply, state)
-        targets = self._cited_targets(cited, state.get("memory_refs") or {}, config)
-        store = self._store_or_none() if targets else None
+        used, unused = self._signal_targets(cited, state, config)
+        store = self._store_or_none() if used or unused else None
         if store is not None and self.recorder is not None:
-            await self.recorder.arecord(store, [], cited=targets)
+            await self.recorder.arecord(store, [], cited=used, uncited=unused)
         return {"messages": [message], "cited": cited}
 
 
@@ -187,7 +195,8 @@ def create_respond_node(
     """Build the respond node around any LangChain chat model.
 
     ``model`` is an ``init_chat_model`` string or a model object (tools bound or not).
-    ``record_utility`` raises the utility of facts the model cites (in the background).
+    ``record_utility`` raises the utility of facts the model cites, and lowers a little that
+    of facts it was shown and did not cite (in the background; see ``memory.utility``).
 
     >>> from langchain_core.language_models.fake_chat_models import FakeListChatModel
     >>> create_respond_node(FakeListChatModel(responses=["ok"]), system_prompt="Be brief.").name

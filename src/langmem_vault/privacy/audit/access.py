@@ -78,7 +78,12 @@ class AuditingAccessRecorder(AccessRecorder):
         return out
 
     def record(
-        self, store: BaseStore, targets: Sequence[Target], *, cited: Sequence[Target] = ()
+        self,
+        store: BaseStore,
+        targets: Sequence[Target],
+        *,
+        cited: Sequence[Target] = (),
+        uncited: Sequence[Target] = (),
     ) -> None:
         """Log the events, then stamp access in the background as ``AccessRecorder`` does."""
         if inspect.iscoroutinefunction(self.audit.record):
@@ -87,10 +92,15 @@ class AuditingAccessRecorder(AccessRecorder):
         if events:
             self.audit.record(events)
         if self.stamps:
-            super().record(store, targets, cited=cited)
+            super().record(store, targets, cited=cited, uncited=uncited)
 
     async def arecord(
-        self, store: BaseStore, targets: Sequence[Target], *, cited: Sequence[Target] = ()
+        self,
+        store: BaseStore,
+        targets: Sequence[Target],
+        *,
+        cited: Sequence[Target] = (),
+        uncited: Sequence[Target] = (),
     ) -> None:
         """Async :meth:`record`."""
         events = self.events(targets, cited)
@@ -99,4 +109,4 @@ class AuditingAccessRecorder(AccessRecorder):
             if inspect.isawaitable(outcome):
                 await outcome
         if self.stamps:
-            await super().arecord(store, targets, cited=cited)
+            await super().arecord(store, targets, cited=cited, uncited=uncited)

@@ -41,7 +41,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypedDict, Unpack
@@ -53,7 +53,15 @@ from langmem_vault.memory.namespaces import (
     MemoryNamespaces,
     encode_label,
 )
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.plans import (
+    Step,
+    Steps,
+    StorePlan,
+    arun_steps,
+    arun_store_plan,
+    run_steps,
+    run_store_plan,
+)
 from langmem_vault.memory.usage import USAGE_ROOT, usage_namespace
 from langmem_vault.memory.writes import memory_put
 from langmem_vault.privacy.audit.log import AuditEvent
@@ -255,23 +263,6 @@ def _erase_event(user_id: str, report: ErasureReport, component: str, actor: str
     return AuditEvent(pseudonym(user_id), "erase", component, actor=actor, detail=report.counts())
 
 
-@dataclass(frozen=True, slots=True)
-class _Step:
-    """One call of an erase, as a sync and an async thunk: the drivers run one of them."""
-
-    sync: Callable[[], Any]
-    asyn: Callable[[], Awaitable[Any]]
-
-
-def _same(call: Callable[[], Any]) -> _Step:
-    """A step whose async twin is the same call awaited (async components keep the names)."""
-
-    async def awaited() -> Any:
-        return await call()
-
-    return _Step(call, awaited)
-
-
 class EraseOptions(TypedDict, total=False):
     """The keyword options of :func:`erase_user` and :func:`aerase_user`."""
 
@@ -297,7 +288,7 @@ def _erase_steps(
     extra_prefixes: Sequence[tuple[str, ...]] = (),
     actor: str | None = None,
     component: str = "erase",
-) -> Generator[_Step, Any, ErasureReport]:
+) -> Steps[ErasureReport]:
     """The erase, written once: it yields each call on a component and receives its result.
     :func:`erase_user` and :func:`aerase_user` only run the calls."""
     _check_days(soft_days)
@@ -307,46 +298,46 @@ def _erase_steps(
     report = ErasureReport(soft=soft_days is not None)
     threads: list[str] = []
     if saver is not None:
-        listed = yield _Step(
+        listed = yield Step(
             lambda: saver.list_threads(user_id, limit=MAX_THREADS),
             lambda: saver.alist_threads(user_id, limit=MAX_THREADS),
         )
         threads = [t.thread_id for t in listed]
     report.threads = threads
     if jobs is not None:
-        report.jobs, report.job_watermarks = yield _same(lambda: jobs.delete_user_jobs(threads, ns))
+        report.jobs, report.job_watermarks = yield Step.same(
+            lambda: jobs.delete_user_jobs(threads, ns)
+        )
     quarantine = soft_days is not None
     purge = _purger(store)
     plan = _store_erase_plan(
         user_id, prefixes, threads, quarantine, scan_items=quarantine or purge is None
     )
-    report.store_items, report.extract_watermarks = yield _Step(
-        lambda: run_store_plan(store, plan), lambda: arun_store_plan(store, plan)
-    )
+    report.store_items, report.extract_watermarks = yield Step.store(store, plan)
     if purge is not None:  # expired items too (a soft erase moved the live ones already)
         erased = _erased_prefixes(prefixes, quarantine)
-        purged = yield _Step(lambda: purge(erased), lambda: _apurge(purge, erased))
+        purged = yield Step(lambda: purge(erased), lambda: _apurge(purge, erased))
         report.store_items += 0 if quarantine else purged
     if soft_days is not None:
         value, report.purge_after = _marker(soft_days, threads)
-        yield _Step(
+        yield Step(
             lambda: store.put(MARKERS, user_id, value, index=False),
             lambda: store.aput(MARKERS, user_id, value, index=False),
         )
     else:
         if saver is not None:
-            deleted = yield _Step(
+            deleted = yield Step(
                 lambda: saver.delete_user_threads(user_id),
                 lambda: saver.adelete_user_threads(user_id),
             )
             _apply_threads(report, deleted)
-        yield _Step(lambda: _flush(wrapper_sink, audit), lambda: _aflush(wrapper_sink, audit))
+        yield Step(lambda: _flush(wrapper_sink, audit), lambda: _aflush(wrapper_sink, audit))
         if audit is not None:
-            report.audit_events = yield _same(lambda: audit.delete_user(user_id))
+            report.audit_events = yield Step.same(lambda: audit.delete_user(user_id))
     if audit is not None:
         event = AuditEvent(user_id, "erase", component, actor=actor, detail=report.counts())
         done = event if quarantine else _erase_event(user_id, report, component, actor)
-        yield _same(lambda: audit.record(done))
+        yield Step.same(lambda: audit.record(done))
     return report
 
 
@@ -358,26 +349,14 @@ def erase_user(store: BaseStore, user_id: str, **options: Unpack[EraseOptions]) 
     ``AuditLog``; ``soft_days`` quarantines instead; ``namespaces``, ``extra_prefixes``,
     ``actor``, ``component``.
     """
-    steps = _erase_steps(store, user_id, **options)
-    result: Any = None
-    try:
-        while True:
-            result = steps.send(result).sync()
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+    return run_steps(_erase_steps(store, user_id, **options))
 
 
 async def aerase_user(
     store: BaseStore, user_id: str, **options: Unpack[EraseOptions]
 ) -> ErasureReport:
     """Async :func:`erase_user` (``AsyncVaultSaver``, ``AsyncJobQueue``, ``AsyncAuditLog``)."""
-    steps = _erase_steps(store, user_id, **options)
-    result: Any = None
-    try:
-        while True:
-            result = await steps.send(result).asyn()
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+    return await arun_steps(_erase_steps(store, user_id, **options))
 
 
 # --- soft delete: restore and purge ----------------------------------------------------------

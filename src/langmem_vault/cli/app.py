@@ -1,4 +1,5 @@
-"""The ``langmem-vault`` command line (Typer).
+"""The root ``langmem-vault`` Typer app and its first two commands (the admin commands are
+registered on it by :mod:`langmem_vault.cli`).
 
 - ``langmem-vault demo``: two threads; the second answers from what the first taught it.
 - ``langmem-vault doctor``: one line per check of this machine, with a fix for each failure;
@@ -10,13 +11,14 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+
+from langmem_vault.cli.context import DsnOption
 
 __all__ = ["app", "main"]
 
@@ -26,11 +28,6 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-
-DsnOption = Annotated[
-    str | None,
-    typer.Option(help="PostgreSQL DSN (default: $LANGMEM_VAULT_DSN, else the embedded server)"),
-]
 
 
 @app.command()
@@ -78,7 +75,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     # standalone_mode=False: click returns the code of typer.Exit instead of exiting.
     code = app(args=list(argv) if argv is not None else None, standalone_mode=False)
     return code if isinstance(code, int) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,53 @@
+"""What the API holds open while it runs: one async pool shared by the store, the saver and
+the audit log, behind one :class:`~langmem_vault.service.MemoryService`.
+
+``open_service`` is entered once by the app's lifespan (also under ``langgraph dev``, which
+runs a mounted app's lifespan beside its own). Tests and apps that already hold a store hand
+their own ``MemoryService`` to ``create_app`` instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from langgraph.store.base import IndexConfig
+
+from langmem_vault.checkpointers.aio import AsyncVaultSaver
+from langmem_vault.db.migrations import DEFAULT_SCHEMA
+from langmem_vault.db.pools import apooled
+from langmem_vault.privacy.audit.log import AsyncAuditLog
+from langmem_vault.service import MemoryService
+from langmem_vault.store.aio import AsyncVaultStore
+
+__all__ = ["COMPONENT", "open_service"]
+
+#: the component name the audit log records for the API's writes
+COMPONENT = "api"
+
+
+def _local_index() -> IndexConfig:
+    from langmem_vault.embeddings import local_embeddings
+
+    embeddings = local_embeddings()
+    return {"dims": embeddings.dims, "embed": embeddings, "fields": ["text", "summary"]}
+
+
+@asynccontextmanager
+async def open_service(
+    dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, index: IndexConfig | None = None
+) -> AsyncIterator[MemoryService]:
+    """Open the pool on ``dsn`` (default ``$LANGMEM_VAULT_DSN``, else the embedded server),
+    set up the tables and yield the service. Without ``index`` the local embeddings (offline)
+    are loaded off the event loop: the LangGraph dev server refuses blocking calls on it."""
+    if index is None:
+        index = await asyncio.to_thread(_local_index)
+    async with apooled(dsn) as pool:
+        store = AsyncVaultStore(pool, index=index, schema=schema)
+        saver = AsyncVaultSaver(pool, schema=schema)
+        audit = AsyncAuditLog(pool, schema=schema)
+        await store.setup()
+        await saver.setup()
+        await audit.setup()
+        yield MemoryService(store, saver=saver, audit=audit, component=COMPONENT)

@@ -1,0 +1,37 @@
+"""The ``langmem-vault`` command line (Typer + Rich).
+
+- ``demo``, ``doctor`` (:mod:`.app`);
+- ``memories``, ``instructions``, ``episodes``, ``threads`` (:mod:`.memories`,
+  :mod:`.instructions`) and ``export``, ``import``, ``erase``, ``unerase``, ``consent``,
+  ``audit``, ``stats``, ``users`` (:mod:`.admin`): the admin commands, over
+  :class:`~langmem_vault.service.MemoryService`.
+
+Each command module has ``register(app)``; a new module of commands (``serve``...) is one
+entry in ``COMMANDS``.
+
+>>> main(["doctor", "--no-models"])  # doctest: +SKIP
+0
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+from langmem_vault.cli.app import app, main
+
+__all__ = ["COMMANDS", "app", "main"]
+
+#: modules whose ``register(app)`` adds their commands to the root app
+COMMANDS = (
+    "langmem_vault.cli.memories",
+    "langmem_vault.cli.instructions",
+    "langmem_vault.cli.admin",
+    "langmem_vault.api.serve",
+)
+
+for _module in COMMANDS:
+    importlib.import_module(_module).register(app)
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,238 @@
+"""``langmem-vault export|import|erase|unerase|consent|audit|stats|users``: one user's data
+as a whole, and the numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from langmem_vault.cli.context import (
+    DsnOption,
+    JsonOption,
+    SchemaOption,
+    UserOption,
+    fail,
+    handled,
+    open_service,
+    out,
+    parse_time,
+    print_json,
+    progress,
+    table,
+)
+
+__all__ = ["register"]
+
+FileArg = Annotated[Path, typer.Argument(help="the export file (JSON)")]
+
+
+def export(
+    user: UserOption,
+    file: Annotated[Path | None, typer.Argument(help="write here (default: stdout)")] = None,
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+) -> None:
+    """Export a user's memories, instructions, episodes, consent and thread index as JSON."""
+    with progress(f"exporting {user}", 3) as step, open_service(dsn, schema) as service:
+        step("reading")
+        with handled():
+            doc = service.export_user(user)
+        step("writing")
+        text = json.dumps(doc, indent=2, ensure_ascii=False)
+        if file is None:
+            typer.echo(text)
+        else:
+            file.write_text(text + "\n", encoding="utf-8")
+        step("done")
+    if file is not None:
+        counts = ", ".join(f"{len(doc[s])} {s}" for s in ("memories", "instructions", "episodes"))
+        out.print(f"exported {user} to {file}: {counts}")
+
+
+def import_(
+    file: FileArg,
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="import as this user (default: the file's)")
+    ] = None,
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import an export file (validated whole first: a bad file writes nothing)."""
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"file: cannot read {file}: {exc}")
+    with progress(f"importing {file.name}", 2) as step, open_service(dsn, schema) as service:
+        step("validating and writing")
+        with handled():
+            result = service.import_user(text, user_id=user)
+        step("done")
+    if as_json:
+        print_json(result)
+    else:
+        out.print(
+            f"imported {result.memories} memories, {result.instructions} instructions, "
+            f"{result.episodes} episodes for {result.user_id}"
+        )
+
+
+def erase(
+    user: UserOption,
+    soft_days: Annotated[
+        float | None, typer.Option(help="quarantine for N days instead (undo: unerase)")
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="do not ask")] = False,
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Erase a user everywhere: memories, threads, jobs and audit events."""
+    with open_service(dsn, schema) as service:
+        with handled():
+            service.require_user(user)
+        what = (
+            f"quarantine {user} for {soft_days} days" if soft_days is not None else f"erase {user}"
+        )
+        if not yes and not typer.confirm(f"{what}?"):
+            fail("erase: not confirmed", 1)
+        with progress(f"erasing {user}", 1) as step, handled():
+            result = service.erase_user(user, soft_days=soft_days)
+            step("done")
+    if as_json:
+        print_json(result)
+    else:
+        kept = f" (restorable until {result.purge_after:%Y-%m-%d})" if result.purge_after else ""
+        out.print(
+            f"erased {user}: {result.store_items} items, {result.threads} threads, "
+            f"{result.audit_events} audit events{kept}"
+        )
+
+
+def unerase(
+    user: UserOption,
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Undo a soft erase (`erase --soft-days N`)."""
+    with open_service(dsn, schema) as service, handled():
+        restored = service.unerase_user(user)
+    if as_json:
+        print_json({"user_id": user, "restored": restored})
+    else:
+        out.print(f"restored {restored} items of {user}")
+
+
+def consent(
+    user: UserOption,
+    extraction: Annotated[bool | None, typer.Option("--extraction/--no-extraction")] = None,
+    personal: Annotated[bool | None, typer.Option("--personal/--no-personal")] = None,
+    sensitive: Annotated[bool | None, typer.Option("--sensitive/--no-sensitive")] = None,
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show a user's consent, or change it with the switches."""
+    given = {
+        "allow_extraction": extraction,
+        "allow_personal_facts": personal,
+        "allow_sensitive_facts": sensitive,
+    }
+    changes = {k: v for k, v in given.items() if v is not None}
+    with open_service(dsn, schema) as service, handled():
+        if not changes:
+            service.require_user(user)
+        view = service.consent(user, **changes)
+    if as_json:
+        print_json(view)
+    else:
+        rows = [(k, getattr(view, k)) for k in (*given, "updated_at")]
+        table(f"consent of {user}", ("setting", "value"), rows)
+
+
+def audit(
+    user: UserOption,
+    action: Annotated[list[str] | None, typer.Option(help="only these actions (repeat)")] = None,
+    key: Annotated[str | None, typer.Option(help="only this memory")] = None,
+    since: Annotated[str | None, typer.Option(help="ISO date/time or 7d")] = None,
+    until: Annotated[str | None, typer.Option(help="ISO date/time or 7d")] = None,
+    limit: int = 100,
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Who did what to a user's memories, newest first."""
+    filters = {
+        "actions": action or None,
+        "memory_key": key,
+        "since": parse_time(since, "since"),
+        "until": parse_time(until, "until"),
+        "limit": limit,
+    }
+    with open_service(dsn, schema) as service, handled():
+        found = service.audit_log(user, **{k: v for k, v in filters.items() if v is not None})
+    if as_json:
+        print_json(found)
+        return
+    rows = [
+        [e.at, e.action, e.actor, e.component, e.memory_key, json.dumps(e.detail)] for e in found
+    ]
+    table(f"audit log of {user}", ("at", "action", "actor", "component", "memory", "detail"), rows)
+
+
+def stats(
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="one user (default: everyone)")
+    ] = None,
+    days: Annotated[int, typer.Option(help="days of growth to show")] = 14,
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Counts, growth per day and the category and kind distribution."""
+    with open_service(dsn, schema) as service, handled():
+        if user is not None:
+            service.require_user(user)
+        report = service.stats(user, days=days)
+    if as_json:
+        print_json(report)
+        return
+    who = user or f"{report.users} users"
+    totals = [
+        ("total", report.total),
+        ("this week", report.this_week),
+        ("this month", report.this_month),
+        ("pending", report.pending),
+        *((f"kind: {k}", n) for k, n in sorted(report.by_kind.items())),
+        *((f"status: {k}", n) for k, n in sorted(report.by_status.items())),
+    ]
+    table(f"memories of {who}", ("count", "n"), totals)
+    table("active facts by category", ("category", "n"), list(report.by_category.items()))
+    growth = [(g.day.isoformat(), g.added, g.total) for g in report.growth]
+    table(f"growth, last {days} days", ("day", "added", "total"), growth)
+
+
+def users(
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Every user with stored memories."""
+    with open_service(dsn, schema) as service, handled():
+        found = service.list_users()
+    if as_json:
+        print_json(found)
+    else:
+        table("users", ("user",), [[u] for u in found])
+
+
+def register(app: typer.Typer) -> None:
+    """Add the whole-user and reporting commands to the root app."""
+    app.command()(export)
+    app.command("import")(import_)
+    for command in (erase, unerase, consent, audit, stats, users):
+        app.command()(command)

@@ -1,0 +1,211 @@
+"""``MemoryMiddleware``: memory for ``langchain.agents.create_agent``, from the memory nodes.
+
+langchain ships no store-backed memory middleware; this one runs our nodes at the agent's
+hooks, so the agent and a memory graph store and read the same things:
+
+- ``before_agent`` (once per user turn, not on every tool loop): a new thread first catches
+  up with the user's earlier threads (their unextracted tails run now, on the job queue; see
+  :mod:`langmem_vault.nodes.extract`), then inject selects the memory block into the state
+  (``memory_context``, ``memory_refs``, ``memory_items``);
+- ``wrap_model_call``: the block goes into the system message of every model call of the
+  turn (read from the state: no store round trip per tool loop), with the memories attached
+  as data as the respond node does (:func:`~langmem_vault.nodes.respond.memory_system_message`);
+- ``before_model`` (only with ``compact=CompactOptions(...)``): the compact node folds old
+  turns into ``running_summary`` and never separates a tool call from its ToolMessages;
+- ``after_agent``: the extract node enqueues the turn on the durable queue (``queue=``), or
+  extracts inline without one.
+
+The store is the agent's own (``create_agent(store=...)``) unless ``store=`` is given; the
+thread is the agent checkpointer's ``thread_id``; the user comes from ``configurable
+["user_id"]`` or the run context (``context={"user_id": ...}``), as for the nodes.
+
+>>> from langmem_vault.offline.extractor import OfflineExtractor
+>>> MemoryMiddleware(OfflineExtractor(use_spacy=False)).name
+'MemoryMiddleware'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, NotRequired
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
+from langchain.agents.middleware.types import ModelResponse
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from langgraph.store.base import BaseStore
+
+from langmem_vault.graphs.options import CompactOptions, ExtractOptions, InjectOptions
+from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
+from langmem_vault.memory.injected import InjectedMemory
+from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.nodes.compact import create_compact_node
+from langmem_vault.nodes.extract import create_extract_node
+from langmem_vault.nodes.inject import create_inject_node
+from langmem_vault.nodes.respond import memory_system_message
+
+__all__ = ["DEFAULT_CATCH_UP_SECONDS", "MemoryAgentState", "MemoryMiddleware"]
+
+#: how long a new thread's first turn waits for the user's earlier threads to be extracted
+DEFAULT_CATCH_UP_SECONDS = 5.0
+
+
+class MemoryAgentState(AgentState[Any]):
+    """The agent's state plus the memory keys (the same as the graphs' ``MemoryState``)."""
+
+    memory_context: NotRequired[str]
+    memory_refs: NotRequired[dict[str, str]]
+    memory_items: NotRequired[list[InjectedMemory]]
+    running_summary: NotRequired[str]
+
+
+class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
+    """Memory for ``create_agent(middleware=[MemoryMiddleware(extractor, ...)])``.
+
+    - ``extractor``: a chat model, an ``init_chat_model`` string or an extractor such as
+      ``OfflineExtractor()`` (the extract node's ``model``);
+    - ``store``: defaults to the agent's store; ``namespaces``: the memory templates;
+    - ``queue``: a ``JobQueue``, ``AsyncJobQueue`` or DSN: extraction runs in the background
+      (a worker starts in this process unless ``extract=ExtractOptions(start_worker=False)``);
+      without one it runs inline at the end of the turn;
+    - ``inject`` / ``extract`` / ``compact``: the nodes' typed options (compaction is off
+      unless ``compact`` is given); ``summarizer``: the compact summary's model (``None``:
+      extractive);
+    - ``system_prompt``: text put before the memory block when the agent has no system
+      prompt of its own; ``cite``: ask the model to cite memories as ``[M1]``;
+    - ``catch_up_seconds``: how long a new thread's first turn waits for the user's earlier
+      threads to be extracted (background mode; 0 does not wait).
+
+    >>> agent = create_agent(model, tools, middleware=[MemoryMiddleware(model, queue=queue)],
+    ...                      checkpointer=saver, store=store)  # doctest: +SKIP
+    """
+
+    state_schema = MemoryAgentState
+
+    def __init__(
+        self,
+        extractor: Any,
+        /,
+        *,
+        store: BaseStore | None = None,
+        namespaces: MemoryNamespaces | None = None,
+        queue: JobQueue | AsyncJobQueue | str | None = None,
+        inject: InjectOptions | None = None,
+        extract: ExtractOptions | None = None,
+        compact: CompactOptions | None = None,
+        summarizer: Any = None,
+        system_prompt: str = "",
+        cite: bool = True,
+        catch_up_seconds: float = DEFAULT_CATCH_UP_SECONDS,
+    ) -> None:
+        super().__init__()
+        if catch_up_seconds < 0:
+            raise ValueError(f"catch_up_seconds must be >= 0, got {catch_up_seconds!r}")
+        namespaces = namespaces or MemoryNamespaces()
+        self.inject_node = create_inject_node(
+            store=store, namespaces=namespaces, **(inject or InjectOptions()).as_kwargs()
+        )
+        self.extract_node = create_extract_node(
+            extractor,
+            queue=queue,
+            store=store,
+            namespaces=namespaces,
+            **(extract or ExtractOptions()).as_kwargs(),
+        )
+        self.compact_node = (
+            None
+            if compact is None
+            else create_compact_node(
+                summarizer, store=store, namespaces=namespaces, **compact.as_kwargs()
+            )
+        )
+        self.system_prompt = system_prompt
+        self.cite = cite
+        self.catch_up_seconds = catch_up_seconds
+
+    # -- before_agent: catch up, then inject (once per user turn) --
+
+    def before_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        config = get_config()
+        self.extract_node.node.catch_up(state, config, wait_seconds=self.catch_up_seconds)
+        update: dict[str, Any] = self.inject_node.node.invoke(state, config)
+        return update
+
+    async def abefore_agent(
+        self, state: MemoryAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        config = get_config()
+        await self.extract_node.node.acatch_up(state, config, wait_seconds=self.catch_up_seconds)
+        update: dict[str, Any] = await self.inject_node.node.ainvoke(state, config)
+        return update
+
+    # -- before_model: compaction (when configured) --
+
+    def before_model(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        if self.compact_node is None:
+            return None
+        update: dict[str, Any] = self.compact_node.node.invoke(state, get_config())
+        return update or None
+
+    async def abefore_model(
+        self, state: MemoryAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        if self.compact_node is None:
+            return None
+        update: dict[str, Any] = await self.compact_node.node.ainvoke(state, get_config())
+        return update or None
+
+    # -- wrap_model_call: the block in the system message of every call of the turn --
+
+    def _with_memory(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        base = request.system_message.text if request.system_message else self.system_prompt
+        system = memory_system_message(request.state, base, cite=self.cite)
+        return request.override(system_message=system) if system.text else request
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any]:
+        return handler(self._with_memory(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any]:
+        return await handler(self._with_memory(request))
+
+    # -- after_agent: extraction --
+
+    def after_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        self.extract_node.node.invoke(state, get_config())
+        return None
+
+    async def aafter_agent(
+        self, state: MemoryAgentState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        await self.extract_node.node.ainvoke(state, get_config())
+        return None
+
+    # -- lifecycle --
+
+    def close(self) -> None:
+        """Stop the extraction worker this middleware started (and a pool opened from a DSN)."""
+        self.extract_node.close()
+
+    async def aclose(self) -> None:
+        """Async :meth:`close`."""
+        await self.extract_node.aclose()
+
+    def __enter__(self) -> MemoryMiddleware:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> MemoryMiddleware:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,52 @@
+"""The service layer: what the CLI, the REST API and the dashboard call (one layer, no copies).
+
+:class:`MemoryService` lists, searches, shows, adds, edits, forgets, restores, confirms and
+rejects memories; manages standing instructions; lists episodes and threads; exports,
+imports and erases a user; reads and sets consent; queries the audit log; reports
+statistics. It acts
+for one user (:class:`Identity`) or as an admin; every write is audited with the acting
+identity; bad input raises a :class:`ServiceError` (:class:`NotFound`, :class:`InvalidInput`
+naming the field, :class:`Forbidden`) with nothing written.
+
+>>> from langgraph.store.memory import InMemoryStore
+>>> service = MemoryService(InMemoryStore())
+>>> service.add_memory("bob", "Works at Acme", category="company").status
+'active'
+"""
+
+from langmem_vault.service.core import MemoryService
+from langmem_vault.service.errors import Forbidden, InvalidInput, NotFound, ServiceError
+from langmem_vault.service.privacy import AuditEntry, ConsentView, EraseResult, ImportResult
+from langmem_vault.service.records import (
+    Identity,
+    MemoryPage,
+    MemoryQuery,
+    MemoryRecord,
+    SearchHit,
+    SearchResults,
+)
+from langmem_vault.service.stats import DayCount, StatsReport
+from langmem_vault.service.threads import MessageView, ThreadDetail, ThreadRecord
+
+__all__ = [
+    "AuditEntry",
+    "ConsentView",
+    "DayCount",
+    "EraseResult",
+    "Forbidden",
+    "Identity",
+    "ImportResult",
+    "InvalidInput",
+    "MemoryPage",
+    "MemoryQuery",
+    "MemoryRecord",
+    "MemoryService",
+    "MessageView",
+    "NotFound",
+    "SearchHit",
+    "SearchResults",
+    "ServiceError",
+    "StatsReport",
+    "ThreadDetail",
+    "ThreadRecord",
+]

@@ -1,0 +1,122 @@
+"""``langmem-vault export|import|erase|unerase|consent|audit|stats|users`` on the real
+embedded Postgres: output, ``--json``, and the error path (exit code 2, nothing written)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+from langchain_core.messages import HumanMessage
+
+from tests.cli.conftest import Cli, user
+from tests.cli.test_memories_cli import as_json, bad_input
+from tests.support.savers import checkpoint, config, meta
+
+
+def workdir() -> Path:
+    return Path(tempfile.mkdtemp(prefix="lmv-cli-"))
+
+
+def test_export_import_round_trip(cli: Cli) -> None:
+    u, copy = user(), user()
+    cli.service.add_memory(u, "Prefers green tea", category="preference")
+    cli.service.add_instruction(u, "Answer briefly", priority=7)
+    file = workdir() / "export.json"
+    exported = cli("export", "-u", u, str(file))
+    assert exported.exit_code == 0 and "1 memories, 1 instructions" in exported.stdout
+    assert "exporting" in exported.stderr or "done" in exported.stderr  # the progress bar
+    doc = json.loads(file.read_text())
+    assert (doc["format"], doc["user_id"], len(doc["memories"])) == ("langmem-vault-export", u, 1)
+    to_stdout = cli("export", "-u", u)
+    assert json.loads(to_stdout.stdout)["user_id"] == u
+    result = as_json(cli("import", str(file), "-u", copy, "--json"))
+    assert isinstance(result, dict)
+    assert (result["user_id"], result["memories"], result["instructions"]) == (copy, 1, 1)
+    texts = sorted(m.text for m in cli.service.list_memories(copy).items)
+    assert texts == ["Answer briefly", "Prefers green tea"]
+    again = cli("import", str(file), "-u", copy)
+    assert again.exit_code == 0 and "imported 1 memories" in again.stdout
+    bad_input(cli("export", "-u", "nobody-here"), "user_id")
+
+
+def test_bad_import_files_write_nothing(cli: Cli) -> None:
+    u = user()
+    folder = workdir()
+    broken = folder / "broken.json"
+    broken.write_text('{"format": "langmem-vault-export", "version": 1, ')
+    bad_input(cli("import", str(broken), "-u", u), "document", "not JSON")
+    wrong = folder / "wrong.json"
+    doc = {
+        "format": "langmem-vault-export",
+        "version": 1,
+        "user_id": u,
+        "memories": [
+            {"key": "a", "value": {"text": "Fine"}},
+            {"key": "b", "value": {"text": "Bad", "category": "gossip"}},
+        ],
+    }
+    wrong.write_text(json.dumps(doc))
+    bad_input(cli("import", str(wrong)), "memories[1].value.category")
+    bad_input(cli("import", str(folder / "missing.json")), "file", "missing.json")
+    newer = folder / "newer.json"
+    newer.write_text(json.dumps({**doc, "version": 99}))
+    bad_input(cli("import", str(newer)), "version 99")
+    assert not cli.service.user_exists(u)
+    assert cli.audit_count(u) == 0
+
+
+def test_erase_soft_hard_and_errors(cli: Cli) -> None:
+    u = user()
+    cli.service.add_memory(u, "Prefers green tea")
+    version = cli.service.saver.get_next_version(None, None)
+    cp = checkpoint({"messages": [HumanMessage("hi")]}, {"messages": version})
+    cli.service.saver.put(config("t-" + u, user_id=u), cp, meta(0), {"messages": version})
+    bad_input(cli("erase", "-u", "nobody-here", "--yes"), "user_id")
+    declined = cli("erase", "-u", u, input="n\n")
+    assert declined.exit_code == 1 and cli.memory_count(u) == 1
+    bad_input(cli("erase", "-u", u, "--soft-days", "-3", "--yes"), "soft_days")
+    assert cli.memory_count(u) == 1
+    soft = as_json(cli("erase", "-u", u, "--soft-days", "7", "--yes", "--json"))
+    assert isinstance(soft, dict) and (soft["soft"], soft["store_items"]) == (True, 1)
+    assert cli.memory_count(u) == 0
+    assert "restored" in cli("unerase", "-u", u).stdout
+    assert cli.memory_count(u) == 1
+    hard = cli("erase", "-u", u, input="y\n")
+    assert hard.exit_code == 0 and "1 threads" in hard.stdout
+    assert not cli.service.user_exists(u)
+
+
+def test_consent_audit_stats_users(cli: Cli) -> None:
+    u = user()
+    fact = cli.service.add_memory(u, "Prefers green tea", category="preference")
+    cli.service.edit_memory(u, fact.key, confidence=0.5)
+    shown = as_json(cli("consent", "-u", u, "--json"))
+    assert isinstance(shown, dict) and shown["allow_extraction"] is True
+    changed = cli("consent", "-u", u, "--no-extraction")
+    assert changed.exit_code == 0 and "allow_extraction" in changed.stdout
+    assert cli.service.consent(u).allow_extraction is False
+    log = as_json(cli("audit", "-u", u, "--json"))
+    assert isinstance(log, list) and [e["action"] for e in log] == ["consent", "edit", "create"]
+    assert log[0]["actor"].startswith("cli")
+    edits = cli("audit", "-u", u, "--action", "edit", "--key", fact.key)
+    assert edits.exit_code == 0 and "edit" in edits.stdout and "create" not in edits.stdout
+    bad_input(cli("audit", "-u", u, "--action", "dance"), "action")
+    bad_input(cli("audit", "-u", u, "--since", "someday"), "since")
+    report = as_json(cli("stats", "-u", u, "--days", "3", "--json"))
+    assert isinstance(report, dict)
+    assert (report["total"], report["by_category"], len(report["growth"])) == (
+        1,
+        {"preference": 1},
+        3,
+    )
+    table = cli("stats", "-u", u)
+    assert table.exit_code == 0 and "preference" in table.stdout and "growth" in table.stdout
+    everyone = as_json(cli("stats", "--json"))
+    assert isinstance(everyone, dict) and everyone["users"] >= 1 and everyone["user_id"] is None
+    bad_input(cli("stats", "-u", "nobody-here"), "user_id")
+    bad_input(cli("stats", "-u", u, "--days", "0"), "days")
+    names = as_json(cli("users", "--json"))
+    assert isinstance(names, list) and u in names
+    assert u in cli("users").stdout
+    bad_input(cli("consent", "-u", "nobody-here"), "user_id")
