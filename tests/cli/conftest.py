@@ -10,8 +10,8 @@ from typing import Any
 
 import psycopg
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+import typer
+from click.testing import CliRunner, Result
 
 from langmem_vault.checkpointers import VaultSaver
 from langmem_vault.cli import app
@@ -30,11 +30,13 @@ class Cli:
         self.schema = schema
         self.service = service
         self.runner = CliRunner()
+        # Built once: Typer builds the click command tree on every invoke otherwise.
+        self.command = typer.main.get_command(app)
 
     def __call__(self, *args: str, input: str | None = None) -> Result:
         argv = [*args, "--dsn", self.uri, "--schema", self.schema]
         # Wide enough that a table never folds a key or a text in two.
-        return self.runner.invoke(app, argv, input=input, env={"COLUMNS": "250"})
+        return self.runner.invoke(self.command, argv, input=input, env={"COLUMNS": "250"})
 
     def audit_count(self, user_id: str) -> int:
         return len(self.service.audit_log(user_id, limit=1000))

@@ -3,10 +3,13 @@ embedded Postgres: output, ``--json``, and the error path (exit code 2, nothing 
 
 from __future__ import annotations
 
+import base64
 import json
+import os
 import tempfile
 from pathlib import Path
 
+import pytest
 from langchain_core.messages import HumanMessage
 
 from tests.cli.conftest import Cli, user
@@ -120,3 +123,25 @@ def test_consent_audit_stats_users(cli: Cli) -> None:
     assert isinstance(names, list) and u in names
     assert u in cli("users").stdout
     bad_input(cli("consent", "-u", "nobody-here"), "user_id")
+
+
+def test_rotate_keys(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    u = user()
+    old = "k1:" + base64.b64encode(os.urandom(32)).decode()
+    new = "k2:" + base64.b64encode(os.urandom(32)).decode()
+    monkeypatch.setenv("LANGMEM_VAULT_KEY", old)
+    key = as_json(cli("memories", "add", "-u", u, "Sees a therapist", "--private", "--json"))
+    assert isinstance(key, dict)
+    sealed = cli.service.store.get(("memories", u, "semantic"), key["key"])
+    assert sealed is not None and sealed.value["enc_kid"] == "k1"
+    monkeypatch.setenv("LANGMEM_VAULT_KEY", new)  # the old key is gone: nothing can be opened
+    bad_input(cli("rotate-keys", "-u", u), "key", "1 private memories")
+    assert cli.service.store.get(("memories", u, "semantic"), key["key"]).value["enc_kid"] == "k1"  # type: ignore[union-attr]
+    monkeypatch.setenv("LANGMEM_VAULT_OLD_KEYS", old)
+    done = as_json(cli("rotate-keys", "-u", u, "--json"))
+    assert isinstance(done, list) and (done[0]["resealed"], done[0]["failed"]) == (1, 0)
+    resealed = cli.service.store.get(("memories", u, "semantic"), key["key"])
+    assert resealed is not None and resealed.value["enc_kid"] == "k2"
+    shown = as_json(cli("memories", "show", "-u", u, key["key"], "--json"))
+    assert isinstance(shown, dict) and shown["text"] == "Sees a therapist"
+    bad_input(cli("rotate-keys", "-u", "nobody-here"), "user_id")

@@ -1,5 +1,5 @@
-"""``langmem-vault export|import|erase|unerase|consent|audit|stats|users``: one user's data
-as a whole, and the numbers."""
+"""``langmem-vault export|import|erase|unerase|consent|audit|stats|users|rotate-keys``: one
+user's data as a whole, and the numbers."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from langmem_vault.cli.context import (
     DsnOption,
     JsonOption,
     SchemaOption,
     UserOption,
+    emit,
     fail,
     handled,
     open_service,
@@ -21,6 +23,7 @@ from langmem_vault.cli.context import (
     parse_time,
     print_json,
     progress,
+    service_for,
     table,
 )
 
@@ -49,7 +52,7 @@ def export(
         step("done")
     if file is not None:
         counts = ", ".join(f"{len(doc[s])} {s}" for s in ("memories", "instructions", "episodes"))
-        out.print(f"exported {user} to {file}: {counts}")
+        out.print(escape(f"exported {user} to {file}: {counts}"))
 
 
 def import_(
@@ -71,13 +74,11 @@ def import_(
         with handled():
             result = service.import_user(text, user_id=user)
         step("done")
-    if as_json:
-        print_json(result)
-    else:
-        out.print(
-            f"imported {result.memories} memories, {result.instructions} instructions, "
-            f"{result.episodes} episodes for {result.user_id}"
-        )
+    message = (
+        f"imported {result.memories} memories, {result.instructions} instructions, "
+        f"{result.episodes} episodes for {result.user_id}"
+    )
+    emit(result, as_json, message)
 
 
 def erase(
@@ -107,8 +108,10 @@ def erase(
     else:
         kept = f" (restorable until {result.purge_after:%Y-%m-%d})" if result.purge_after else ""
         out.print(
-            f"erased {user}: {result.store_items} items, {result.threads} threads, "
-            f"{result.audit_events} audit events{kept}"
+            escape(
+                f"erased {user}: {result.store_items} items, {result.threads} threads, "
+                f"{result.audit_events} audit events{kept}"
+            )
         )
 
 
@@ -119,12 +122,9 @@ def unerase(
     as_json: JsonOption = False,
 ) -> None:
     """Undo a soft erase (`erase --soft-days N`)."""
-    with open_service(dsn, schema) as service, handled():
+    with service_for(dsn, schema, None) as service:
         restored = service.unerase_user(user)
-    if as_json:
-        print_json({"user_id": user, "restored": restored})
-    else:
-        out.print(f"restored {restored} items of {user}")
+    emit({"user_id": user, "restored": restored}, as_json, f"restored {restored} items of {user}")
 
 
 def consent(
@@ -143,7 +143,7 @@ def consent(
         "allow_sensitive_facts": sensitive,
     }
     changes = {k: v for k, v in given.items() if v is not None}
-    with open_service(dsn, schema) as service, handled():
+    with service_for(dsn, schema, None) as service:
         if not changes:
             service.require_user(user)
         view = service.consent(user, **changes)
@@ -173,7 +173,7 @@ def audit(
         "until": parse_time(until, "until"),
         "limit": limit,
     }
-    with open_service(dsn, schema) as service, handled():
+    with service_for(dsn, schema, None) as service:
         found = service.audit_log(user, **{k: v for k, v in filters.items() if v is not None})
     if as_json:
         print_json(found)
@@ -194,9 +194,7 @@ def stats(
     as_json: JsonOption = False,
 ) -> None:
     """Counts, growth per day and the category and kind distribution."""
-    with open_service(dsn, schema) as service, handled():
-        if user is not None:
-            service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         report = service.stats(user, days=days)
     if as_json:
         print_json(report)
@@ -216,13 +214,43 @@ def stats(
     table(f"growth, last {days} days", ("day", "added", "total"), growth)
 
 
+def rotate_keys(
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="one user (default: everyone)")
+    ] = None,
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Re-seal private facts under $LANGMEM_VAULT_KEY (old keys: $LANGMEM_VAULT_OLD_KEYS)."""
+    with service_for(dsn, schema, user) as service:
+        names = [user] if user is not None else service.list_users()
+        results = []
+        with progress("re-sealing", len(names)) as step:
+            for name in names:
+                results.append(service.rotate_keys(name))
+                step(f"re-sealed {name}")
+            failed = sum(r.failed for r in results)
+            if failed:  # inside the bar: a failure replaces it with its one line
+                first = next(r for r in results if r.failed)
+                fail(
+                    f"key: {failed} private memories could not be opened with the keyring "
+                    f"(user {first.user_id!r}: {first.first_failure}); the others were re-sealed"
+                )
+    if as_json:
+        print_json(results)
+    else:
+        resealed = sum(r.resealed + r.sealed for r in results)
+        out.print(f"re-sealed {resealed} private memories of {len(results)} users")
+
+
 def users(
     dsn: DsnOption = None,
     schema: SchemaOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Every user with stored memories."""
-    with open_service(dsn, schema) as service, handled():
+    with service_for(dsn, schema, None) as service:
         found = service.list_users()
     if as_json:
         print_json(found)
@@ -236,3 +264,4 @@ def register(app: typer.Typer) -> None:
     app.command("import")(import_)
     for command in (erase, unerase, consent, audit, stats, users):
         app.command()(command)
+    app.command("rotate-keys")(rotate_keys)

@@ -30,17 +30,20 @@ __all__ = [
     "JsonOption",
     "SchemaOption",
     "UserOption",
+    "emit",
     "fail",
     "open_service",
     "parse_time",
     "print_json",
     "progress",
+    "service_for",
     "table",
 ]
 
 #: the exit code of every bad-input error (unknown user, malformed file, wrong key, bad field)
 BAD_INPUT = 2
 SCHEMA_ENV = "LANGMEM_VAULT_SCHEMA"
+UNFOLDED = frozenset({"key", "thread", "created", "at", "ended", "last activity", "expires"})
 
 DsnOption = Annotated[
     str | None,
@@ -122,12 +125,30 @@ def open_service(dsn: str | None, schema: str | None) -> Iterator[MemoryService]
 
 
 @contextmanager
+def service_for(dsn: str | None, schema: str | None, user: str | None) -> Iterator[MemoryService]:
+    """:func:`open_service` with errors :func:`handled`, after checking that ``user`` (when
+    given) has memories or threads: an unknown user is exit 2, not an empty table."""
+    with open_service(dsn, schema) as service, handled():
+        if user is not None:
+            service.require_user(user)
+        yield service
+
+
+@contextmanager
 def handled() -> Iterator[None]:
     """Turn a service error into one line on stderr and exit code 2."""
     try:
         yield
     except ServiceError as exc:
         fail(str(exc))
+
+
+def emit(value: Any, as_json: bool, message: str) -> None:
+    """``value`` as JSON with ``--json``, else the one-line ``message`` (never markup)."""
+    if as_json:
+        print_json(value)
+    else:
+        out.print(escape(message))
 
 
 def print_json(value: Any) -> None:
@@ -153,7 +174,9 @@ def table(
     """A Rich table on stdout (cells escaped: stored text is never markup)."""
     shown = Table(title=title, caption=caption, show_lines=False)
     for column in columns:
-        shown.add_column(column, overflow="fold")
+        # A key or a thread id is what the next command needs, never folded in two; times
+        # neither (the text column folds instead).
+        shown.add_column(column, overflow="fold", no_wrap=column in UNFOLDED)
     for row in rows:
         shown.add_row(*(escape(_cell(v)) for v in row))
     out.print(shown)

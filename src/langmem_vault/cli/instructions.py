@@ -12,11 +12,11 @@ from langmem_vault.cli.context import (
     JsonOption,
     SchemaOption,
     UserOption,
-    handled,
-    open_service,
+    emit,
     out,
     parse_time,
     print_json,
+    service_for,
     table,
 )
 from langmem_vault.service import MemoryRecord
@@ -52,8 +52,7 @@ def list_instructions(
     as_json: JsonOption = False,
 ) -> None:
     """Standing instructions, highest priority first."""
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         found = service.list_instructions(
             user, active_only=active, min_priority=min_priority, max_priority=max_priority
         )
@@ -78,14 +77,11 @@ def add_instruction(
 ) -> None:
     """Add a standing instruction for a user."""
     expires_at = parse_time(expires, "expires")
-    with open_service(dsn, schema) as service, handled():
+    with service_for(dsn, schema, None) as service:
         record = service.add_instruction(
             user, text, priority=priority, condition=condition, expires_at=expires_at
         )
-    if as_json:
-        print_json(record)
-    else:
-        out.print(f"added {record.key}")
+    emit(record, as_json, f"added {record.key}")
 
 
 @instructions.command("edit")
@@ -114,13 +110,9 @@ def edit_instruction(
     }
     if expires is not None:
         changes["expires_at"] = None if expires == "never" else parse_time(expires, "expires")
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         record = service.edit_instruction(user, key, **changes)
-    if as_json:
-        print_json(record)
-    else:
-        out.print(f"edited {record.key}: {', '.join(sorted(changes))}")
+    emit(record, as_json, f"edited {record.key}: {', '.join(sorted(changes))}")
 
 
 @instructions.command("disable")
@@ -132,13 +124,9 @@ def disable_instruction(
     as_json: JsonOption = False,
 ) -> None:
     """Turn an instruction off (kept; `memories restore` turns it on again)."""
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         record = service.disable_instruction(user, key)
-    if as_json:
-        print_json(record)
-    else:
-        out.print(f"disabled {record.key}")
+    emit(record, as_json, f"disabled {record.key}")
 
 
 @episodes.command("list")
@@ -151,8 +139,7 @@ def list_episodes(
     as_json: JsonOption = False,
 ) -> None:
     """A user's episodes, newest first (or most relevant to --query)."""
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         found = service.list_episodes(user, query, limit=limit)
     if as_json:
         print_json(found)
@@ -179,8 +166,7 @@ def list_threads(
     as_json: JsonOption = False,
 ) -> None:
     """A user's threads, most recently active first."""
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         found = service.list_threads(user, limit=limit)
     if as_json:
         print_json(found)
@@ -198,8 +184,7 @@ def show_thread(
     as_json: JsonOption = False,
 ) -> None:
     """A thread's latest messages and what memory injected and cited."""
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         detail = service.get_thread(user, thread_id)
     if as_json:
         print_json(detail)
@@ -219,13 +204,9 @@ def delete_thread(
     as_json: JsonOption = False,
 ) -> None:
     """Delete a thread of a user (every checkpoint)."""
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         record = service.delete_thread(user, thread_id)
-    if as_json:
-        print_json(record)
-    else:
-        out.print(f"deleted thread {record.thread_id} ({record.message_count} messages)")
+    emit(record, as_json, f"deleted thread {record.thread_id} ({record.message_count} messages)")
 
 
 def register(app: typer.Typer) -> None:

@@ -13,12 +13,11 @@ from langmem_vault.cli.context import (
     JsonOption,
     SchemaOption,
     UserOption,
+    emit,
     fail,
-    handled,
-    open_service,
-    out,
     parse_time,
     print_json,
+    service_for,
     table,
 )
 from langmem_vault.service import MemoryRecord
@@ -28,7 +27,7 @@ __all__ = ["register"]
 memories = typer.Typer(help="List, search and correct a user's memories.", no_args_is_help=True)
 
 KeyArg = Annotated[str, typer.Argument(help="the memory's key (from `memories list`)")]
-COLUMNS = ("key", "kind", "status", "category", "text", "confidence", "created")
+COLUMNS = ("key", "kind", "status", "category", "text", "conf", "created")
 
 
 def _row(m: MemoryRecord) -> list[Any]:
@@ -72,8 +71,7 @@ def list_(
         "limit": limit,
         "offset": offset,
     }
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         page = service.list_memories(user, **filters)
     if as_json:
         print_json(page)
@@ -87,7 +85,9 @@ def search(
     user: UserOption,
     query: Annotated[str, typer.Argument(help="what to look for")],
     search_type: Annotated[str, typer.Option("--type", help="text, semantic or hybrid")] = "hybrid",
-    min_relevance: Annotated[float, typer.Option(help="drop hits below this (0..1)")] = 0.0,
+    min_relevance: Annotated[
+        float, typer.Option(help="drop hits below this (0..1); vector scores of unrelated text")
+    ] = 0.25,
     kind: Annotated[str | None, typer.Option(help="semantic, instruction or episode")] = None,
     status: Annotated[list[str] | None, typer.Option(help="statuses to search (repeat)")] = None,
     limit: int = 10,
@@ -96,8 +96,7 @@ def search(
     as_json: JsonOption = False,
 ) -> None:
     """Search a user's memories: each hit with its relevance and how it matched."""
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         found = service.search_memories(
             user,
             query,
@@ -124,8 +123,7 @@ def show(
     as_json: JsonOption = False,
 ) -> None:
     """Every field of one memory."""
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         record = service.get_memory(user, key)
     _show(record, as_json)
 
@@ -144,7 +142,7 @@ def add(
     as_json: JsonOption = False,
 ) -> None:
     """Add a fact for a user (a new user is fine)."""
-    with open_service(dsn, schema) as service, handled():
+    with service_for(dsn, schema, None) as service:
         record = service.add_memory(
             user,
             text,
@@ -154,10 +152,7 @@ def add(
             private=private,
             evidence=evidence,
         )
-    if as_json:
-        print_json(record)
-    else:
-        out.print(f"added {record.key}")
+    emit(record, as_json, f"added {record.key}")
 
 
 def _parse_set(pairs: list[str]) -> dict[str, Any]:
@@ -196,13 +191,9 @@ def edit(
     changes.update({k: v for k, v in given.items() if v is not None})
     if tag is not None:
         changes["tags"] = tag
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         record = service.edit_memory(user, key, **changes)
-    if as_json:
-        print_json(record)
-    else:
-        out.print(f"edited {record.key}: {', '.join(sorted(changes))}")
+    emit(record, as_json, f"edited {record.key}: {', '.join(sorted(changes))}")
 
 
 @memories.command()
@@ -215,13 +206,9 @@ def forget(
     as_json: JsonOption = False,
 ) -> None:
     """Forget a memory: closed and restorable by default, erased with --hard."""
-    with open_service(dsn, schema) as service, handled():
-        service.require_user(user)
+    with service_for(dsn, schema, user) as service:
         record = service.forget_memory(user, key, hard=hard)
-    if as_json:
-        print_json(record)
-    else:
-        out.print(f"{'erased' if hard else 'forgot'} {record.key}")
+    emit(record, as_json, f"{'erased' if hard else 'forgot'} {record.key}")
 
 
 def _transition(name: str, done: str) -> None:
@@ -232,13 +219,9 @@ def _transition(name: str, done: str) -> None:
         schema: SchemaOption = None,
         as_json: JsonOption = False,
     ) -> None:
-        with open_service(dsn, schema) as service, handled():
-            service.require_user(user)
+        with service_for(dsn, schema, user) as service:
             record = getattr(service, f"{name}_memory")(user, key)
-        if as_json:
-            print_json(record)
-        else:
-            out.print(f"{done} {record.key} (now {record.status})")
+        emit(record, as_json, f"{done} {record.key} (now {record.status})")
 
     command.__doc__ = {
         "confirm": "Confirm a pending fact: it becomes active.",

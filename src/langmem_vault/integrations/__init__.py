@@ -12,6 +12,7 @@ from langmem_vault._lazy import LazyNames
 
 if TYPE_CHECKING:
     from langmem_vault.integrations.middleware import MemoryAgentState, MemoryMiddleware
+    from langmem_vault.integrations.retriever import VaultRetriever, render_context
     from langmem_vault.integrations.tools import (
         create_manage_memory_tool,
         create_search_memory_tool,
@@ -20,14 +21,17 @@ if TYPE_CHECKING:
 __all__ = [
     "MemoryAgentState",
     "MemoryMiddleware",
+    "VaultRetriever",
     "create_manage_memory_tool",
     "create_search_memory_tool",
+    "render_context",
 ]
 
 _NAMES = LazyNames(
     globals(),
     {
         "langmem_vault.integrations.middleware": ("MemoryAgentState", "MemoryMiddleware"),
+        "langmem_vault.integrations.retriever": ("VaultRetriever", "render_context"),
         "langmem_vault.integrations.tools": (
             "create_manage_memory_tool",
             "create_search_memory_tool",

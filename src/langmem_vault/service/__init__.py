@@ -16,7 +16,13 @@ naming the field, :class:`Forbidden`) with nothing written.
 
 from langmem_vault.service.core import MemoryService
 from langmem_vault.service.errors import Forbidden, InvalidInput, NotFound, ServiceError
-from langmem_vault.service.privacy import AuditEntry, ConsentView, EraseResult, ImportResult
+from langmem_vault.service.privacy import (
+    AuditEntry,
+    ConsentView,
+    EraseResult,
+    ImportResult,
+    RotationResult,
+)
 from langmem_vault.service.records import (
     Identity,
     MemoryPage,
@@ -43,6 +49,7 @@ __all__ = [
     "MemoryService",
     "MessageView",
     "NotFound",
+    "RotationResult",
     "SearchHit",
     "SearchResults",
     "ServiceError",

@@ -38,7 +38,7 @@ from langmem_vault.service.errors import (
 )
 from langmem_vault.service.records import Identity
 
-__all__ = ["ServiceBase"]
+__all__ = ["ServiceBase", "check_user_id", "user_prefix"]
 
 T = TypeVar("T")
 MAX_USER_ID = 256
@@ -70,7 +70,7 @@ def check_user_id(user_id: object) -> str:
     return user_id
 
 
-def _user_prefix(template: NamespaceTemplate, user_id: str | None) -> tuple[str, ...]:
+def user_prefix(template: NamespaceTemplate, user_id: str | None) -> tuple[str, ...]:
     """The template's labels up to the user's (with it when ``user_id`` is given)."""
     cut = next((i for i, label in enumerate(template) if "{user_id}" in label), None)
     if cut is None:
@@ -139,7 +139,7 @@ class ServiceBase:
     def _users_plan(self) -> StorePlan[list[str]]:
         found: set[str] = set()
         for template in self._templates():
-            head = _user_prefix(template, None)
+            head = user_prefix(template, None)
             offset = 0
             while True:
                 condition = MatchCondition("prefix", head) if head else None
@@ -159,7 +159,7 @@ class ServiceBase:
     def _has_memories_plan(self, user_id: str) -> StorePlan[bool]:
         ops = [
             ListNamespacesOp(
-                match_conditions=(MatchCondition("prefix", _user_prefix(t, user_id)),), limit=1
+                match_conditions=(MatchCondition("prefix", user_prefix(t, user_id)),), limit=1
             )
             for t in self._templates()
         ]

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from langmem_vault.memory.plans import Step, Steps
 from langmem_vault.privacy.audit.log import AuditAction, AuditRecord
+from langmem_vault.privacy.rotation import arotate_keys, rotate_keys
 from langmem_vault.privacy.subject_rights.consent import (
     ConsentSettings,
     aget_consent,
@@ -36,10 +37,17 @@ from langmem_vault.privacy.subject_rights.portability import (
     export_user,
     import_user,
 )
-from langmem_vault.service.base import ServiceBase
+from langmem_vault.service.base import ServiceBase, user_prefix
 from langmem_vault.service.errors import InvalidInput
 
-__all__ = ["AuditEntry", "ConsentView", "EraseResult", "ImportResult", "PrivacyMixin"]
+__all__ = [
+    "AuditEntry",
+    "ConsentView",
+    "EraseResult",
+    "ImportResult",
+    "PrivacyMixin",
+    "RotationResult",
+]
 
 ACTIONS = tuple(a.value for a in AuditAction)
 
@@ -65,6 +73,17 @@ class EraseResult(BaseModel):
     jobs: int
     audit_events: int
     purge_after: datetime | None = None
+
+
+class RotationResult(BaseModel):
+    """What a key rotation did for one user: private facts re-sealed under the current key,
+    sealed for the first time, and those it could not open (left as they were)."""
+
+    user_id: str
+    resealed: int
+    sealed: int
+    failed: int
+    first_failure: str | None = None
 
 
 class ConsentView(BaseModel):
@@ -220,6 +239,27 @@ class PrivacyMixin(ServiceBase):
         yield from self._audited(user_id, "consent", detail=dict(changes))
         return _consent(user_id, settings)
 
+    def _rotate_steps(self, user_id: str) -> Steps[RotationResult]:
+        keyring = self.keyring
+        if keyring is None:
+            raise InvalidInput("key", "no keyring: set $LANGMEM_VAULT_KEY (old keys in "
+                               "$LANGMEM_VAULT_OLD_KEYS)")  # fmt: skip
+        prefix = user_prefix(self.namespaces.semantic, user_id)
+        report = yield Step(
+            lambda: rotate_keys(self.store, keyring, prefix=prefix),
+            lambda: arotate_keys(self.store, keyring, prefix=prefix),
+        )
+        result = RotationResult(
+            user_id=user_id,
+            resealed=report.resealed,
+            sealed=report.sealed,
+            failed=len(report.failed),
+            first_failure=report.failed[0][2] if report.failed else None,
+        )
+        detail = {"op": "rotate_keys"} | result.model_dump(include={"resealed", "sealed", "failed"})
+        yield from self._audited(user_id, "edit", detail=detail)
+        return result
+
     def _audit_steps(self, user_id: str, filters: dict[str, Any]) -> Steps[list[AuditEntry]]:
         audit = self.audit
         if audit is None:
@@ -280,6 +320,15 @@ class PrivacyMixin(ServiceBase):
     async def aconsent(self, user_id: str, **changes: bool) -> ConsentView:
         """Async :meth:`consent`."""
         return await self._arun(self._consent_steps(self._authorize(user_id), changes))
+
+    def rotate_keys(self, user_id: str) -> RotationResult:
+        """Re-seal the user's private facts under the keyring's current key (older keys
+        still in the keyring to read them); audited. Safe to rerun."""
+        return self._run(self._rotate_steps(self._authorize(user_id)))
+
+    async def arotate_keys(self, user_id: str) -> RotationResult:
+        """Async :meth:`rotate_keys`."""
+        return await self._arun(self._rotate_steps(self._authorize(user_id)))
 
     def audit_log(self, user_id: str, **filters: Any) -> list[AuditEntry]:
         """The user's audit records, newest first; filters: ``memory_key``, ``actions``,
