@@ -45,19 +45,21 @@ def iter_turns(data: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]
                 yield conv["id"], session["id"], turn
 
 
-def cached_vectors(texts: Sequence[str], name: str) -> np.ndarray:
-    """Embeddings of ``texts`` (rows in order) from bench/out/<name>-<hash>.npy, else computed.
+def cached_vectors(texts: Sequence[str], name: str, backend: str | None = None) -> np.ndarray:
+    """Embeddings of ``texts`` (rows in order) from bench/out/<name>-<backend>-<hash>.npy, else
+    computed with the local model's ``backend`` ("onnx" or "torch"; None: the configured one).
 
     The hash covers the texts, so a changed data set never reuses stale vectors.
     """
+    from langmem_vault.embeddings import local_embeddings, resolve_backend
+
+    backend = resolve_backend(backend)
     digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
-    path = OUT / f"{name}-{digest}.npy"
+    path = OUT / f"{name}-{backend}-{digest}.npy"
     if path.exists():
         loaded: np.ndarray = np.load(path)
         return loaded
-    from langmem_vault.embeddings import local_embeddings
-
-    emb = local_embeddings()
+    emb = local_embeddings(backend)
     rows = []
     step = 2048
     for start in range(0, len(texts), step):

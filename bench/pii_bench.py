@@ -19,6 +19,10 @@ langmem-vault runs ``redact()`` with every entity set to REDACT.
 
     python bench/pii_bench.py                 # table
     python bench/pii_bench.py --misses        # also list missed spans and altered clean text
+
+Then the ratios, the share of sentences the NER pre-check sends to the model, and texts in
+groups (an extraction's facts and evidence) through ``redact`` one by one beside one
+``redact_many`` call.
 """
 
 from __future__ import annotations
@@ -82,15 +86,35 @@ def covered(text: str, span: dict[str, Any], found: list[tuple[int, int]]) -> bo
     return need <= have
 
 
-def evaluate(system: System, records: list[dict[str, Any]]) -> dict[str, Any]:
+def timed_runs(
+    systems: dict[str, System], records: list[dict[str, Any]]
+) -> dict[str, tuple[list[float], list[float], list[tuple[str, list[tuple[int, int]]]]]]:
+    """Per system: wall ms, thread CPU ms and output of every record.
+
+    The systems take turns on each record (the order alternating), so a change of machine
+    load during the run hits them alike and their ratio stays meaningful.
+    """
+    names = list(systems)
     for r in records[:WARMUP]:
-        system(r["text"])
-    times, cpu, outputs = [], [], []
-    for r in records:
-        t0, c0 = time.perf_counter(), time.thread_time()
-        outputs.append(system(r["text"]))
-        cpu.append((time.thread_time() - c0) * 1000)
-        times.append((time.perf_counter() - t0) * 1000)
+        for name in names:
+            systems[name](r["text"])
+    runs: dict[str, tuple[list[float], list[float], list[Any]]] = {n: ([], [], []) for n in names}
+    for i, r in enumerate(records):
+        for name in names if i % 2 == 0 else reversed(names):
+            times, cpu, outputs = runs[name]
+            t0, c0 = time.perf_counter(), time.thread_time()
+            outputs.append(systems[name](r["text"]))
+            cpu.append((time.thread_time() - c0) * 1000)
+            times.append((time.perf_counter() - t0) * 1000)
+    return runs
+
+
+def evaluate(
+    records: list[dict[str, Any]],
+    times: list[float],
+    cpu: list[float],
+    outputs: list[tuple[str, list[tuple[int, int]]]],
+) -> dict[str, Any]:
     hits: dict[str, list[bool]] = defaultdict(list)
     misses, altered = [], []
     for r, (out, found) in zip(records, outputs, strict=True):
@@ -121,6 +145,44 @@ def evaluate(system: System, records: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def ner_share(records: list[dict[str, Any]]) -> str:
+    """How many texts langmem-vault's pre-check sends to the NER model."""
+    from langmem_vault.privacy.redaction.engine import get_engines
+    from langmem_vault.privacy.redaction.names import needs_ner
+
+    nlp = get_engines().analyzer.nlp_engine.nlp["en"]  # type: ignore[index]
+    return pct((sum(needs_ner(nlp.make_doc(r["text"])) for r in records), len(records)))
+
+
+def batch_table(records: list[dict[str, Any]], size: int) -> None:
+    """Groups of ``size`` texts (an extraction's facts, evidence and summary): ``redact`` on
+    each in turn beside one ``redact_many`` call, alternating, wall ms per group."""
+    from langmem_vault.privacy import RedactionPolicy, redact, redact_many
+
+    policy = RedactionPolicy.redact_all()
+    groups = [[r["text"] for r in records[i : i + size]] for i in range(0, len(records), size)]
+    one: list[float] = []
+    many: list[float] = []
+    for i, group in enumerate(groups):
+        order = [one, many] if i % 2 == 0 else [many, one]
+        for sink in order:
+            t0 = time.perf_counter()
+            if sink is one:
+                [redact(t, policy=policy) for t in group]
+            else:
+                redact_many(group, policy=policy)
+            sink.append((time.perf_counter() - t0) * 1000)
+    q = statistics.quantiles
+    print(f"\n{len(groups)} groups of {size} texts, wall ms per group\n")
+    print("| call | p50 | p95 |\n|---|---|---|")
+    for label, v in (("redact() per text", one), ("redact_many(group)", many)):
+        print(f"| {label} | {statistics.median(v):.2f} | {q(v, n=100)[94]:.2f} |")
+    print(
+        f"| ratio | {statistics.median(many) / statistics.median(one):.2f}x "
+        f"| {q(many, n=100)[94] / q(one, n=100)[94]:.2f}x |"
+    )
+
+
 def pct(pair: tuple[int, int]) -> str:
     n, d = pair
     return f"{100 * n / d:5.1f}% ({n}/{d})" if d else "-"
@@ -129,16 +191,17 @@ def pct(pair: tuple[int, int]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list misses and altered clean")
+    parser.add_argument("--batch", type=int, default=6, help="texts per redact_many group")
     args = parser.parse_args()
     records = json.loads(DATA.read_text())["records"]
     systems = {"langmem-vault": vault_system, "presidio-default": presidio_default_system}
-    results = {}
+    loaded = {}
     for name, factory in systems.items():
         t0 = time.perf_counter()
-        system = factory()
-        system("warm up the model")
+        loaded[name] = factory()
+        loaded[name]("warm up the model")
         print(f"{name}: engines loaded in {time.perf_counter() - t0:.1f} s", flush=True)
-        results[name] = evaluate(system, records)
+    results = {name: evaluate(records, *run) for name, run in timed_runs(loaded, records).items()}
 
     rows = [
         ("latency p50 (ms)", lambda r: f"{r['p50']:.2f}"),
@@ -175,6 +238,15 @@ def main() -> None:
     print(f"|---|{'---|' * len(names)}")
     for label, fmt in rows:
         print(f"| {label} | {' | '.join(fmt(results[n]) for n in names)} |")
+    ref = results["presidio-default"]
+    mine = results["langmem-vault"]
+    print(
+        f"\nlangmem-vault / presidio-default: wall p50 {mine['p50'] / ref['p50']:.2f}x, "
+        f"p95 {mine['p95'] / ref['p95']:.2f}x; CPU p50 {mine['cpu_p50'] / ref['cpu_p50']:.2f}x, "
+        f"p95 {mine['cpu_p95'] / ref['cpu_p95']:.2f}x"
+    )
+    print(f"NER model run on {ner_share(records)} of the sentences (names.needs_ner)")
+    batch_table(records, args.batch)
     if args.misses:
         for name in names:
             print(f"\n## {name}: misses ({len(results[name]['misses'])})")

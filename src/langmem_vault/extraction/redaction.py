@@ -16,7 +16,7 @@ place) or touches one of the policy's ``private_topics`` (health, money...) is f
 from __future__ import annotations
 
 from langmem_vault.memory.models import Extraction
-from langmem_vault.privacy.redaction.pii import redact
+from langmem_vault.privacy.redaction.pii import redact, redact_many
 from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
 from langmem_vault.privacy.redaction.sensitive import sensitive_topics
 
@@ -24,36 +24,39 @@ from langmem_vault.privacy.redaction.sensitive import sensitive_topics
 def redact_extraction(
     extraction: Extraction, policy: RedactionPolicy = DEFAULT_POLICY
 ) -> Extraction:
-    """A copy of ``extraction`` with every text redacted under ``policy``."""
+    """A copy of ``extraction`` with every text redacted under ``policy``, in one batch."""
+    facts_in = extraction.facts
+    episode = extraction.episode
+    texts = [f.text for f in facts_in] + [f.evidence or "" for f in facts_in]
+    texts += [i.text for i in extraction.instructions]
+    texts += [episode.summary] if episode is not None else []
+    results = iter(redact_many(texts, policy=policy))
+    fact_texts = [next(results) for _ in facts_in]
+    evidences = [next(results) for _ in facts_in]
+    instructions = [
+        i.model_copy(update={"text": next(results).text}) for i in extraction.instructions
+    ]
+    if episode is not None:
+        episode = episode.model_copy(update={"summary": next(results).text})
     facts = []
-    for fact in extraction.facts:
-        text = redact(fact.text, policy=policy)
-        evidence = redact(fact.evidence, policy=policy) if fact.evidence else None
-        topics = sensitive_topics(text.text, [evidence.text] if evidence else [])
+    for fact, text, evidence in zip(facts_in, fact_texts, evidences, strict=True):
+        has_evidence = bool(fact.evidence)
+        topics = sensitive_topics(text.text, [evidence.text] if has_evidence else [])
         private = (
             fact.private
             or text.private
-            or bool(evidence and evidence.private)
+            or (has_evidence and evidence.private)
             or bool(topics & policy.private_topics)
         )
         facts.append(
             fact.model_copy(
                 update={
                     "text": text.text,
-                    "evidence": evidence.text if evidence else None,
+                    "evidence": evidence.text if has_evidence else None,
                     "private": private,
                 }
             )
         )
-    episode = extraction.episode
-    if episode is not None:
-        episode = episode.model_copy(
-            update={"summary": redact(episode.summary, policy=policy).text}
-        )
-    instructions = [
-        i.model_copy(update={"text": redact(i.text, policy=policy).text})
-        for i in extraction.instructions
-    ]
     return extraction.model_copy(
         update={"facts": facts, "episode": episode, "instructions": instructions}
     )

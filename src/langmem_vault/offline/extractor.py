@@ -158,6 +158,21 @@ _INSTRUCTION = re.compile(
 )
 # "I live in Paris and I work at Acme" holds two statements.
 _CLAUSE = re.compile(r",?\s+(?:and|but|so)\s+(?=(?:I|my)\b)|;\s*", re.IGNORECASE)
+_MIN_CLAUSE_WORDS = 3
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The statements of a sentence; a piece too short to be one ("My husband" in "My husband
+    and I have been together for years") stays joined to what follows."""
+    out, start = [], 0
+    for match in _CLAUSE.finditer(sentence):
+        if len(sentence[start : match.start()].split()) >= _MIN_CLAUSE_WORDS:
+            out.append(sentence[start : match.start()])
+            start = match.end()
+    out.append(sentence[start:])
+    return out
+
+
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _PRONOUNS = {"my": "their", "me": "them", "myself": "themselves", "mine": "theirs"}
 _ARTICLE_WORDS = re.compile(r"^(?:an? )", re.IGNORECASE)
@@ -202,9 +217,12 @@ class OfflineExtractor:
     (['User works at Acme'], [])
     """
 
-    def __init__(self, *, use_spacy: bool = True, episode_min_facts: int = 1) -> None:
+    def __init__(
+        self, *, use_spacy: bool = True, episode_min_facts: int = 1, keep_sentences: bool = True
+    ) -> None:
         self.use_spacy = use_spacy
         self.episode_min_facts = episode_min_facts
+        self.keep_sentences = keep_sentences
 
     def _sentences(self, text: str) -> list[tuple[str, list[str]]]:
         nlp = load_spacy() if self.use_spacy else None
@@ -231,8 +249,10 @@ class OfflineExtractor:
                 if ins is not None:
                     instructions.append(ins)
                     continue
-                for clause in _CLAUSE.split(sentence):
+                for clause in _clauses(sentence):
                     fact = _fact(clause, tags, known)
+                    if fact is None and self.keep_sentences:
+                        fact = _verbatim(clause, tags, known)
                     if fact is not None and all(_norm(f.text) != _norm(fact.text) for f in facts):
                         facts.append(fact)
         episode = None
@@ -300,6 +320,61 @@ def _fact(sentence: str, tags: list[str], known: Sequence[KnownFact]) -> AliasFa
             supersedes=supersedes,
         )
     return None
+
+
+# The fallback: a first-person statement no pattern understood is kept as the user said it,
+# with a low confidence (stored unconfirmed), for hybrid search to find by its words and
+# meaning. "I broke my ankle" or "my parrot Kiwi can say hello" then reach the next thread.
+VERBATIM_CONFIDENCE = 0.55
+_FIRST_PERSON = re.compile(
+    r"\b(?:i|i'm|i've|i'd|im|my|mine|myself|we|we're|we've|our|ours)\b", re.IGNORECASE
+)
+# Talking to the assistant ("can you...", "I need you to...") is a request, not a disclosure.
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|you're|you've)\b", re.IGNORECASE)
+_QUESTION = re.compile(
+    r"\?\s*$|^(?:what|where|who|whom|when|which|why|how|do|does|did|can|could|would|should|"
+    r"is|are|was|were|will|shall|may|might|have|has)\b",
+    re.IGNORECASE,
+)
+# Conversation moves, not facts: "I think so", "I see", "I'm not sure", "I'm fine, thanks".
+_SMALL_TALK = re.compile(
+    r"^(?:(?:oh|well|so|and|but|anyway|ok|okay|yeah|yes|no|hi|hello|hey|thanks|haha)[,!.]*\s+)*"
+    r"(?:i (?:think|guess|wonder|mean|suppose|see|agree|understand|bet|know|forgot|remember|"
+    r"don't know|don't think|was wondering|was just)\b|i'?m (?:not sure|sure|fine|good|ok|okay|"
+    r"great|glad|sorry|back|here|done|ready|afraid|wondering|curious|just)\b|"
+    r"(?:i|we) (?:need|want) (?:to know|help|advice|some)\b)",
+    re.IGNORECASE,
+)
+_FUNCTION_TEXT = """
+i i'm i've i'd im my mine myself we we're we've our ours me us a an the and or but so to of in
+on at for with is am are was were be been have has had do did just really very this that it its
+it's too also still now then
+"""
+_FUNCTION_WORDS = frozenset(_FUNCTION_TEXT.split())
+_MAX_VERBATIM = 300
+
+
+def _verbatim(clause: str, tags: list[str], known: Sequence[KnownFact]) -> AliasFact | None:
+    said = " ".join(clause.split()).strip(" ,;:")
+    if not said or len(said) > _MAX_VERBATIM or not _FIRST_PERSON.search(said):
+        return None
+    if _SECOND_PERSON.search(said) or _QUESTION.search(said) or _SMALL_TALK.match(said):
+        return None
+    words = re.findall(r"[\w']+", said.lower())
+    if len([w for w in words if w not in _FUNCTION_WORDS and len(w) > 2]) < 2:
+        return None  # "I did it", "we are so back": nothing to remember
+    if said[-1] not in ".!":
+        said += "."
+    text = f'User said: "{said}"'
+    same_as, _ = _relate(text, "", known)
+    return AliasFact(
+        text=text,
+        category="personal",
+        confidence=VERBATIM_CONFIDENCE,
+        evidence=clause.strip(),
+        tags=tags,
+        same_as=same_as,
+    )
 
 
 def _relate(text: str, slot: str, known: Sequence[KnownFact]) -> tuple[str | None, str | None]:

@@ -31,8 +31,10 @@ from langmem_vault.privacy.redaction.pii import (
     DetectedEntity,
     RedactionResult,
     detect,
+    detect_many,
     preload,
     redact,
+    redact_many,
 )
 from langmem_vault.privacy.redaction.policy import (
     DEFAULT_ACTIONS,
@@ -196,6 +198,7 @@ __all__ = [
     "decrypt_fact",
     "default_keyring",
     "detect",
+    "detect_many",
     "encrypt_fact",
     "erase_user",
     "export_user",
@@ -210,6 +213,7 @@ __all__ = [
     "preload",
     "purge_erased",
     "redact",
+    "redact_many",
     "restore_user",
     "rotate_keys",
     "set_consent",

@@ -10,7 +10,7 @@ import hashlib
 import hmac
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,7 @@ _PROCESS_HASH_KEY = os.urandom(32)
 _analyze_lock = threading.Lock()
 
 if TYPE_CHECKING:
+    from presidio_analyzer import RecognizerResult
     from presidio_anonymizer.entities import OperatorConfig
 
     from langmem_vault.privacy.redaction.engine import Engines
@@ -168,24 +169,70 @@ def _operator(policy: RedactionPolicy, entity: Entity) -> OperatorConfig:
     return OperatorConfig("keep")
 
 
-def detect(text: str, *, policy: RedactionPolicy | None = None) -> list[DetectedEntity]:
-    """The non-overlapping PII hits that pass the policy's thresholds and allow list.
+# Recognizers that cannot match a text with fewer digits than this are not run on it at all
+# (the analyzer is asked only for the entities the text can hold): each needs that many digits
+# by its own pattern or validator, so nothing is lost.
+_MIN_DIGITS = {
+    Entity.PHONE: 7,
+    Entity.CREDIT_CARD: 12,
+    Entity.US_SSN: 9,
+    Entity.IBAN: 2,
+    Entity.ACCOUNT_NUMBER: 5,
+    Entity.DATE_OF_BIRTH: 1,
+}
 
-    Validates like :func:`redact`; each hit carries the action the policy gives its type.
+
+def _entities_for(text: str, policy: RedactionPolicy) -> list[str]:
+    """The policy's entity types that ``text`` can hold, judged by its digits (and, for IP
+    addresses, digits or a colon: an IPv6 address may be all hex letters)."""
+    digits = sum(c.isdigit() for c in text)
+    wanted = []
+    for entity in policy.actions:
+        if digits < _MIN_DIGITS.get(entity, 0):
+            continue
+        if entity is Entity.IP_ADDRESS and not digits and ":" not in text:
+            continue
+        wanted.append(entity.value)
+    return wanted
+
+
+def detect_many(
+    texts: Sequence[str], *, policy: RedactionPolicy | None = None
+) -> list[list[DetectedEntity]]:
+    """:func:`detect` for several texts, the NER model run once over those that need it.
+
+    All texts are validated before any is analysed.
 
     Example:
-        >>> [(h.type.value, h.action.value) for h in detect("mail me at jo@example.com")]
-        [('EMAIL', 'redact')]
+        >>> [len(hits) for hits in detect_many(["mail jo@example.com", "hello", ""])]
+        [1, 0, 0]
     """
     policy = policy or DEFAULT_POLICY
-    text = _check_text(text, policy)
-    if not policy.enabled or not policy.actions or not text.strip():
-        return []
+    texts = [_check_text(text, policy) for text in texts]
+    found: list[list[DetectedEntity]] = [[] for _ in texts]
+    if not policy.enabled or not policy.actions:
+        return found
+    todo = [i for i, text in enumerate(texts) if text.strip()]
+    if not todo:
+        return found
     analyzer = _engines().analyzer
     with _analyze_lock:
-        hits = analyzer.analyze(
-            text, language="en", entities=[e.value for e in policy.actions], score_threshold=0
-        )
+        pairs = analyzer.nlp_engine.process_batch([texts[i] for i in todo], "en")
+        for i, (_, artifacts) in zip(todo, pairs, strict=True):
+            hits = analyzer.analyze(
+                texts[i],
+                language="en",
+                entities=_entities_for(texts[i], policy),
+                score_threshold=0,
+                nlp_artifacts=artifacts,
+            )
+            found[i] = _policy_hits(texts[i], hits, policy)
+    return found
+
+
+def _policy_hits(
+    text: str, hits: Iterable[RecognizerResult], policy: RedactionPolicy
+) -> list[DetectedEntity]:
     kept = []
     for h in hits:
         entity = Entity(h.entity_type)
@@ -195,6 +242,18 @@ def detect(text: str, *, policy: RedactionPolicy | None = None) -> list[Detected
             continue
         kept.append(DetectedEntity(entity, h.start, h.end, h.score, policy.actions[entity]))
     return _merge_overlaps(kept)
+
+
+def detect(text: str, *, policy: RedactionPolicy | None = None) -> list[DetectedEntity]:
+    """The non-overlapping PII hits that pass the policy's thresholds and allow list.
+
+    Validates like :func:`redact`; each hit carries the action the policy gives its type.
+
+    Example:
+        >>> [(h.type.value, h.action.value) for h in detect("mail me at jo@example.com")]
+        [('EMAIL', 'redact')]
+    """
+    return detect_many([text], policy=policy)[0]
 
 
 def redact(text: str, *, policy: RedactionPolicy | None = None) -> RedactionResult:
@@ -217,10 +276,31 @@ def redact(text: str, *, policy: RedactionPolicy | None = None) -> RedactionResu
         >>> redact("My sister Anna Weber lives in Lyon", policy=RedactionPolicy.strict()).private
         True
     """
+    return redact_many([text], policy=policy)[0]
+
+
+def redact_many(
+    texts: Sequence[str], *, policy: RedactionPolicy | None = None
+) -> list[RedactionResult]:
+    """:func:`redact` for several texts (an extraction's facts, evidence and summary) in one
+    pass: validated first, the NER model run once over the texts that need it.
+
+    Example:
+        >>> [r.text for r in redact_many(["call 555-010-9999 now", "I like tea"])]
+        ['call <PHONE> now', 'I like tea']
+    """
+    policy = policy or DEFAULT_POLICY
+    return [
+        _apply(text, tuple(hits), policy)
+        for text, hits in zip(texts, detect_many(texts, policy=policy), strict=True)
+    ]
+
+
+def _apply(
+    text: str, entities: tuple[DetectedEntity, ...], policy: RedactionPolicy
+) -> RedactionResult:
     from presidio_anonymizer.entities import RecognizerResult as Span
 
-    policy = policy or DEFAULT_POLICY
-    entities = tuple(detect(text, policy=policy))
     if not entities:
         return RedactionResult(text, (), False, text)
     operators = {t.value: _operator(policy, t) for t in {e.type for e in entities}}

@@ -71,8 +71,11 @@ NOT_A_NAME: frozenset[str] = frozenset(
 
 # A place name identifies a person only when it says where they live, come from or are:
 # matched against the text just before the place.
-RESIDENCE_CUE = re.compile(
+_RESIDENCE_WORDS = (
     r"(?i)\b(?:live[sd]?|living|moved|moving|move|relocat\w*|resid\w*|based|born|raised|"
     r"grew\s+up|hometown|home\s+town|home\s+is|address|(?:i'?m|i\s+am|we'?re|we\s+are|originally|come|comes|came|hails?)\s+from|neighbou?rhood|located|"
-    r"stay(?:ing)?\s+(?:in|at)|house\s+in|flat\s+in|apartment\s+in)\b[^.!?\n]{0,30}$"
+    r"stay(?:ing)?\s+(?:in|at)|house\s+in|flat\s+in|apartment\s+in)\b"
 )
+RESIDENCE_CUE = re.compile(_RESIDENCE_WORDS + r"[^.!?\n]{0,30}$")
+# The same cue anywhere in a text: without it, no place in the text can be reported.
+RESIDENCE_WORD = re.compile(_RESIDENCE_WORDS)
