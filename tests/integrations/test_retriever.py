@@ -8,6 +8,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from langchain_core.messages import HumanMessage
 
 from langmem_vault.integrations import VaultRetriever, render_context
 from langmem_vault.integrations.retriever import pg_engine
@@ -100,3 +101,35 @@ def test_memories_only_and_weights(memories: Any) -> None:
     assert [d.metadata["source"] for d in found] == ["memory", "memory"]  # private left out
     assert found[0].page_content == "Ana paid for order 42 with a gift card"
     assert render_context([]) == ""
+
+
+def _inject_documents(collection: Any, memories: Any) -> Any:
+    from langmem_vault.nodes import create_inject_node
+
+    retriever = collection.as_retriever(search_kwargs={"k": 2})
+    return create_inject_node(
+        store=memories, documents=retriever, document_tokens=200, emit_events=False
+    )
+
+
+def _check_block(update: dict[str, Any]) -> None:
+    block = update["memory_context"]
+    shown, documents = block.split("Documents (cite as [D1], [D2], ...):\n", 1)
+    assert "Ana lives in Porto" in shown  # the memories first, as inject ranks them
+    documents = documents.splitlines()
+    assert documents[0].startswith("[D1] The Porto store opens at 9")
+    assert [line[:4] for line in documents] == ["[D1]", "[D2]"]
+    assert not any(ref.startswith("D") for ref in update["memory_refs"])  # not memories
+
+
+def test_inject_adds_documents_after_the_memories(collection: Any, memories: Any) -> None:
+    node = _inject_documents(collection, memories)
+    config = {"configurable": {"user_id": "ana", "thread_id": "t-docs"}}
+    _check_block(node.invoke({"messages": [HumanMessage("When is the Porto store open?")]}, config))
+
+
+async def test_inject_adds_documents_async(collection: Any, memories: Any) -> None:
+    node = _inject_documents(collection, memories)
+    config = {"configurable": {"user_id": "ana", "thread_id": "t-docs"}}
+    state = {"messages": [HumanMessage("When is the Porto store open?")]}
+    _check_block(await node.ainvoke(state, config))

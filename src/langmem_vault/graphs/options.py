@@ -82,6 +82,8 @@ class InjectOptions(NodeOptions):
     weights: Any = _INJECT["weights"]
     record_access: Any = _INJECT["record_access"]
     emit_events: bool = _INJECT["emit_events"]
+    documents: Any = _INJECT["documents"]
+    document_tokens: int = _INJECT["document_tokens"]
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -20,9 +20,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
+from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
@@ -62,6 +64,7 @@ from langmem_vault.memory.scoring import (
 from langmem_vault.memory.sealing import Keyring, default_keyring
 from langmem_vault.memory.usage import read_usage_plan
 from langmem_vault.nodes.common import MemoryNode, resolve_store
+from langmem_vault.nodes.documents import append_documents, render_documents
 
 __all__ = [
     "InjectNode",
@@ -383,8 +386,12 @@ class InjectNode:
         emit_events: bool,
         keyring: Keyring | None = None,
         ranker: PrivateRanker | None = None,
+        documents: BaseRetriever | None = None,
+        document_tokens: int = 0,
     ) -> None:
         self.store = store
+        self.documents = documents
+        self.document_tokens = document_tokens
         self.keyring = keyring
         self.ranker = ranker or PrivateRanker()
         self.options = options
@@ -415,10 +422,11 @@ class InjectNode:
             }
         )
 
-    def _update(self, injection: Injection) -> dict[str, Any]:
+    def _update(self, injection: Injection, documents: Sequence[Document] = ()) -> dict[str, Any]:
         self._emit(injection)
+        section = render_documents(documents, max_tokens=self.document_tokens, count=self.count)
         return {
-            "memory_context": injection.context,
+            "memory_context": append_documents(injection.context, section),
             "memory_refs": injection.refs,
             "memory_items": injection.memories,
         }
@@ -442,7 +450,9 @@ class InjectNode:
         injection = select(found, private, self.options, self.count, now, session=_thread(config))
         targets = self._targets(injection) + self._instruction_targets(injection, config)
         self.recorder.record(store, targets)
-        return self._update(injection)
+        if self.documents is None or not found.message:
+            return self._update(injection)
+        return self._update(injection, self.documents.invoke(found.message, config))
 
     async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run inject asynchronously; returns the state update."""
@@ -455,7 +465,9 @@ class InjectNode:
         injection = select(found, private, self.options, self.count, now, session=_thread(config))
         targets = self._targets(injection) + self._instruction_targets(injection, config)
         await self.recorder.arecord(store, targets)
-        return self._update(injection)
+        if self.documents is None or not found.message:
+            return self._update(injection)
+        return self._update(injection, await self.documents.ainvoke(found.message, config))
 
 
 def create_inject_node(
@@ -476,6 +488,8 @@ def create_inject_node(
     weights: ScoringWeights = DEFAULT_WEIGHTS,
     record_access: AccessRecorder | bool = True,
     emit_events: bool = True,
+    documents: BaseRetriever | None = None,
+    document_tokens: int = 400,
     name: str = "inject",
 ) -> MemoryNode:
     """Build the inject node: a runnable with native sync and async paths.
@@ -489,6 +503,10 @@ def create_inject_node(
     Up to ``max_pending`` facts still waiting for confirmation join when they match the
     message at least as well as the best confirmed fact, marked ``unconfirmed``; 0 turns
     that off.
+    ``documents`` (any LangChain retriever, such as a langchain-postgres ``PGVectorStore``'s
+    ``as_retriever()``) is asked with the user's message each turn; what it returns follows
+    the memories as ``[D1]``, ``[D2]``..., within ``document_tokens`` more tokens (see
+    :mod:`langmem_vault.nodes.documents`).
     The store comes from ``store`` or from the graph (``compile(store=...)``). The returned
     runnable's ``.node`` is the :class:`InjectNode`; ``node.node.recorder.flush()`` waits for
     the access stamps.
@@ -509,6 +527,7 @@ def create_inject_node(
         ("max_episodes", max_episodes, 0),
         ("max_instructions", max_instructions, 0),
         ("candidates", candidates, 1),
+        ("document_tokens", document_tokens, 0),
     ):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ValueError(f"{setting} must be an int >= {least}, got {value!r}")
@@ -537,6 +556,8 @@ def create_inject_node(
         emit_events=emit_events,
         # Without an explicit keyring, $LANGMEM_VAULT_KEY (when set) opens sealed facts.
         keyring=keyring if keyring is not None else default_keyring(),
+        documents=documents,
+        document_tokens=document_tokens,
     )
     return MemoryNode(node, name=name)
 
