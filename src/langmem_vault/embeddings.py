@@ -100,6 +100,7 @@ class OnnxMiniLM:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 
+        ort.disable_telemetry_events()
         self.batch_size = batch_size
         self.tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self.tokenizer.enable_truncation(MAX_TOKENS)
@@ -171,6 +172,10 @@ def _load(backend: str) -> LocalEmbeddings:
 
 
 def _onnx_encoder() -> OnnxMiniLM:
+    # Nothing may leave the machine: onnxruntime's Linux build sends usage events to
+    # Microsoft (mobile.events.data.microsoft.com) unless this variable is set when it is
+    # first imported (OnnxMiniLM also turns them off in a runtime imported earlier).
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
     try:
         import onnxruntime  # noqa: F401
         import tokenizers  # noqa: F401
