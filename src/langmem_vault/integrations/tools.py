@@ -45,6 +45,7 @@ from langmem_vault.memory.namespaces import (
     ResolvedNamespaces,
     resolve_namespace,
 )
+from langmem_vault.memory.plans import Step, Steps, arun_steps, run_steps
 from langmem_vault.memory.sealing import Keyring
 from langmem_vault.memory.vault import Memory, MemoryVault
 from langmem_vault.nodes.common import resolve_store
@@ -134,6 +135,31 @@ class _Manage:
             extraction = redact_extraction(extraction, self.redaction)
         return extraction
 
+    def _steps(
+        self,
+        content: str | None,
+        action: Action,
+        id: str | None,
+        category: FactCategory,
+        private: bool,
+    ) -> Steps[str]:
+        # One body for both drivers: each store call is a Step with its sync and async twin.
+        self._check(action, content, id)
+        store, ns, vault = self.scope.resolve()
+        key = str(id)
+        if action == "delete":
+            forgot = yield Step(lambda: vault.forget(key), lambda: vault.aforget(key))
+            return _deleted(id, forgot)
+        if action == "update":
+            found = yield Step(lambda: vault.get(key), lambda: vault.aget(key))
+            if found is None:
+                return _missing(id)
+        extraction = self._extraction(str(content), category, private, id)
+        report = yield Step(
+            lambda: apply(store, extraction, ns), lambda: aapply(store, extraction, ns)
+        )
+        return _reply(action, id, report)
+
     def run(
         self,
         content: str | None = None,
@@ -142,14 +168,7 @@ class _Manage:
         category: FactCategory = "general",
         private: bool = False,
     ) -> str:
-        self._check(action, content, id)
-        store, ns, vault = self.scope.resolve()
-        if action == "delete":
-            return _deleted(id, vault.forget(str(id)))
-        if action == "update" and vault.get(str(id)) is None:
-            return _missing(id)
-        extraction = self._extraction(str(content), category, private, id)
-        return _reply(action, id, apply(store, extraction, ns))
+        return run_steps(self._steps(content, action, id, category, private))
 
     async def arun(
         self,
@@ -159,14 +178,7 @@ class _Manage:
         category: FactCategory = "general",
         private: bool = False,
     ) -> str:
-        self._check(action, content, id)
-        store, ns, vault = self.scope.resolve()
-        if action == "delete":
-            return _deleted(id, await vault.aforget(str(id)))
-        if action == "update" and await vault.aget(str(id)) is None:
-            return _missing(id)
-        extraction = self._extraction(str(content), category, private, id)
-        return _reply(action, id, await aapply(store, extraction, ns))
+        return await arun_steps(self._steps(content, action, id, category, private))
 
 
 def _deleted(id: str | None, found: bool) -> str:
