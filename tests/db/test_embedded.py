@@ -19,6 +19,8 @@ import pytest
 
 from langmem_vault.db import AsyncDatabase, Database, Query, aopen_pool, open_pool
 from langmem_vault.db.embedded import (
+    SERVER_SETTINGS,
+    SETTINGS_FILE,
     DataDirError,
     ServerCrashedError,
     check_data_dir,
@@ -171,6 +173,24 @@ def test_data_of_the_same_major_version_reopens_without_loss(server_dir: Path) -
     with psycopg.connect(uri) as conn:
         assert conn.execute("SELECT t FROM kept").fetchone() == ("still here",)
     release(data_dir)
+
+
+def test_server_settings_reach_new_and_existing_data_dirs(server_dir: Path) -> None:
+    data_dir = server_dir / "pg"
+
+    def shared_buffers() -> str:
+        with psycopg.connect(embedded_uri(data_dir)) as conn:
+            row = conn.execute("SHOW shared_buffers").fetchone()
+        release(data_dir)
+        return str(row[0]) if row else ""
+
+    assert shared_buffers() == SERVER_SETTINGS["shared_buffers"]  # set before the first start
+    # A data directory made before the settings existed gets them at its next start.
+    conf = data_dir / "postgresql.conf"
+    conf.write_text(conf.read_text().replace(f"include_if_exists = '{SETTINGS_FILE}'", ""))
+    (data_dir / SETTINGS_FILE).unlink()
+    assert shared_buffers() == SERVER_SETTINGS["shared_buffers"]
+    assert conf.read_text().count(SETTINGS_FILE) == 1
 
 
 _HOLDER = textwrap.dedent(

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.store.base import SearchOp
+
+from langmem_vault.db.runner import Pipelined
 from langmem_vault.store import plans
 from langmem_vault.store.lexemes import LexemeStats, StatsCache
+from langmem_vault.store.ranking import SearchRanking
 from tests.support.plans import drive
 
 
@@ -19,3 +26,46 @@ def test_analyze_clears_the_keyword_statistics() -> None:
     (query,), _ = drive(plans.analyze_plan("s1", cache), None)
     assert str(query.sql) == "ANALYZE s1.store_items"
     assert cache.get() is None
+
+
+def _settings() -> plans.StoreSettings:
+    index = {"dims": 2, "embed": lambda texts: [[1.0, 0.0] for _ in texts], "fields": ["text"]}
+    return plans.StoreSettings("s1", index, SearchRanking(), 1000)  # type: ignore[arg-type]
+
+
+def _row(key: str, score: float) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    return {
+        "namespace": ["d"],
+        "key": key,
+        "value": {},
+        "created_at": now,
+        "updated_at": now,
+        "score": score,
+    }
+
+
+def test_a_plain_search_is_one_round_trip() -> None:
+    cache = StatsCache()
+    cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
+    op = SearchOp((), query="green tea", limit=2)
+    plan = plans._search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
+    (step,), found = drive(plan, [None, [_row("a", 0.9), _row("b", 0.5)]])
+    # One Pipelined step: the HNSW settings and the statement that finds the query's lexemes,
+    # weighs them with the cached statistics and ranks.
+    assert isinstance(step, Pipelined) and len(step.queries) == 2
+    ranked = step.queries[1]
+    assert "to_tsvector" in str(ranked.sql) and ranked.params["st_lex"] == ["tea"]
+    assert [(item.key, item.score) for item in found] == [("a", 0.9), ("b", 0.5)]
+
+
+def test_stale_statistics_are_read_first() -> None:
+    op = SearchOp((), query="green tea", limit=1)
+    cache = StatsCache()
+    plan = plans._search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
+    stats_rows = [{"lexeme": "tea", "freq": 0.25, "rows": 40.0}]
+    steps, found = drive(plan, [stats_rows], [None, [_row("a", 0.9)]])
+    assert "pg_stats" in str(steps[0].queries[0].sql)
+    assert steps[1].queries[1].params["st_freq"] == [0.25]
+    assert cache.get() == LexemeStats({"tea": 0.25}, 40.0)
+    assert [item.key for item in found] == ["a"]

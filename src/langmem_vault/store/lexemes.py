@@ -4,22 +4,22 @@ Frequencies come from Postgres's own statistics (``pg_stats.most_common_elems`` 
 full-text column, kept by ANALYZE and autovacuum), so writes pay nothing. They are read at most
 once a minute per store and kept here, so a search does not join the catalogs. A lexeme missing
 from the statistics is rarer than every listed one; with no statistics yet (a new or small
-table) every lexeme weighs the same.
+table) every lexeme weighs the same. A lexeme weighs its inverse document frequency,
+``-ln(freq)``, and is *rare*, worth a keyword lookup, when estimated to occur in at most
+``common_rows`` rows (a common one matches too many rows to rank quickly and says little).
+The search statement computes both from :meth:`LexemeStats.params` (``sql._QUERY_LEXEMES``).
 
 >>> stats = LexemeStats({"meet": 0.5}, rows=1000)
->>> [round(w, 2) for w in stats.weights(["meet", "zeppelin"])]
-[0.69, 1.39]
->>> stats.rare(["meet", "zeppelin"], common_rows=100)
-['zeppelin']
+>>> stats.params()["st_missing"]  # a lexeme not listed: half the rarest listed one
+0.25
 """
 
 from __future__ import annotations
 
-import math
 import threading
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 # Frequencies are clamped so one lexeme in every row still weighs a little, and one never
 # seen does not weigh infinitely.
@@ -34,23 +34,20 @@ class LexemeStats:
     freqs: dict[str, float] = field(default_factory=dict)
     rows: float = 0.0
 
-    def _freq(self, lexeme: str) -> float:
-        if lexeme in self.freqs:
-            freq = self.freqs[lexeme]
-        elif self.freqs:
-            freq = min(self.freqs.values()) / 2  # rarer than every listed lexeme
-        else:
-            freq = _UNIFORM_FREQ
-        return min(max(freq, _MIN_FREQ), _MAX_FREQ)
-
-    def weights(self, lexemes: Sequence[str]) -> list[float]:
-        """Inverse document frequency, ``-ln(freq)``, of each lexeme."""
-        return [-math.log(self._freq(lexeme)) for lexeme in lexemes]
-
-    def rare(self, lexemes: Sequence[str], *, common_rows: int) -> list[str]:
-        """The lexemes estimated to occur in at most ``common_rows`` rows: the ones worth a
-        keyword lookup (a common one matches too many rows to rank quickly and says little)."""
-        return [lex for lex in lexemes if self.freqs.get(lex, 0.0) * self.rows <= common_rows]
+    def params(self) -> dict[str, Any]:
+        """The statistics as parameters of the search statement, which weighs the query's
+        lexemes itself (``sql._QUERY_LEXEMES``): a lexeme's frequency is its listed one, else
+        half the smallest listed one (rarer than every listed lexeme), else, with no
+        statistics yet, ``_UNIFORM_FREQ``; then clamped to [_MIN_FREQ, _MAX_FREQ]."""
+        missing = min(self.freqs.values()) / 2 if self.freqs else _UNIFORM_FREQ
+        return {
+            "st_lex": list(self.freqs),
+            "st_freq": list(self.freqs.values()),
+            "st_missing": missing,
+            "st_rows": self.rows,
+            "st_min_freq": _MIN_FREQ,
+            "st_max_freq": _MAX_FREQ,
+        }
 
 
 class StatsCache:
@@ -74,11 +71,3 @@ class StatsCache:
     def clear(self) -> None:
         with self._lock:
             self._stats = None
-
-
-def tsquery_text(lexemes: Sequence[str]) -> str | None:
-    """An OR tsquery over already-normalised lexemes (quoted, so none is re-parsed)."""
-    if not lexemes:
-        return None
-    quoted = ("'" + lex.replace("\\", "\\\\").replace("'", "''") + "'" for lex in lexemes)
-    return " | ".join(quoted)

@@ -36,7 +36,7 @@ from langmem_vault.db.migrations import migrate_plan
 from langmem_vault.db.runner import Pipelined, Plan, Query, Rows, gather
 from langmem_vault.store import sql as q
 from langmem_vault.store.filters import FilterBuilder
-from langmem_vault.store.lexemes import LexemeStats, StatsCache, tsquery_text
+from langmem_vault.store.lexemes import LexemeStats, StatsCache
 from langmem_vault.store.ranking import MAX_EF_SEARCH, SearchRanking
 from langmem_vault.store.validation import (
     InvalidValueError,
@@ -259,22 +259,6 @@ def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
     return " AND ".join(clauses)
 
 
-def _terms(lexeme_rows: Rows, stats: LexemeStats, settings: StoreSettings) -> dict[str, Any]:
-    """The query's lexemes, their IDF weights and the keyword tsquery, as query parameters."""
-    ranking = settings.ranking
-    lexemes: list[str] = list(lexeme_rows[0]["lexemes"] or []) if lexeme_rows else []
-    weights = stats.weights(lexemes)
-    rare = stats.rare(lexemes, common_rows=ranking.common_rows)
-    # Hybrid: vectors find what common words would; keyword-only stores fall back to them.
-    keyword = rare if rare or settings.hybrid else lexemes
-    return {
-        "lex": lexemes,
-        "lex_w": weights,
-        "total_w": sum(weights),
-        "tq": tsquery_text(keyword),
-    }
-
-
 def _stats(rows: Rows) -> LexemeStats:
     freqs = {r["lexeme"]: float(r["freq"]) for r in rows or []}
     return LexemeStats(freqs, float(rows[0]["rows"]) if rows else 0.0)
@@ -286,9 +270,10 @@ def _search_plan(
     query_vectors: dict[str, list[float]],
     stats_cache: StatsCache,
 ) -> Plan[list[SearchItem]]:
-    """A search in two round trips: what the ranked statement needs (the query's lexemes,
-    the keyword statistics when the cache is stale, the size of a scope), then the ranked
-    statement with its HNSW settings. :func:`batch_plan` runs a batch's searches side by side."""
+    """A search in one round trip: the ranked statement, which finds the query's lexemes
+    itself, with its HNSW settings. A scoped search first counts (up to a bound) the items in
+    scope, to score a small scope exactly; the keyword statistics are read when the cache is
+    stale (once a minute). :func:`batch_plan` runs a batch's searches side by side."""
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
     where = _search_where(op, params)
     schema = settings.schema
@@ -302,8 +287,11 @@ def _search_plan(
         "k": ranking.candidate_count(wanted),
         "wanted": wanted,
         "text_weight": ranking.text_weight,
+        "text_config": ranking.text_config,
+        "query": op.query,
+        "common_rows": ranking.common_rows,
     }
-    first = [Query(q.QUERY_LEXEMES, {"text_config": ranking.text_config, "query": op.query})]
+    first: list[Query] = []
     stats = stats_cache.get()
     if stats is None:
         first.append(Query(q.lexeme_stats(schema), {"schema_name": schema}))
@@ -311,11 +299,11 @@ def _search_plan(
     if scoped:
         bound = {**params, "bound": ranking.exact_scan_rows + 1}
         first.append(Query(q.count_bounded(schema, where), bound))
-    answers = yield Pipelined(tuple(first))
+    answers = (yield Pipelined(tuple(first))) if first else []
     if stats is None:
-        stats = _stats(answers[1])
+        stats = _stats(answers[0])
         stats_cache.put(stats)
-    params |= _terms(answers[0], stats, settings)
+    params |= stats.params()
     exact = scoped and answers[-1] is not None and answers[-1][0]["n"] <= ranking.exact_scan_rows
     if settings.hybrid:
         params["qv"] = Vector(query_vectors[op.query]).to_text()

@@ -17,11 +17,6 @@ HNSW_SETTINGS = (
 _KEYS = "unnest(%(prefixes)s::text[], %(keys)s::text[]) AS u(prefix, key)"
 
 
-# The query's distinct lexemes: stemmed, stop words removed, by the store's text config.
-QUERY_LEXEMES = """
-SELECT tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s)) AS lexemes"""
-
-
 def lexeme_stats(s: str) -> str:
     """The common lexemes of the full-text column and their frequencies (see lexemes.py)."""
     return f"""
@@ -35,10 +30,41 @@ WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
   AND st.attname = 'search_tsv' AND e.elem IS NOT NULL"""
 
 
+# The query's distinct lexemes (stemmed, stop words removed by the store's text config), each
+# with its weight and whether it is rare (see lexemes.py), from the keyword statistics the
+# client caches and sends along (%(st_lex)s, %(st_freq)s: Postgres's most common elements of
+# the full-text column). Computed in the search statement itself, so a search costs one round
+# trip, not one for the lexemes and another for the ranking.
+_QUERY_LEXEMES = """
+ql AS MATERIALIZED (
+    SELECT q.l,
+           -ln(least(greatest(coalesce(s.freq, %(st_missing)s), %(st_min_freq)s),
+                     %(st_max_freq)s)) AS w,
+           coalesce(s.freq, 0) * %(st_rows)s <= %(common_rows)s AS rare
+    FROM unnest(tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s))) AS q(l)
+    LEFT JOIN unnest(%(st_lex)s::text[], %(st_freq)s::float8[]) AS s(l, freq) ON s.l = q.l
+)"""
+
+# A lexeme quoted as a tsquery operand, so it is not parsed (and stemmed) again.
+_QUOTED = r"'''' || replace(replace(l, '\', '\\'), '''', '''''') || ''''"
+
+
+def _terms(*, hybrid: bool) -> str:
+    """CTEs ``ql`` and ``terms``: the query's total weight and its keyword tsquery, an OR of
+    its rare lexemes (NULL when none is rare: the keyword branch then costs nothing; vectors
+    find what common words would). Keyword-only stores fall back to every lexeme."""
+    rare = f"string_agg({_QUOTED}, ' | ') FILTER (WHERE rare)"
+    tq = rare if hybrid else f"coalesce({rare}, string_agg({_QUOTED}, ' | '))"
+    return f"""{_QUERY_LEXEMES},
+terms AS MATERIALIZED (
+    SELECT sum(w) AS total_w, ({tq})::tsquery AS tq FROM ql
+)"""
+
+
 # Coverage: the IDF-weighted share of the query's lexemes that the item's text contains.
 _COVERAGE = """
-coalesce((SELECT sum(q.w) FROM unnest(%(lex)s::text[], %(lex_w)s::float8[]) AS q(l, w)
-          WHERE q.l = ANY (tsvector_to_array(i.search_tsv))) / nullif(%(total_w)s, 0), 0.0)"""
+coalesce((SELECT sum(ql.w) FROM ql WHERE ql.l = ANY (tsvector_to_array(i.search_tsv)))
+         / nullif((SELECT total_w FROM terms), 0), 0.0)"""
 
 
 def get_items(s: str) -> str:
@@ -140,12 +166,13 @@ SELECT count(*) AS n FROM (SELECT 1 FROM {s}.store_items AS i WHERE {where} LIMI
 def search_ranked(
     s: str, where: str, score: str, order: str, *, hybrid: bool, exact: bool = False
 ) -> str:
-    """Candidates from each retriever, re-scored exactly, best first.
+    """The whole search in one statement: the query's terms, candidates from each retriever,
+    re-scored exactly, best first.
 
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
     """
-    tq = "%(tq)s::tsquery"
+    tq = "(SELECT tq FROM terms)"
     columns = f"i.prefix, {ITEM_COLUMNS}, i.search_tsv"
     keyword = f"""
 kw AS (
@@ -176,7 +203,8 @@ cand AS (
         candidates = f"{keyword},\ncand AS (SELECT * FROM kw)"
         cos = "NULL::float8"
     return f"""
-WITH {candidates},
+WITH {_terms(hybrid=hybrid)},
+{candidates},
 scored AS MATERIALIZED (
     SELECT i.*, {cos} AS cos, {_COVERAGE} AS coverage FROM cand AS i
 )
@@ -198,7 +226,8 @@ def search_fill(s: str, where: str, score: str, *, hybrid: bool) -> str:
         else "NULL::float8"
     )
     return f"""
-WITH rest AS MATERIALIZED (
+WITH {_terms(hybrid=hybrid)},
+rest AS MATERIALIZED (
     SELECT {ITEM_COLUMNS}, i.indexed, {cos} AS cos, {_COVERAGE} AS coverage
     FROM {s}.store_items AS i
     WHERE (i.prefix, i.key) NOT IN (
