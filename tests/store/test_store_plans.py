@@ -64,8 +64,8 @@ def test_stale_statistics_are_read_first() -> None:
     cache = StatsCache()
     plan = plans._search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
     stats_rows = [{"lexeme": "tea", "freq": 0.25, "rows": 40.0}]
-    steps, found = drive(plan, [stats_rows], [None, [_row("a", 0.9)]])
-    assert "pg_stats" in str(steps[0].queries[0].sql)
+    steps, found = drive(plan, stats_rows, [None, [_row("a", 0.9)]])
+    assert "pg_stats" in str(steps[0].sql)
     assert steps[1].queries[1].params["st_freq"] == [0.25]
     assert cache.get() == LexemeStats({"tea": 0.25}, 40.0)
     assert [item.key for item in found] == ["a"]

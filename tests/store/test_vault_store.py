@@ -519,3 +519,31 @@ async def test_async_sweeper_survives_a_failed_sweep(pg_uri: str, schema: str) -
         assert calls >= 2  # kept sweeping after the failure
         assert await s.stop_ttl_sweeper(timeout=5)
     assert count_rows(pg_uri, schema) == 0
+
+
+@pytest.mark.parametrize("exact_scan_rows", [2000, 0])  # a small namespace: exact; else HNSW
+def test_namespace_search_ranks_its_live_items_by_cosine(
+    pg_uri: str, schema: str, exact_scan_rows: int
+) -> None:
+    emb = TrigramEmbeddings()
+    ranking = SearchRanking(text_weight=0.0, exact_scan_rows=exact_scan_rows)
+    texts = [f"note {i} about {w}" for i, w in enumerate(["tea", "teas", "team", "steam"] * 15)]
+    with VaultStore.from_conn_string(
+        pg_uri, schema=schema, index=index_config(emb), ranking=ranking
+    ) as s:
+        s.setup()
+        # Namespaces interleaved, and a sub-namespace that the prefix ("a",) covers.
+        ns = [("a",), ("b",), ("a", "x"), ("ab",)]
+        s.batch([PutOp(ns[i % 4], f"k{i}", {"text": t}) for i, t in enumerate(texts)])
+        # The nearest items of ("a",) expire: the page must still be full, without them.
+        s.batch([PutOp(("a",), f"gone{i}", {"text": "tea time"}, ttl=0.002) for i in range(8)])
+        time.sleep(0.3)
+        hits = s.search(("a",), query="tea time", limit=10)
+    query = emb.embed_query("tea time")
+    live = [(f"k{i}", t) for i, t in enumerate(texts) if i % 4 in (0, 2)]
+    cosine = {
+        k: sum(a * b for a, b in zip(query, emb.embed_query(t), strict=True)) for k, t in live
+    }
+    best = sorted(cosine.values(), reverse=True)[:10]
+    assert all(h.key in cosine for h in hits)  # live items of ("a",) and ("a", "x") only
+    assert [h.score for h in hits] == pytest.approx(best, abs=1e-5)  # the exact top 10

@@ -255,6 +255,7 @@ def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
     if op.namespace_prefix:
         params["ns"] = prefix_of(op.namespace_prefix)
         params["ns_like"] = _like_prefix(params["ns"])
+        params["ns_end"] = params["ns"] + "/"  # after every "ns" and "ns.*" (byte order)
         clauses.insert(0, "(i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s)")
     return " AND ".join(clauses)
 
@@ -270,10 +271,10 @@ def _search_plan(
     query_vectors: dict[str, list[float]],
     stats_cache: StatsCache,
 ) -> Plan[list[SearchItem]]:
-    """A search in one round trip: the ranked statement, which finds the query's lexemes
-    itself, with its HNSW settings. A scoped search first counts (up to a bound) the items in
-    scope, to score a small scope exactly; the keyword statistics are read when the cache is
-    stale (once a minute). :func:`batch_plan` runs a batch's searches side by side."""
+    """A search in one round trip: the ranked statement (which finds the query's lexemes and,
+    for a scoped search, counts the scope itself) with its HNSW settings. The keyword
+    statistics are read first when the cache is stale (once a minute). :func:`batch_plan`
+    runs a batch's searches side by side."""
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
     where = _search_where(op, params)
     schema = settings.schema
@@ -291,26 +292,22 @@ def _search_plan(
         "query": op.query,
         "common_rows": ranking.common_rows,
     }
-    first: list[Query] = []
     stats = stats_cache.get()
     if stats is None:
-        first.append(Query(q.lexeme_stats(schema), {"schema_name": schema}))
-    scoped = settings.hybrid and bool(op.namespace_prefix or op.filter)
-    if scoped:
-        bound = {**params, "bound": ranking.exact_scan_rows + 1}
-        first.append(Query(q.count_bounded(schema, where), bound))
-    answers = (yield Pipelined(tuple(first))) if first else []
-    if stats is None:
-        stats = _stats(answers[0])
+        rows = yield Query(q.lexeme_stats(schema), {"schema_name": schema})
+        stats = _stats(rows)
         stats_cache.put(stats)
     params |= stats.params()
-    exact = scoped and answers[-1] is not None and answers[-1][0]["n"] <= ranking.exact_scan_rows
+    scope = None
+    if settings.hybrid and (op.namespace_prefix or op.filter):
+        scope = "items" if op.filter else "namespace"
+        params["exact_rows"] = ranking.exact_scan_rows
     if settings.hybrid:
         params["qv"] = Vector(query_vectors[op.query]).to_text()
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
-    sql = q.search_ranked(schema, where, score, order, hybrid=settings.hybrid, exact=exact)
-    if settings.hybrid and not exact:
+    sql = q.search_ranked(schema, where, score, order, hybrid=settings.hybrid, scope=scope)
+    if settings.hybrid:
         ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
         _, rows = yield Pipelined((Query(q.HNSW_SETTINGS, ef), Query(sql, params)))
     else:

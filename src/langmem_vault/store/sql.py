@@ -37,12 +37,12 @@ WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
 # trip, not one for the lexemes and another for the ranking.
 _QUERY_LEXEMES = """
 ql AS MATERIALIZED (
-    SELECT q.l,
-           -ln(least(greatest(coalesce(s.freq, %(st_missing)s), %(st_min_freq)s),
-                     %(st_max_freq)s)) AS w,
-           coalesce(s.freq, 0) * %(st_rows)s <= %(common_rows)s AS rare
-    FROM unnest(tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s))) AS q(l)
-    LEFT JOIN unnest(%(st_lex)s::text[], %(st_freq)s::float8[]) AS s(l, freq) ON s.l = q.l
+    SELECT l, -ln(least(greatest(coalesce(freq, %(st_missing)s), %(st_min_freq)s),
+                        %(st_max_freq)s)) AS w,
+           coalesce(freq, 0) * %(st_rows)s <= %(common_rows)s AS rare
+    FROM (SELECT q.l, (%(st_freq)s::float8[])[array_position(%(st_lex)s::text[], q.l)] AS freq
+          FROM unnest(tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s)))
+              AS q(l)) AS f
 )"""
 
 # A lexeme quoted as a tsquery operand, so it is not parsed (and stemmed) again.
@@ -157,17 +157,62 @@ ORDER BY i.updated_at DESC, i.prefix, i.key
 LIMIT %(limit)s OFFSET %(offset)s"""
 
 
-def count_bounded(s: str, where: str) -> str:
-    """How many items match, counting no further than ``%(bound)s``."""
-    return f"""
-SELECT count(*) AS n FROM (SELECT 1 FROM {s}.store_items AS i WHERE {where} LIMIT %(bound)s) AS x"""
+def _vectors_ann(s: str, columns: str, where: str) -> str:
+    # The ORDER BY repeats the parameter so the planner can use the HNSW index.
+    return f"""SELECT {columns} FROM {s}.store_vectors AS v
+    JOIN {s}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key
+    WHERE {where}
+    ORDER BY v.embedding <=> %(qv)s::vector
+    LIMIT %(k)s"""
+
+
+def _vectors_of_items(s: str, columns: str, where: str) -> str:
+    # Exact: the matching items first, then their vectors. "+ 0" keeps the planner off the
+    # HNSW index (an HNSW scan would walk past most of the graph to find a few items).
+    return f"""SELECT {columns} FROM {s}.store_vectors AS v
+    JOIN {s}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key
+    WHERE {where}
+    ORDER BY (v.embedding <=> %(qv)s::vector) + 0
+    LIMIT %(k)s"""
+
+
+def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
+    # Exact, for a small namespace: its vectors' distances first (the CTE ``nv``: one bitmap
+    # scan of the vector table's primary key, which starts with prefix, so each page is read
+    # once however many of its rows match; narrow rows, sorted), then the items of the nearest,
+    # in that order, until k match. Same rows and order as _vectors_of_items.
+    return f"""SELECT {columns} FROM nv
+    JOIN LATERAL (SELECT * FROM {s}.store_items AS i
+                  WHERE i.prefix = nv.prefix AND i.key = nv.key AND {where}) AS i ON true
+    ORDER BY nv.d
+    LIMIT %(k)s"""
+
+
+_NAMESPACE_VECTORS = """
+nv AS MATERIALIZED (
+    SELECT v.prefix, v.key, v.embedding <=> %(qv)s::vector AS d FROM {s}.store_vectors AS v
+    WHERE (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s)
+    ORDER BY d
+),"""
+
+# Items in a namespace, by a range of the primary key (index-only once vacuumed).
+_NAMESPACE_ITEMS = """SELECT 1 FROM {s}.store_items AS i
+    WHERE i.prefix >= %(ns)s AND i.prefix < %(ns_end)s
+      AND (i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s)"""
 
 
 def search_ranked(
-    s: str, where: str, score: str, order: str, *, hybrid: bool, exact: bool = False
+    s: str, where: str, score: str, order: str, *, hybrid: bool, scope: str | None = None
 ) -> str:
     """The whole search in one statement: the query's terms, candidates from each retriever,
     re-scored exactly, best first.
+
+    ``scope`` (hybrid stores) picks how vector candidates are found: None, by the HNSW index;
+    ``"items"`` (a filter), exactly when at most ``%(exact_rows)s`` items match, else by the
+    index; ``"namespace"`` (a namespace prefix, no filter), exactly when the namespace holds at
+    most ``%(exact_rows)s`` vectors, else by the index. The statement counts (no further than
+    one past the bound) and runs only the branch the count picks: the other is gated off by a
+    one-time filter, so a scoped search is one round trip too.
 
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
@@ -182,18 +227,26 @@ kw AS (
     LIMIT %(k)s
 )"""
     if hybrid:
-        # The ORDER BY repeats the parameter so the planner can use the HNSW index; "+ 0"
-        # keeps it from doing so when few items match and an exact scan is cheaper (an HNSW
-        # scan must then walk past most of the graph to find them).
-        distance = "(v.embedding <=> %(qv)s::vector)" + (" + 0" if exact else "")
-        candidates = f"""{keyword},
-vec AS (
-    SELECT {columns} FROM {s}.store_vectors AS v
-    JOIN {s}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key
-    WHERE {where}
-    ORDER BY {distance}
-    LIMIT %(k)s
-),
+        counted = ""
+        if scope is None:
+            vec = f"vec AS (\n    {_vectors_ann(s, columns, where)}\n)"
+        else:
+            small = f"{where} AND (SELECT yes FROM small)"
+            if scope == "namespace":
+                count = _NAMESPACE_ITEMS.format(s=s)
+                exact = _vectors_of_namespace(s, columns, small)
+                counted = _NAMESPACE_VECTORS.format(s=s)
+            else:
+                count = f"SELECT 1 FROM {s}.store_items AS i WHERE {where}"
+                exact = _vectors_of_items(s, columns, small)
+            counted += f"""
+small AS MATERIALIZED (
+    SELECT count(*) <= %(exact_rows)s AS yes FROM ({count} LIMIT %(exact_rows)s + 1) AS x
+),"""
+            ann = _vectors_ann(s, columns, f"{where} AND NOT (SELECT yes FROM small)")
+            vec = f"vec AS (\n    ({exact})\n    UNION ALL\n    ({ann})\n)"
+        candidates = f"""{keyword},{counted}
+{vec},
 cand AS (
     SELECT DISTINCT ON (prefix, key) * FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw) AS u
 )"""
