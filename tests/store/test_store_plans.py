@@ -42,6 +42,7 @@ def _row(key: str, score: float) -> dict[str, Any]:
         "created_at": now,
         "updated_at": now,
         "score": score,
+        "ttl_minutes": None,
     }
 
 
@@ -56,7 +57,7 @@ def test_a_plain_search_is_one_round_trip() -> None:
     assert isinstance(step, Pipelined) and len(step.queries) == 2
     ranked = step.queries[1]
     assert "to_tsvector" in str(ranked.sql) and ranked.params["st_lex"] == ["tea"]
-    assert [(item.key, item.score) for item in found] == [("a", 0.9), ("b", 0.5)]
+    assert [(item.key, item.score) for item in found.items] == [("a", 0.9), ("b", 0.5)]
 
 
 def test_stale_statistics_are_read_first() -> None:
@@ -68,4 +69,4 @@ def test_stale_statistics_are_read_first() -> None:
     assert "pg_stats" in str(steps[0].sql)
     assert steps[1].queries[1].params["st_freq"] == [0.25]
     assert cache.get() == LexemeStats({"tea": 0.25}, 40.0)
-    assert [item.key for item in found] == ["a"]
+    assert [item.key for item in found.items] == ["a"]

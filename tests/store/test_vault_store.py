@@ -547,3 +547,40 @@ def test_namespace_search_ranks_its_live_items_by_cosine(
     best = sorted(cosine.values(), reverse=True)[:10]
     assert all(h.key in cosine for h in hits)  # live items of ("a",) and ("a", "x") only
     assert [h.score for h in hits] == pytest.approx(best, abs=1e-5)  # the exact top 10
+
+
+def _expiry(pg_uri: str, schema: str, key: str) -> Any:
+    with psycopg.connect(pg_uri) as conn:
+        row = conn.execute(
+            f"SELECT expires_at FROM {schema}.store_items WHERE key = %s", (key,)
+        ).fetchone()
+        return row[0] if row else None
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_a_search_refreshes_the_ttl_of_its_hits(
+    pg_uri: str, schema: str, is_async: bool
+) -> None:
+    # A batch of reads runs without a transaction block: its TTL refresh is one statement.
+    index = index_config(TrigramEmbeddings())
+    ops = [PutOp(("t",), f"k{i}", {"text": f"tea {i}"}, ttl=10.0) for i in range(3)]
+    ops.append(PutOp(("t",), "forever", {"text": "tea forever"}))
+    if is_async:
+        async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema, index=index) as a:
+            await a.setup()
+            await a.abatch(ops)
+            before = {k: _expiry(pg_uri, schema, k) for k in ("k0", "k1", "k2")}
+            await a.asearch(("t",), query="tea", refresh_ttl=False)
+            assert {k: _expiry(pg_uri, schema, k) for k in before} == before
+            hits = await a.asearch(("t",), query="tea")
+    else:
+        with VaultStore.from_conn_string(pg_uri, schema=schema, index=index) as s:
+            s.setup()
+            s.batch(ops)
+            before = {k: _expiry(pg_uri, schema, k) for k in ("k0", "k1", "k2")}
+            s.search(("t",), query="tea", refresh_ttl=False)
+            assert {k: _expiry(pg_uri, schema, k) for k in before} == before
+            hits = s.search(("t",), query="tea")
+    assert len(hits) == 4
+    assert all(_expiry(pg_uri, schema, k) > before[k] for k in before)
+    assert _expiry(pg_uri, schema, "forever") is None

@@ -97,9 +97,10 @@ class PreparedBatch:
 
     @property
     def read_only(self) -> bool:
-        """No puts and no TTL refresh: the batch writes nothing, so it needs no transaction
-        block (its reads each see the latest committed data, as in one at READ COMMITTED)."""
-        return not self.puts and not any(getattr(op, "refresh_ttl", False) for op in self.ops)
+        """No puts: the batch needs no transaction block. Its reads each see the latest
+        committed data, as in one at READ COMMITTED, and its only possible write, a TTL
+        refresh of items it read, is one statement of its own (``sql.refresh_ttl``)."""
+        return not self.puts
 
     @property
     def doc_texts(self) -> list[str]:
@@ -265,12 +266,25 @@ def _stats(rows: Rows) -> LexemeStats:
     return LexemeStats(freqs, float(rows[0]["rows"]) if rows else 0.0)
 
 
+@dataclass
+class SearchPage:
+    """A search's results, and which of them have a TTL (the ones a read refreshes)."""
+
+    items: list[SearchItem]
+    expiring: list[Key]
+
+
+def _page(rows: list[tuple[dict[str, Any], SearchItem]]) -> SearchPage:
+    expiring = [(i.namespace, i.key) for r, i in rows if r["ttl_minutes"] is not None]
+    return SearchPage([i for _, i in rows], expiring)
+
+
 def _search_plan(
     op: SearchOp,
     settings: StoreSettings,
     query_vectors: dict[str, list[float]],
     stats_cache: StatsCache,
-) -> Plan[list[SearchItem]]:
+) -> Plan[SearchPage]:
     """A search in one round trip: the ranked statement (which finds the query's lexemes and,
     for a scoped search, counts the scope itself) with its HNSW settings. The keyword
     statistics are read first when the cache is stale (once a minute). :func:`batch_plan`
@@ -280,7 +294,7 @@ def _search_plan(
     schema = settings.schema
     if not op.query:
         rows = yield Query(q.search_recent(schema, where), params)
-        return [_search_item(r, None) for r in rows or []]
+        return _page([(r, _search_item(r, None)) for r in rows or []])
 
     wanted = op.offset + op.limit
     ranking = settings.ranking
@@ -312,17 +326,17 @@ def _search_plan(
         _, rows = yield Pipelined((Query(q.HNSW_SETTINGS, ef), Query(sql, params)))
     else:
         rows = yield Query(sql, params)
-    ranked = [_search_item(r, float(r["score"])) for r in rows or []]
+    ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]
     if len(ranked) < wanted:
         # Fewer candidates than the page needs: score the rest exactly, un-indexed items last
         # (as InMemoryStore appends them).
         params["fill"] = wanted - len(ranked)
-        params["ranked_prefixes"] = [prefix_of(item.namespace) for item in ranked]
-        params["ranked_keys"] = [item.key for item in ranked]
+        params["ranked_prefixes"] = [prefix_of(item.namespace) for _, item in ranked]
+        params["ranked_keys"] = [item.key for _, item in ranked]
         fill = q.search_fill(schema, where, score, hybrid=settings.hybrid)
         rest = yield Query(fill, params)
-        ranked += [_search_item(r, r["score"]) for r in rest or []]
-    return ranked[op.offset : wanted]
+        ranked += [(r, _search_item(r, r["score"])) for r in rest or []]
+    return _page(ranked[op.offset : wanted])
 
 
 def _list_namespaces_plan(op: ListNamespacesOp, schema: str) -> Plan[list[tuple[str, ...]]]:
@@ -380,11 +394,14 @@ def batch_plan(
             results[i] = _item(row) if row else None
             if row and op.refresh_ttl and row["ttl_minutes"] is not None:
                 refresh[(op.namespace, op.key)] = None
-    for i, items in zip(reads, answers, strict=True):
-        results[i] = items
+    for i, answer in zip(reads, answers, strict=True):
         read = batch.ops[i]
-        if isinstance(read, SearchOp) and read.refresh_ttl:
-            refresh.update(((item.namespace, item.key), None) for item in items)
+        if isinstance(read, SearchOp):
+            results[i] = answer.items
+            if read.refresh_ttl:
+                refresh.update(dict.fromkeys(answer.expiring))
+        else:
+            results[i] = answer
 
     # Keys the batch rewrites get their TTL from the put, not from the read.
     refresh_only = [key for key in refresh if key not in batch.puts]
@@ -413,8 +430,11 @@ def _write_plan(
     upserts = [p for p in batch.puts.values() if p.value_json is not None]
     deletes = [(p.prefix, p.key) for p in batch.puts.values() if p.value_json is None]
     refreshed = [(prefix_of(ns), key) for ns, key in refresh]
-    # One key needs no ordering: a lone delete or refresh locks its row by itself.
-    lock_only = deletes + refreshed if len(upserts) + len(deletes) + len(refreshed) > 1 else []
+    # One key needs no ordering: a lone delete or refresh locks its row by itself, and so do
+    # refreshes alone (sql.refresh_ttl locks in key order; a batch of reads runs without a
+    # transaction block, so it must write in one statement).
+    several = len(upserts) + len(deletes) + len(refreshed) > 1
+    lock_only = deletes + refreshed if several and (upserts or deletes) else []
     if upserts or lock_only:
         yield Query(
             q.write_items(schema),

@@ -75,10 +75,17 @@ WHERE {NOT_EXPIRED}"""
 
 
 def refresh_ttl(s: str) -> str:
+    """Refresh the expiry of the keys that have a TTL, locking them in (prefix, key) order as
+    batches do, so it never deadlocks with one, on its own or inside a batch's transaction."""
     return f"""
+WITH locked AS (
+    SELECT i.prefix, i.key FROM {s}.store_items AS i
+    JOIN {_KEYS} ON i.prefix = u.prefix AND i.key = u.key
+    WHERE i.ttl_minutes IS NOT NULL AND {NOT_EXPIRED}
+    ORDER BY i.prefix, i.key FOR UPDATE OF i
+)
 UPDATE {s}.store_items AS i SET expires_at = now() + i.ttl_minutes * interval '1 minute'
-FROM {_KEYS}
-WHERE i.prefix = u.prefix AND i.key = u.key AND i.ttl_minutes IS NOT NULL AND {NOT_EXPIRED}"""
+FROM locked WHERE i.prefix = locked.prefix AND i.key = locked.key"""
 
 
 _KEEP_INDEX = (
