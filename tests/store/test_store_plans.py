@@ -56,7 +56,7 @@ def test_a_plain_search_is_one_round_trip() -> None:
     # weighs them with the cached statistics and ranks.
     assert isinstance(step, Pipelined) and len(step.queries) == 2
     ranked = step.queries[1]
-    assert "to_tsvector" in str(ranked.sql) and ranked.params["st_lex"] == ["tea"]
+    assert "to_tsvector" in str(ranked.sql) and ranked.params["st_lex"] == '{"tea"}'
     assert [(item.key, item.score) for item in found.items] == [("a", 0.9), ("b", 0.5)]
 
 
@@ -67,6 +67,6 @@ def test_stale_statistics_are_read_first() -> None:
     stats_rows = [{"lexeme": "tea", "freq": 0.25, "rows": 40.0}]
     steps, found = drive(plan, stats_rows, [None, [_row("a", 0.9)]])
     assert "pg_stats" in str(steps[0].sql)
-    assert steps[1].queries[1].params["st_freq"] == [0.25]
+    assert steps[1].queries[1].params["st_freq"] == "{0.25}"
     assert cache.get() == LexemeStats({"tea": 0.25}, 40.0)
     assert [item.key for item in found.items] == ["a"]

@@ -584,3 +584,13 @@ async def test_a_search_refreshes_the_ttl_of_its_hits(
     assert len(hits) == 4
     assert all(_expiry(pg_uri, schema, k) > before[k] for k in before)
     assert _expiry(pg_uri, schema, "forever") is None
+
+
+def test_keyword_statistics_reach_postgres_intact(pg_uri: str) -> None:
+    from langmem_vault.store.lexemes import LexemeStats
+
+    freqs = {'say "hi"': 0.5, "c:\\dir": 0.25, "a,b {c}": 1e-7, "naïve": 0.125}
+    params = LexemeStats(freqs, rows=10).params()
+    with psycopg.connect(pg_uri) as conn:
+        row = conn.execute("SELECT %(st_lex)s::text[], %(st_freq)s::float8[]", params).fetchone()
+    assert row is not None and dict(zip(row[0], row[1], strict=True)) == freqs

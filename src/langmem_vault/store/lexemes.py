@@ -16,6 +16,7 @@ The search statement computes both from :meth:`LexemeStats.params` (``sql._QUERY
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from dataclasses import dataclass, field
@@ -34,15 +35,23 @@ class LexemeStats:
     freqs: dict[str, float] = field(default_factory=dict)
     rows: float = 0.0
 
+    @functools.cached_property
+    def _arrays(self) -> tuple[str, str]:
+        # Postgres array literals, built once per statistics refresh: psycopg would otherwise
+        # adapt a list of a thousand strings element by element on every search.
+        quoted = ('"' + lex.replace("\\", "\\\\").replace('"', '\\"') + '"' for lex in self.freqs)
+        return "{" + ",".join(quoted) + "}", "{" + ",".join(map(repr, self.freqs.values())) + "}"
+
     def params(self) -> dict[str, Any]:
         """The statistics as parameters of the search statement, which weighs the query's
         lexemes itself (``sql._QUERY_LEXEMES``): a lexeme's frequency is its listed one, else
         half the smallest listed one (rarer than every listed lexeme), else, with no
         statistics yet, ``_UNIFORM_FREQ``; then clamped to [_MIN_FREQ, _MAX_FREQ]."""
         missing = min(self.freqs.values()) / 2 if self.freqs else _UNIFORM_FREQ
+        lexemes, freqs = self._arrays
         return {
-            "st_lex": list(self.freqs),
-            "st_freq": list(self.freqs.values()),
+            "st_lex": lexemes,
+            "st_freq": freqs,
             "st_missing": missing,
             "st_rows": self.rows,
             "st_min_freq": _MIN_FREQ,
