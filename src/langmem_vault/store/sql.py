@@ -268,8 +268,9 @@ WITH {_terms(hybrid=hybrid)},
 scored AS MATERIALIZED (
     SELECT i.*, {cos} AS cos, {_COVERAGE} AS coverage FROM cand AS i
 )
-SELECT *, {order} AS rank, {score} AS score FROM scored
-ORDER BY rank DESC, updated_at DESC LIMIT %(wanted)s"""
+SELECT namespace, key, value, created_at, updated_at, ttl_minutes, {score} AS score
+FROM scored
+ORDER BY {order} DESC, updated_at DESC LIMIT %(wanted)s"""
 
 
 def search_fill(s: str, where: str, score: str, *, hybrid: bool) -> str:
