@@ -153,6 +153,26 @@ def test_worker_schedules_hourly_runs_triggers_and_audits(
         assert len(queue.list(status="pending")) == 1  # the scheduled slot is still waiting
 
 
+def test_worker_never_runs_a_user_twice_at_once(
+    pg_uri: str, schema: str, index: dict[str, object]
+) -> None:
+    with open_pool(pg_uri, max_size=2) as pool:
+        store = VaultStore(pool, schema=schema, index=index)  # type: ignore[arg-type]
+        store.setup()
+        queue = JobQueue(pool, schema=schema)
+        queue.setup()
+        worker = ConsolidationWorker(queue, store)
+        worker.trigger("u1")
+        # Another worker is in the middle of u1's run (it folds u1's usage signals) ...
+        [busy] = queue.claim(["consolidate"], worker_id="other", one_per_thread=True)
+        worker.trigger("u1")  # ... when a manual run is asked for: it waits its turn
+        worker.trigger("u2")
+        assert worker.run_pending() == 1  # u2 only
+        assert [j.payload["user_id"] for j in queue.list(status="pending")] == ["u1"]
+        queue.complete(busy)
+        assert worker.run_pending() == 1 and queue.list(status="pending") == []
+
+
 async def test_async_worker_runs_a_triggered_job_and_reschedules(
     pg_uri: str, schema: str, index: dict[str, object]
 ) -> None:
