@@ -4,6 +4,7 @@ Postgres (VaultStore, JobQueue, AuditLog); only the chat model is scripted."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from langmem_vault.jobs import AsyncJobQueue, ConsolidationWorker, JobQueue
 from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.consolidation import ConsolidationPolicy, aconsolidate, consolidate
 from langmem_vault.memory.consolidation_judge import ModelJudge
+from langmem_vault.memory.models import utcnow
 from langmem_vault.memory.usage import usage_namespace
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
@@ -127,6 +129,32 @@ def test_promotes_by_use_through_the_cycle(store: BaseStore) -> None:
     assert report.promoted == {key: "long_term"}
     assert vault.get(key).value.layer == "long_term"  # type: ignore[union-attr]
     assert store.get(usage_namespace(SEMANTIC), key).value["citations"] == 2  # type: ignore[union-attr]
+
+
+def test_prunes_usage_records_of_memories_that_are_gone(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    kept = vault.remember("Lives in Lyon", source="conversation").key
+    gone = vault.remember("Is in a meeting until noon", source="conversation").key
+    AccessRecorder(inline=True).record(store, [(SEMANTIC, kept), (SEMANTIC, gone)])
+    store.delete(SEMANTIC, gone)  # as the store's TTL sweep does when a layer expires
+    usage = usage_namespace(SEMANTIC)
+    # A run that began before the record was written leaves it (its memory may be new).
+    early = consolidate(store, user_id="u1", now=utcnow() - timedelta(minutes=5))
+    assert early.pruned_usage == [] and store.get(usage, gone) is not None
+    report = consolidate(store, user_id="u1")
+    assert report.pruned_usage == [gone] and store.get(usage, gone) is None
+    assert store.get(usage, kept) is not None
+    assert not consolidate(store, user_id="u1").changed
+
+
+async def test_async_prunes_usage_records_of_memories_that_are_gone(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    gone = (await vault.aremember("Is at the dentist", source="conversation")).key
+    await AccessRecorder(inline=True).arecord(astore, [(SEMANTIC, gone)])
+    await astore.adelete(SEMANTIC, gone)
+    report = await aconsolidate(astore, user_id="u1")
+    assert report.pruned_usage == [gone]
+    assert await astore.aget(usage_namespace(SEMANTIC), gone) is None
 
 
 def test_worker_schedules_hourly_runs_triggers_and_audits(
