@@ -41,7 +41,9 @@ class VaultSaver(VaultSaverBase):
     Pass a psycopg ``Connection`` or ``ConnectionPool`` as it is (no ``autocommit`` or row
     factory needed; operations then join the caller's transaction if one is open), or use
     :meth:`from_conn_string`. Each operation takes its own pooled connection (no instance
-    lock), so threads of one process run in parallel.
+    lock), so threads of one process run in parallel. ``read_cache_bytes`` bounds the cache of
+    decoded messages that makes reading a thread again cheap (0 turns it off; see
+    :mod:`~langmem_vault.checkpointers.decoded`).
 
     >>> from langgraph.graph import MessagesState, StateGraph  # doctest: +SKIP
     >>> with VaultSaver.from_conn_string(None) as saver:  # embedded Postgres  # doctest: +SKIP
