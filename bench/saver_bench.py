@@ -225,15 +225,16 @@ def latency_both(uri: str, samples: int) -> dict[int, tuple[dict[str, float], di
     return out
 
 
-READ_OPS = ("get_tuple", "graph.get_state", "graph turn (invoke)")
+READ_OPS = ("graph turn (invoke)", "get_tuple", "graph.get_state")
 
 
 def read_latency(uri: str, turns: int, samples: int) -> dict[tuple[str, str], list[list[float]]]:
     """ms of each read path on a thread of ``turns`` graph turns, per saver, cold and warm.
 
     Both savers hold the same conversation (run through a real graph). Each sample times,
-    saver by saver (alternating which goes first), a get_tuple, a graph.get_state and one more
-    graph turn; "warm" as a chat process meets them (this saver read the thread before),
+    saver by saver (alternating which goes first), one more graph turn, a get_tuple and a
+    graph.get_state (the turn first: the reads then see the thread as a chat's next turn does);
+    "warm" as a chat process meets them (this saver read the thread before),
     "cold" with VaultSaver's decoded-message cache emptied first. PostgresSaver has no cache,
     so its cold and warm runs are the same work, timed beside ours for the ratio.
     """

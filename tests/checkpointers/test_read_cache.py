@@ -49,18 +49,22 @@ async def messages_of(saver: AnySaver, cfg: Any) -> list[Any]:
     return list(got.checkpoint["channel_values"]["messages"])
 
 
-async def test_a_growing_thread_decodes_each_message_once(counted: Any) -> None:
+async def test_a_growing_thread_decodes_each_message_twice_at_most(counted: Any) -> None:
     saver, serde = counted
     t = f"t-{uuid.uuid4().hex[:8]}"
     history = [message(i) for i in range(40)]
     await put_messages(saver, t, [history[:30]])
-    assert await messages_of(saver, config(t)) == history[:30]
-    assert serde.decoded == 30
-    # The next turn's read decodes only the new messages, and still returns them all.
+    # A message is kept the second time it is decoded (a thread read once costs nothing).
+    for _ in range(2):
+        serde.decoded = 0
+        assert await messages_of(saver, config(t)) == history[:30]
+        assert serde.decoded == 30
+    # The next turns' reads decode only the new messages, and still return them all.
     await put_messages(saver, t, [history[:30], history[:32]])
-    serde.decoded = 0
-    assert await messages_of(saver, config(t)) == history[:32]
-    assert serde.decoded == 2
+    for _ in range(2):
+        serde.decoded = 0
+        assert await messages_of(saver, config(t)) == history[:32]
+        assert serde.decoded == 2
     serde.decoded = 0
     listed = await call(saver, "list", config(t), limit=1)
     assert listed[0].checkpoint["channel_values"]["messages"] == history[:32]
@@ -106,12 +110,15 @@ async def test_the_cache_can_be_turned_off(pg_uri: str, schema: str) -> None:
 def test_the_cache_stays_within_its_bound_and_evicts_oldest_first() -> None:
     one = [HumanMessage(f"message {i} " * 10, id=str(i)) for i in range(8)]
     probe = DecodedCache()
-    probe.put_many([b"k0", b"k1"], one[:2])
+    for _ in range(2):
+        probe.put_many([b"k0", b"k1"], one[:2])
     cache = DecodedCache(max_bytes=probe.size * 4 + 1)  # room for about four chunks of two
     for i in range(0, 8, 2):
-        cache.put_many([b"k%d" % i, b"k%d" % (i + 1)], one[i : i + 2])
+        for _ in range(2):  # kept on second sight
+            cache.put_many([b"k%d" % i, b"k%d" % (i + 1)], one[i : i + 2])
     cache.get_many([b"k0"])  # k0/k1 used last: the k2/k3 chunk is now the oldest
-    cache.put_many([b"k8", b"k9"], one[:2])
+    for _ in range(2):
+        cache.put_many([b"k8", b"k9"], one[:2])
     assert cache.size <= cache.max_bytes
     got, _ = cache.get_many([b"k0", b"k2", b"k8"])
     assert got[0] == one[0] and got[1] is MISSING and got[2] == one[0]
@@ -123,6 +130,9 @@ def test_only_values_that_pickle_exactly_are_kept() -> None:
     cache.put_many([b"c"], [lambda: 1])
     assert len(cache) == 0
     # A re-chunked key leaves its old chunk once no key points there.
-    cache.put_many([b"a"], [HumanMessage("hi")])
-    cache.put_many([b"a", b"b"], [HumanMessage("hi"), HumanMessage("yo")])
+    for _ in range(2):
+        cache.put_many([b"a"], [HumanMessage("hi")])
+    assert len(cache._chunks) == 1 and len(cache) == 1
+    for _ in range(2):
+        cache.put_many([b"a", b"b"], [HumanMessage("hi"), HumanMessage("yo")])
     assert len(cache._chunks) == 1 and len(cache) == 2

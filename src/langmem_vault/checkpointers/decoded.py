@@ -15,9 +15,17 @@ read that needed many chunks re-pickles its whole list as one, so a growing chat
 a few chunks. Only pydantic models (LangChain messages are) and plain builtins are kept;
 pickle round-trips them exactly. The pickles never leave the process.
 
+An element is only kept the second time it is decoded: pickling costs about a fifth of
+decoding, and a thread read once (a one-off lookup, a process serving many threads) should
+not pay it. A chat decodes each message twice, then reads it from the cache.
+
 >>> from langchain_core.messages import HumanMessage
 >>> cache = DecodedCache(max_bytes=1 << 20)
->>> cache.put_many([b"h1", b"h2"], [HumanMessage("hi", id="1"), HumanMessage("yo", id="2")])
+>>> pair = [HumanMessage("hi", id="1"), HumanMessage("yo", id="2")]
+>>> cache.put_many([b"h1", b"h2"], pair)  # first sight: only noted
+>>> cache.get_many([b"h2"])[0][0] is MISSING
+True
+>>> cache.put_many([b"h1", b"h2"], pair)
 >>> a, touched = cache.get_many([b"h2", b"h3"])
 >>> a[0] == HumanMessage("yo", id="2"), a[1] is MISSING, touched
 (True, True, 1)
@@ -67,6 +75,9 @@ class DecodedCache:
         self._chunks: OrderedDict[int, _Chunk] = OrderedDict()
         self._index: dict[bytes, tuple[int, int]] = {}  # key -> (chunk id, position)
         self._ids = itertools.count()
+        # Keys decoded once, not kept yet (about 60 bytes each: a small share of max_bytes).
+        self._seen: OrderedDict[bytes, None] = OrderedDict()
+        self._max_seen = max(max_bytes // 256, 1024)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -103,6 +114,18 @@ class DecodedCache:
             return
         if not all(isinstance(v, BaseModel) or type(v) in _PLAIN for v in values):
             return
+        with self._lock:
+            admit = [k in self._index or k in self._seen for k in keys]
+            for key, known in zip(keys, admit, strict=True):
+                if not known:
+                    self._seen[key] = None
+            while len(self._seen) > self._max_seen:
+                self._seen.popitem(last=False)
+        if not all(admit):
+            keys = [k for k, known in zip(keys, admit, strict=True) if known]
+            values = [v for v, known in zip(values, admit, strict=True) if known]
+            if not keys:
+                return
         try:
             data = pickle.dumps(list(values), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # an unpicklable field: decode these every time instead
@@ -114,6 +137,7 @@ class DecodedCache:
             chunk = self._chunks[chunk_id] = _Chunk(data, tuple(keys))
             self.size += len(data)
             for pos, key in enumerate(keys):
+                self._seen.pop(key, None)
                 old = self._index.get(key)
                 self._index[key] = (chunk_id, pos)
                 chunk.live += 1
@@ -126,6 +150,7 @@ class DecodedCache:
         with self._lock:
             self._chunks.clear()
             self._index.clear()
+            self._seen.clear()
             self.size = 0
 
     def _release(self, chunk_id: int) -> None:
