@@ -256,6 +256,10 @@ def read_latency(uri: str, turns: int, samples: int) -> dict[tuple[str, str], li
         for k in range(samples):
             for i in (0, 1) if k % 2 == 0 else (1, 0):
                 saver, graph = (theirs, ours)[i], graphs[i]
+                # Untimed: leave the cache as a chat process has it after the previous cold
+                # block emptied it (VaultSaver keeps a message from its second decode).
+                for _ in range(2):
+                    saver.get_tuple(config)
                 for mode in ("warm", "cold"):
                     for op in READ_OPS:
                         if mode == "cold":
