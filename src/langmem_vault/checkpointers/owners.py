@@ -57,7 +57,10 @@ def owned_read_plan(schema: str, thread_id: str, user_id: str | None, plan: Plan
     except StopIteration as done:  # nothing to read
         _check(thread_id, user_id, (yield owner))
         return done.value  # type: ignore[no-any-return]
-    if isinstance(step, Pipelined):
+    if isinstance(step, Query) and step.many:  # executemany cannot join a pipeline
+        _check(thread_id, user_id, (yield owner))
+        result = yield step
+    elif isinstance(step, Pipelined):
         answers = yield Pipelined((owner, *step.queries))
         _check(thread_id, user_id, answers[0])
         result = answers[1:]
