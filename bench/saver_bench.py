@@ -6,9 +6,12 @@ Measures, on the same server (a fresh temporary data directory):
    add_messages conversation run through a real graph, checking both give identical
    get_state results;
 2. throughput of put + get_tuple with 8 concurrent threads on a pool (async savers);
-3. latency p50/p95 of put and get_tuple at turn 10 and turn 200 of a thread (sync savers).
+3. latency p50/p95 of put and get_tuple at turn 10 and turn 200 of a thread (sync savers);
+4. reads at turn ``--turns`` of a graph conversation: get_tuple, graph.get_state and one
+   graph turn, cold (VaultSaver's decoded-message cache emptied) and warm, read by read.
 
 Run:  python bench/saver_bench.py [--turns 200] [--steps 40] [--rounds 3] [--samples 40]
+      python bench/saver_bench.py --reads-only --samples 30   # section 4 alone
 """
 
 from __future__ import annotations
@@ -222,6 +225,59 @@ def latency_both(uri: str, samples: int) -> dict[int, tuple[dict[str, float], di
     return out
 
 
+READ_OPS = ("graph turn (invoke)", "get_tuple", "graph.get_state")
+
+
+def read_latency(uri: str, turns: int, samples: int) -> dict[tuple[str, str], list[list[float]]]:
+    """ms of each read path on a thread of ``turns`` graph turns, per saver, cold and warm.
+
+    Both savers hold the same conversation (run through a real graph). Each sample times,
+    saver by saver (alternating which goes first), one more graph turn, a get_tuple and a
+    graph.get_state (the turn first: the reads then see the thread as a chat's next turn does);
+    "warm" as a chat process meets them (this saver read the thread before),
+    "cold" with VaultSaver's decoded-message cache emptied first. PostgresSaver has no cache,
+    so its cold and warm runs are the same work, timed beside ours for the ratio.
+    """
+    config = {"configurable": {"thread_id": "bench-reads", "user_id": "bench"}}
+    out: dict[tuple[str, str], list[list[float]]] = {
+        (op, mode): [[], []] for op in READ_OPS for mode in ("cold", "warm")
+    }
+    with (
+        PostgresSaver.from_conn_string(uri) as theirs,
+        VaultSaver.from_conn_string(uri, schema=SCHEMA, pool_size=2) as ours,
+    ):
+        theirs.setup()
+        ours.setup()
+        graphs = [build_chat(theirs), build_chat(ours)]
+        for graph in graphs:
+            for i in range(turns):
+                graph.invoke({"messages": [human(i)]}, config)
+        turn = turns
+        for k in range(samples):
+            for i in (0, 1) if k % 2 == 0 else (1, 0):
+                saver, graph = (theirs, ours)[i], graphs[i]
+                # Untimed: leave the cache as a chat process has it after the previous cold
+                # block emptied it (VaultSaver keeps a message from its second decode).
+                for _ in range(2):
+                    saver.get_tuple(config)
+                for mode in ("warm", "cold"):
+                    for op in READ_OPS:
+                        if mode == "cold":
+                            ours._decoded.clear()
+                        t0 = time.perf_counter()
+                        if op == "get_tuple":
+                            saver.get_tuple(config)
+                        elif op == "graph.get_state":
+                            graph.get_state(config)
+                        else:
+                            graph.invoke({"messages": [human(turn + k)]}, config)
+                        out[(op, mode)][i].append((time.perf_counter() - t0) * 1000)
+        states = [g.get_state(config).values["messages"] for g in graphs]
+        if texts(states[0]) != texts(states[1]):
+            raise AssertionError("the two savers' threads differ after the read benchmark")
+    return out
+
+
 def row(name: str, theirs: float, ours: float, fmt: Callable[[float], str], target: str) -> str:
     ratio = ours / theirs if theirs else float("nan")
     return f"| {name} | {fmt(theirs)} | {fmt(ours)} | {ratio:.2f}x | {target} |"
@@ -233,14 +289,21 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=40, help="put+get per thread (throughput)")
     parser.add_argument("--rounds", type=int, default=3, help="alternating throughput runs")
     parser.add_argument("--samples", type=int, default=40, help="samples per latency figure")
+    parser.add_argument(
+        "--reads-only", action="store_true", help="only the turn-N read latencies, cold and warm"
+    )
     args = parser.parse_args()
 
     data_dir = tempfile.mkdtemp(prefix="saver-bench-")
     try:
         uri = embedded_uri(data_dir)
-        size = storage(uri, args.turns)
-        their_rate, our_rate = asyncio.run(throughput_both(uri, args.steps, args.rounds))
-        lat = latency_both(uri, args.samples)
+        if args.reads_only:
+            reads = read_latency(uri, args.turns, args.samples)
+        else:
+            size = storage(uri, args.turns)
+            their_rate, our_rate = asyncio.run(throughput_both(uri, args.steps, args.rounds))
+            lat = latency_both(uri, args.samples)
+            reads = read_latency(uri, args.turns, args.samples)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)
 
@@ -252,6 +315,19 @@ def main() -> None:
 
     print("| metric | langgraph PostgresSaver | VaultSaver | ratio | target |")
     print("|---|---|---|---|---|")
+    for (op, mode), (theirs, ours) in reads.items():
+        for q, name in ((0.5, "p50"), (0.95, "p95")):
+            print(
+                row(
+                    f"{op} {name} at turn {args.turns}, {mode} (sync, read by read)",
+                    quantile(theirs, q),
+                    quantile(ours, q),
+                    ms,
+                    "<= 1.0x",
+                )
+            )
+    if args.reads_only:
+        return
     print(
         row(
             f"bytes on disk after {args.turns} turns (identical get_state: {size['identical']})",

@@ -6,6 +6,7 @@ import ast
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,3 +70,22 @@ def test_every_third_party_import_is_declared() -> None:
     third_party = {m for m in imported if m not in sys.stdlib_module_names and m != "langmem_vault"}
     missing = {m for m in third_party if _distribution(m) not in names}
     assert missing == set(), f"imported but not declared in pyproject.toml: {sorted(missing)}"
+
+
+def test_the_wheel_ships_every_file_of_the_package(tmp_path: Path) -> None:
+    """SQL migrations, the tokenizer, the dashboard's templates and static files and py.typed
+    are data files: a wheel that drops one installs a package that fails at run time."""
+    pip_wheel = ["pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)]
+    subprocess.run([sys.executable, "-m", *pip_wheel, str(ROOT)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("langmem_vault-*.whl")
+    tracked = subprocess.run(
+        ["git", "ls-files", "src/langmem_vault"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout.split()
+    expected = {name.removeprefix("src/") for name in tracked}
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = set(archive.namelist())
+    assert expected - shipped == set()

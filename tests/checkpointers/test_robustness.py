@@ -166,3 +166,29 @@ def test_sync_saver_is_safe_from_many_threads(saver: VaultSaver) -> None:
         got = saver.get_tuple(config(f"mt-{n}"))
         assert got is not None and got.checkpoint["channel_values"]["items"] == items
         assert len(list(saver.list(config(f"mt-{n}")))) == 10
+
+
+async def test_owner_checked_reads_on_a_callers_connection(pg_uri: str, schema: str) -> None:
+    # Reads with a user_id send the owner check with the read (pipeline mode), also on a
+    # caller's plain connection, sync and async.
+    from langmem_vault.checkpointers import ThreadAccessError
+
+    meta = {"source": "input", "step": -1}
+    with psycopg.connect(pg_uri) as conn:
+        saver = VaultSaver(conn, schema=schema)
+        saver.setup()
+        saver.put(config("owned", user_id="alice"), _cp(), meta, {})  # type: ignore[arg-type]
+        conn.commit()
+        assert saver.get_tuple(config("owned", user_id="alice")) is not None
+        assert len(list(saver.list(config("owned", user_id="alice")))) == 1
+        with pytest.raises(ThreadAccessError):
+            saver.get_tuple(config("owned", user_id="bob"))
+        with pytest.raises(ThreadAccessError):
+            list(saver.list(config("owned", user_id="bob")))
+        assert saver.get_tuple(config("owned", user_id="alice")) is not None
+    async with await psycopg.AsyncConnection.connect(pg_uri) as aconn:
+        asaver = AsyncVaultSaver(aconn, schema=schema)
+        assert await asaver.aget_tuple(config("owned", user_id="alice")) is not None
+        with pytest.raises(ThreadAccessError):
+            await asaver.aget_tuple(config("owned", user_id="bob"))
+        assert await asaver.aget_tuple(config("owned", user_id="alice")) is not None

@@ -16,6 +16,8 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.options import CompactOptions, ExtractOptions
 from langmem_vault.integrations import MemoryMiddleware
+from langmem_vault.memory.access import AccessRecorder
+from langmem_vault.memory.usage import usage_namespace
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel
@@ -125,17 +127,33 @@ async def test_two_threads_background_async(pg_uri: str, schema: str, index: Any
         assert answer == "From what you told me: you live in Lyon [M1]."
         assert injections[0] == 2
         assert [j.status for j in await queue.list(thread_id="t1")] == ["done"]
+        # The cited memory gained a citation (recorded in the background, then flushed).
+        assert memory.feedback.recorder is not None
+        await memory.feedback.recorder.aflush()
+        (fact,) = await MemoryVault(store, user_id="dana").alist()
+        usage = await store.aget(usage_namespace(("memories", "dana", "semantic")), fact.key)
+        assert usage is not None and usage.value["citations"] == 1
+
+
+def _citations(store: BaseStore, key: str) -> Any:
+    usage = store.get(usage_namespace(("memories", "dana", "semantic")), key)
+    return usage.value.get("citations") if usage else None
 
 
 def test_inline_without_queue(store: BaseStore) -> None:
-    """No queue: extraction runs inline after the turn, on InMemoryStore and VaultStore."""
-    memory = MemoryMiddleware(OfflineExtractor(use_spacy=False))
+    """No queue: extraction runs inline after the turn, on InMemoryStore and VaultStore; the
+    memory the answer cites gains a citation, as after the respond node."""
+    memory = MemoryMiddleware(
+        OfflineExtractor(use_spacy=False), record_utility=AccessRecorder(inline=True)
+    )
     agent = _agent(RecallToolModel(), memory, store)
     _say(agent, "t1", "I work at Acme Robotics.")  # 4 messages with the tool call
-    assert [m.value.text for m in MemoryVault(store, user_id="dana").list()] == [
-        "User works at Acme Robotics"
-    ]
-    assert "Acme Robotics [M1]" in _say(agent, "t2", "Where do I work?")
+    (fact,) = MemoryVault(store, user_id="dana").list()
+    assert fact.value.text == "User works at Acme Robotics"
+    assert _citations(store, fact.key) is None
+    out = agent.invoke({"messages": [("user", "Where do I work?")]}, _cfg("t2"), context=USER)
+    assert "Acme Robotics [M1]" in out["messages"][-1].content
+    assert out["cited"] == ["M1"] and _citations(store, fact.key) == 1
 
 
 def test_one_turn_thread_is_not_lost(pg_uri: str, schema: str, index: Any) -> None:

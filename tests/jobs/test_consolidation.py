@@ -4,6 +4,7 @@ Postgres (VaultStore, JobQueue, AuditLog); only the chat model is scripted."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ from langmem_vault.jobs import AsyncJobQueue, ConsolidationWorker, JobQueue
 from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.consolidation import ConsolidationPolicy, aconsolidate, consolidate
 from langmem_vault.memory.consolidation_judge import ModelJudge
+from langmem_vault.memory.models import utcnow
 from langmem_vault.memory.usage import usage_namespace
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
@@ -129,6 +131,32 @@ def test_promotes_by_use_through_the_cycle(store: BaseStore) -> None:
     assert store.get(usage_namespace(SEMANTIC), key).value["citations"] == 2  # type: ignore[union-attr]
 
 
+def test_prunes_usage_records_of_memories_that_are_gone(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    kept = vault.remember("Lives in Lyon", source="conversation").key
+    gone = vault.remember("Is in a meeting until noon", source="conversation").key
+    AccessRecorder(inline=True).record(store, [(SEMANTIC, kept), (SEMANTIC, gone)])
+    store.delete(SEMANTIC, gone)  # as the store's TTL sweep does when a layer expires
+    usage = usage_namespace(SEMANTIC)
+    # A run that began before the record was written leaves it (its memory may be new).
+    early = consolidate(store, user_id="u1", now=utcnow() - timedelta(minutes=5))
+    assert early.pruned_usage == [] and store.get(usage, gone) is not None
+    report = consolidate(store, user_id="u1")
+    assert report.pruned_usage == [gone] and store.get(usage, gone) is None
+    assert store.get(usage, kept) is not None
+    assert not consolidate(store, user_id="u1").changed
+
+
+async def test_async_prunes_usage_records_of_memories_that_are_gone(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    gone = (await vault.aremember("Is at the dentist", source="conversation")).key
+    await AccessRecorder(inline=True).arecord(astore, [(SEMANTIC, gone)])
+    await astore.adelete(SEMANTIC, gone)
+    report = await aconsolidate(astore, user_id="u1")
+    assert report.pruned_usage == [gone]
+    assert await astore.aget(usage_namespace(SEMANTIC), gone) is None
+
+
 def test_worker_schedules_hourly_runs_triggers_and_audits(
     pg_uri: str, schema: str, index: dict[str, object]
 ) -> None:
@@ -151,6 +179,26 @@ def test_worker_schedules_hourly_runs_triggers_and_audits(
         (event,) = audit.query("u1", component="consolidate")
         assert event.memory_key == b and event.detail == {"consolidation": "merge", "kept": a}
         assert len(queue.list(status="pending")) == 1  # the scheduled slot is still waiting
+
+
+def test_worker_never_runs_a_user_twice_at_once(
+    pg_uri: str, schema: str, index: dict[str, object]
+) -> None:
+    with open_pool(pg_uri, max_size=2) as pool:
+        store = VaultStore(pool, schema=schema, index=index)  # type: ignore[arg-type]
+        store.setup()
+        queue = JobQueue(pool, schema=schema)
+        queue.setup()
+        worker = ConsolidationWorker(queue, store)
+        worker.trigger("u1")
+        # Another worker is in the middle of u1's run (it folds u1's usage signals) ...
+        [busy] = queue.claim(["consolidate"], worker_id="other", one_per_thread=True)
+        worker.trigger("u1")  # ... when a manual run is asked for: it waits its turn
+        worker.trigger("u2")
+        assert worker.run_pending() == 1  # u2 only
+        assert [j.payload["user_id"] for j in queue.list(status="pending")] == ["u1"]
+        queue.complete(busy)
+        assert worker.run_pending() == 1 and queue.list(status="pending") == []
 
 
 async def test_async_worker_runs_a_triggered_job_and_reschedules(

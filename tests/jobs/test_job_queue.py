@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -133,6 +134,53 @@ def test_concurrent_workers_never_share_a_job(queue: JobQueue) -> None:
     every = [j for c in claimed for j in c]
     assert len(every) == 12 and len(set(every)) == 12
     assert queue.counts()["done"] == 12
+
+
+def test_one_per_thread_never_runs_two_jobs_of_a_thread_at_once(queue: JobQueue) -> None:
+    for t in range(3):
+        for n in range(4):
+            queue.enqueue("consolidate", f"c{t}:{n}", {}, thread_id=f"u{t}")
+    running: dict[str, str] = {}  # thread -> worker holding one of its jobs
+    overlaps: list[str] = []
+    guard = threading.Lock()
+
+    def work(slot: int) -> None:
+        while jobs := queue.claim(["consolidate"], worker_id=f"w{slot}", one_per_thread=True):
+            (job,) = jobs
+            with guard:
+                if job.thread_id in running:
+                    overlaps.append(job.thread_id)
+                running[job.thread_id] = f"w{slot}"
+            time.sleep(0.005)
+            with guard:
+                del running[job.thread_id]
+            assert queue.complete(job)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert overlaps == [] and queue.counts()["done"] == 12
+
+
+async def test_async_one_per_thread_passes_over_a_busy_thread(aqueue: AsyncJobQueue) -> None:
+    for key, thread in (("a1", "u1"), ("a2", "u1"), ("b1", "u2")):
+        await aqueue.enqueue("consolidate", key, {}, thread_id=thread)
+    [first] = await aqueue.claim(["consolidate"], worker_id="w1", one_per_thread=True)
+    assert first.dedupe_key == "a1"
+    # u1 is busy: u2's job comes next, even when asked for more, and then nothing.
+    second = await aqueue.claim(["consolidate"], worker_id="w2", limit=5, one_per_thread=True)
+    assert [j.dedupe_key for j in second] == ["b1"]
+    assert await aqueue.claim(["consolidate"], worker_id="w2", one_per_thread=True) == []
+    # Without the option the same queue hands u1's second job out at once.
+    [other] = await aqueue.claim(["consolidate"], worker_id="w3", lease_seconds=0.2)
+    assert other.dedupe_key == "a2"
+    assert await aqueue.complete(first) and await aqueue.complete(second[0])
+    # Once u1's job is done and the other lease has lapsed, its job is handed out again.
+    await asyncio.sleep(0.3)
+    [again] = await aqueue.claim(["consolidate"], worker_id="w1", one_per_thread=True)
+    assert again.dedupe_key == "a2"
 
 
 def test_lease_expiry_hands_the_job_to_another_worker(queue: JobQueue) -> None:

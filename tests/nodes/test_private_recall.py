@@ -20,6 +20,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.graphs import build_memory_graph
 from langmem_vault.graphs.offline_model import RecallChatModel
+from langmem_vault.graphs.options import ExtractOptions
 from langmem_vault.memory.models import SemanticFact
 from langmem_vault.memory.sealing import ENV_KEY, Keyring, is_sealed
 from langmem_vault.memory.vault import MemoryVault
@@ -67,7 +68,7 @@ def _tell(store: BaseStore, user: str, policy: RedactionPolicy) -> None:
         extractor=OfflineExtractor(),
         summarizer=None,
         compact=False,
-        extract_options={"every_n_messages": 2, "redaction": policy},
+        extract_options=ExtractOptions(every_n_messages=2, redaction=policy),
     )
     for line in TOLD:
         graph.invoke({"messages": [HumanMessage(line)]}, thread(user, "t1"))

@@ -111,3 +111,13 @@ def test_non_ascii_text_keeps_offsets_right() -> None:
 def test_docstring_examples_run(module: str) -> None:
     failures, _ = doctest.testmod(importlib.import_module(module), verbose=False)
     assert failures == 0
+
+
+def test_dropped_model_labels_log_no_warning(caplog: pytest.LogCaptureFixture) -> None:
+    # ORG and FAC are found by the model and dropped on purpose; Presidio used to log a
+    # warning for each such entity on every call.
+    text = "I work at Google in the Empire State Building with Ann."
+    with caplog.at_level("WARNING", logger="presidio-analyzer"):
+        result = redact(text, policy=ALL_REDACT)
+    assert [e.type.value for e in result.entities] == ["PERSON"]
+    assert [r.getMessage() for r in caplog.records if r.name == "presidio-analyzer"] == []

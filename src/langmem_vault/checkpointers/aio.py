@@ -22,6 +22,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from langmem_vault.checkpointers import maintenance
 from langmem_vault.checkpointers.base import VaultSaverBase
+from langmem_vault.checkpointers.decoded import DEFAULT_MAX_BYTES
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
 from langmem_vault.checkpointers.text import from_db
 from langmem_vault.db.connection import (
@@ -56,8 +57,14 @@ class AsyncVaultSaver(VaultSaverBase):
         schema: str = DEFAULT_SCHEMA,
         serde: SerializerProtocol | None = None,
         shared_threads: bool = False,
+        read_cache_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
-        super().__init__(schema=schema, serde=serde, shared_threads=shared_threads)
+        super().__init__(
+            schema=schema,
+            serde=serde,
+            shared_threads=shared_threads,
+            read_cache_bytes=read_cache_bytes,
+        )
         self._db = AsyncDatabase(conn)
         self.conn = conn
         # See VaultSaver: reads on our own autocommit pool skip BEGIN/COMMIT.
@@ -76,13 +83,20 @@ class AsyncVaultSaver(VaultSaverBase):
         schema: str = DEFAULT_SCHEMA,
         serde: SerializerProtocol | None = None,
         shared_threads: bool = False,
+        read_cache_bytes: int = DEFAULT_MAX_BYTES,
         **pool_options: Unpack[PoolOptions],
     ) -> AsyncIterator[AsyncVaultSaver]:
         """A saver on its own async pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or embedded.
         Options as in :meth:`VaultSaver.from_conn_string`."""
         check_schema(schema)
         async with apooled(conn_string, **pool_options) as pool:
-            saver = cls(pool, schema=schema, serde=serde, shared_threads=shared_threads)
+            saver = cls(
+                pool,
+                schema=schema,
+                serde=serde,
+                shared_threads=shared_threads,
+                read_cache_bytes=read_cache_bytes,
+            )
             saver._autocommit_pool = pool
             yield saver
 

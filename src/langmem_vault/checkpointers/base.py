@@ -23,8 +23,9 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langmem_vault.checkpointers import delta, maintenance, put, queries
 from langmem_vault.checkpointers.config import next_version, scope, target, user_id_of
+from langmem_vault.checkpointers.decoded import DEFAULT_MAX_BYTES, DecodedCache
 from langmem_vault.checkpointers.elements import ElementCache
-from langmem_vault.checkpointers.owners import owned_plan
+from langmem_vault.checkpointers.owners import owned_plan, owned_read_plan
 from langmem_vault.checkpointers.text import to_db
 from langmem_vault.checkpointers.writes import put_writes_plan
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
@@ -47,6 +48,7 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         schema: str = DEFAULT_SCHEMA,
         serde: SerializerProtocol | None = None,
         shared_threads: bool = False,
+        read_cache_bytes: int = DEFAULT_MAX_BYTES,
     ):
         super().__init__(serde=serde)
         self.schema = check_schema(schema)
@@ -54,6 +56,8 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         self.shared_threads = shared_threads
         # Element ids this saver learnt per thread, so most puts skip one round trip.
         self._elements = ElementCache()
+        # Decoded messages by content hash: a thread read turn after turn decodes each once.
+        self._decoded = DecodedCache(read_cache_bytes)
 
     def get_next_version(self, current: str | None, channel: None = None) -> str:
         """A version string that sorts after ``current`` (see :func:`next_version`)."""
@@ -64,17 +68,23 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
     def _setup_plan(self) -> Plan[list[int]]:
         return migrate_plan(self.schema, MIGRATION_TRACK)
 
-    def _owned(self, config: RunnableConfig | None, thread_id: str, plan: Plan[T]) -> Plan[T]:
-        """``plan`` behind the owner check, unless threads are shared or no user is named."""
+    def _owned(
+        self, config: RunnableConfig | None, thread_id: str, plan: Plan[T], *, reads: bool = False
+    ) -> Plan[T]:
+        """``plan`` behind the owner check, unless threads are shared or no user is named.
+        ``reads``: the plan has no side effects, so the check may travel with its first query."""
         user_id = None if self.shared_threads or config is None else user_id_of(config)
         if user_id is None:
             return plan
-        return owned_plan(self.schema, thread_id, user_id, plan)
+        wrap = owned_read_plan if reads else owned_plan
+        return wrap(self.schema, thread_id, user_id, plan)
 
     def _get_tuple_plan(self, config: RunnableConfig) -> Plan[CheckpointTuple | None]:
         where = target(config, "get_tuple")
-        plan = queries.get_tuple_plan(self.schema, self.serde, where, self.get_next_version)
-        return self._owned(config, where.thread_id, plan)
+        plan = queries.get_tuple_plan(
+            self.schema, self.serde, where, self.get_next_version, self._decoded
+        )
+        return self._owned(config, where.thread_id, plan, reads=True)
 
     def _list_plan(
         self,
@@ -96,8 +106,9 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
             before=get_checkpoint_id(before) if before else None,
             limit=limit,
             get_next=self.get_next_version,
+            cache=self._decoded,
         )
-        return plan if where is None else self._owned(config, where.thread_id, plan)
+        return plan if where is None else self._owned(config, where.thread_id, plan, reads=True)
 
     def _put_plan(
         self,
@@ -142,7 +153,7 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
     ) -> Plan[dict[str, DeltaChannelHistory]]:
         where = target(config, "get_delta_channel_history")
         plan = delta.delta_history_plan(self.schema, self.serde, where, channels)
-        return self._owned(config, where.thread_id, plan)
+        return self._owned(config, where.thread_id, plan, reads=True)
 
     @staticmethod
     def _prune_ids(thread_ids: Sequence[str], strategy: str) -> list[str]:

@@ -23,6 +23,7 @@ from langgraph.checkpoint.base import WRITES_IDX_MAP, PendingWrite, writes_sort_
 from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langmem_vault.checkpointers.compression import pack, unpack
+from langmem_vault.checkpointers.decoded import MAX_CHUNKS_PER_READ, MISSING, DecodedCache
 from langmem_vault.checkpointers.msgpack_frames import join_array, split_array
 
 # The blob type of a channel value stored as element ranges (never a serde type name).
@@ -115,14 +116,40 @@ def decode_value(
     blob: bytes | None,
     elems: Sequence[int] | None,
     elements: Mapping[int, tuple[str, bytes]],
+    hashes: Mapping[int, bytes] | None = None,
+    cache: DecodedCache | None = None,
 ) -> Any:
-    """Rebuild a channel value from its ``saver_blobs`` row and the thread's elements."""
-    if type_ == ELEMENTS_TYPE:
-        parts = [unpack(*elements[i]) for i in decode_ranges(elems or [])]
-        if all(t == MSGPACK for t, _ in parts):
-            return serde.loads_typed((MSGPACK, join_array([b for _, b in parts])))
-        return [serde.loads_typed(part) for part in parts]
-    return serde.loads_typed(unpack(type_, blob))
+    """Rebuild a channel value from its ``saver_blobs`` row and the thread's elements.
+
+    With ``cache`` and the elements' ``hashes``, elements decoded before come from the cache
+    and the others are decoded (all in one serde call when they are msgpack) and cached.
+    """
+    if type_ != ELEMENTS_TYPE:
+        return serde.loads_typed(unpack(type_, blob))
+    ids = decode_ranges(elems or [])
+    keys = [hashes[i] for i in ids] if cache is not None and hashes is not None else None
+    out: list[Any]
+    touched = 0
+    if keys is not None and cache is not None:
+        out, touched = cache.get_many(keys)
+    else:
+        out = [MISSING] * len(ids)
+    todo = [pos for pos, value in enumerate(out) if value is MISSING]
+    if not todo:
+        return out
+    parts = [unpack(*elements[ids[pos]]) for pos in todo]
+    if all(t == MSGPACK for t, _ in parts):
+        decoded = serde.loads_typed((MSGPACK, join_array([b for _, b in parts])))
+    else:
+        decoded = [serde.loads_typed(part) for part in parts]
+    for pos, value in zip(todo, decoded, strict=True):
+        out[pos] = value
+    if keys is not None and cache is not None:
+        if touched + 1 > MAX_CHUNKS_PER_READ:  # re-chunk: the next read unpickles once
+            cache.put_many(keys, out)
+        else:
+            cache.put_many([keys[pos] for pos in todo], decoded)
+    return out
 
 
 def dump_writes(

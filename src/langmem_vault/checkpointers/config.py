@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.runtime import Runtime
 
 from langmem_vault.checkpointers.text import to_db
 from langmem_vault.db.migrations import check_schema
+from langmem_vault.run_config import config_value
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,27 +79,10 @@ def scope(config: RunnableConfig | None) -> Scope | None:
 
 
 def user_id_of(config: RunnableConfig) -> str | None:
-    """``user_id`` from the run's configurable, else ``langgraph_user_id``, else LangGraph's
-    run context (``invoke(..., context={"user_id": ...})``): the order the memory nodes use;
+    """The run's user id, by the rule the memory nodes use (:mod:`langmem_vault.run_config`);
     as stored (:mod:`.text`)."""
-    configurable = config.get("configurable") or {}
-    value = configurable.get("user_id")
-    if value is None or value == "":
-        value = configurable.get("langgraph_user_id")
-    if value is None or value == "":
-        value = _context_user_id(configurable)
-    return None if value is None or value == "" else to_db(str(value))
-
-
-def _context_user_id(configurable: Mapping[str, Any]) -> Any:
-    # langgraph hands the checkpointer the run's Runtime under a private configurable key.
-    for runtime in configurable.values():
-        if isinstance(runtime, Runtime):
-            context = runtime.context
-            if isinstance(context, Mapping):
-                return context.get("user_id")
-            return getattr(context, "user_id", None)
-    return None
+    value = config_value("user_id", config)
+    return None if value is None else to_db(str(value))
 
 
 def next_version(current: str | int | float | None) -> str:

@@ -22,6 +22,7 @@ from psycopg.types.json import Jsonb
 from langmem_vault.checkpointers import codec
 from langmem_vault.checkpointers.compression import unpack_json
 from langmem_vault.checkpointers.config import Scope, Target, render
+from langmem_vault.checkpointers.decoded import DecodedCache
 from langmem_vault.checkpointers.text import from_db, tree_from_db, tree_to_db
 from langmem_vault.db.runner import Plan, Query
 
@@ -54,19 +55,20 @@ wr AS MATERIALIZED (
 SELECT 'c' AS kind, c.thread_id, c.checkpoint_ns, c.checkpoint_id,
        c.parent_checkpoint_id AS parent_id, c.v, c.channel_versions, c.body, c.metadata,
        NULL::text AS channel, NULL::text AS type, NULL::bytea AS blob, NULL::integer[] AS elems,
-       NULL::text AS task_id, NULL::text AS task_path, NULL::integer AS idx
+       NULL::text AS task_id, NULL::text AS task_path, NULL::integer AS idx,
+       NULL::bytea AS hash
 FROM c
 UNION ALL
 SELECT 'b', bl.thread_id, bl.checkpoint_ns, bl.checkpoint_id, NULL, NULL, NULL, NULL, NULL,
-       bl.channel, bl.type, bl.blob, bl.elems, NULL, NULL, NULL
+       bl.channel, bl.type, bl.blob, bl.elems, NULL, NULL, NULL, NULL
 FROM bl
 UNION ALL
 SELECT wr.kind, wr.thread_id, wr.checkpoint_ns, wr.checkpoint_id, NULL, NULL, NULL, NULL, NULL,
-       wr.channel, wr.type, wr.blob, NULL, wr.task_id, wr.task_path, wr.idx
+       wr.channel, wr.type, wr.blob, NULL, wr.task_id, wr.task_path, wr.idx, NULL
 FROM wr
 UNION ALL
 SELECT 'e', r.thread_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-       NULL, e.type, e.blob, NULL, NULL, NULL, e.elem_id
+       NULL, e.type, e.blob, NULL, NULL, NULL, e.elem_id, e.hash
 FROM (
     -- The id ranges of all lists read, merged per thread, so an element shared by many
     -- checkpoints (get_state_history) is read once, by one index range scan per range.
@@ -79,7 +81,7 @@ FROM (
 CROSS JOIN LATERAL (
     -- OFFSET 0 keeps this a per-range index scan: joined flat, the planner would rather
     -- hash the whole elements table (its row estimate for the ranges is a guess).
-    SELECT e.elem_id, e.type, e.blob FROM {schema}.saver_elements e
+    SELECT e.elem_id, e.type, e.blob, e.hash FROM {schema}.saver_elements e
     WHERE e.thread_id = r.thread_id AND e.elem_id >= lower(r.ids) AND e.elem_id < upper(r.ids)
     OFFSET 0
 ) AS e
@@ -99,16 +101,22 @@ ORDER BY checkpoint_id DESC LIMIT 1"""
 
 
 def _assemble(
-    serde: SerializerProtocol, rows: Sequence[Mapping[str, Any]], get_next: Any
+    serde: SerializerProtocol,
+    rows: Sequence[Mapping[str, Any]],
+    get_next: Any,
+    cache: DecodedCache | None = None,
 ) -> list[CheckpointTuple]:
     """Group the rows of LOAD_SQL into checkpoint tuples, newest checkpoint first."""
     heads: list[Mapping[str, Any]] = []
     by_key: dict[tuple[str, str, str], dict[str, list[Mapping[str, Any]]]] = {}
     elements: dict[str, dict[int, tuple[str, bytes]]] = {}
+    hashes: dict[str, dict[int, bytes]] = {}
     for row in rows:
         kind = row["kind"]
         if kind == "e":
-            elements.setdefault(row["thread_id"], {})[row["idx"]] = (row["type"], row["blob"])
+            thread_id, elem_id = row["thread_id"], row["idx"]
+            elements.setdefault(thread_id, {})[elem_id] = (row["type"], row["blob"])
+            hashes.setdefault(thread_id, {})[elem_id] = row["hash"]
             continue
         key = (row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"])
         if kind == "c":
@@ -123,10 +131,17 @@ def _assemble(
         stored: dict[str, Any] = unpack_json(head["body"])
         values = dict(stored.get("channel_values") or {})
         thread_elements = elements.get(thread_id, {})
+        thread_hashes = hashes.get(thread_id, {})
         for blob in parts.get("b", []):
             if blob["type"] != codec.EMPTY_TYPE:
                 values[blob["channel"]] = codec.decode_value(
-                    serde, blob["type"], blob["blob"], blob["elems"], thread_elements
+                    serde,
+                    blob["type"],
+                    blob["blob"],
+                    blob["elems"],
+                    thread_elements,
+                    thread_hashes,
+                    cache,
                 )
         checkpoint: dict[str, Any] = {
             **stored,
@@ -171,7 +186,11 @@ def _assemble(
 
 
 def get_tuple_plan(
-    schema: str, serde: SerializerProtocol, where: Target, get_next: Any
+    schema: str,
+    serde: SerializerProtocol,
+    where: Target,
+    get_next: Any,
+    cache: DecodedCache | None = None,
 ) -> Plan[CheckpointTuple | None]:
     """The checkpoint ``where`` names, or the thread's latest in its namespace."""
     select = SELECT_ONE_SQL if where.checkpoint_id else SELECT_LATEST_SQL
@@ -182,7 +201,7 @@ def get_tuple_plan(
         "checkpoint_id": where.checkpoint_id,
     }
     rows = yield Query(sql, params)
-    found = _assemble(serde, rows or [], get_next)
+    found = _assemble(serde, rows or [], get_next, cache)
     return found[0] if found else None
 
 
@@ -195,6 +214,7 @@ def list_plan(
     before: str | None,
     limit: int | None,
     get_next: Any,
+    cache: DecodedCache | None = None,
 ) -> Plan[list[CheckpointTuple]]:
     """Checkpoints matching the thread/namespace/id of ``where``, ``filter`` and ``before``."""
     clauses: list[str] = []
@@ -222,7 +242,7 @@ def list_plan(
         select += " LIMIT %(limit)s"
         params["limit"] = int(limit)
     rows = yield Query(render(LOAD_SQL.replace("{select}", select), schema), params)
-    return _assemble(serde, rows or [], get_next)
+    return _assemble(serde, rows or [], get_next, cache)
 
 
 # --------------------------------------------------------------------------------- writes

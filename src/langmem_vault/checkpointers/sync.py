@@ -21,6 +21,7 @@ from psycopg_pool import ConnectionPool
 
 from langmem_vault.checkpointers import maintenance
 from langmem_vault.checkpointers.base import VaultSaverBase
+from langmem_vault.checkpointers.decoded import DEFAULT_MAX_BYTES
 from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
 from langmem_vault.checkpointers.text import from_db
 from langmem_vault.db.connection import (
@@ -40,7 +41,9 @@ class VaultSaver(VaultSaverBase):
     Pass a psycopg ``Connection`` or ``ConnectionPool`` as it is (no ``autocommit`` or row
     factory needed; operations then join the caller's transaction if one is open), or use
     :meth:`from_conn_string`. Each operation takes its own pooled connection (no instance
-    lock), so threads of one process run in parallel.
+    lock), so threads of one process run in parallel. ``read_cache_bytes`` bounds the cache of
+    decoded messages that makes reading a thread again cheap (0 turns it off; see
+    :mod:`~langmem_vault.checkpointers.decoded`).
 
     >>> from langgraph.graph import MessagesState, StateGraph  # doctest: +SKIP
     >>> with VaultSaver.from_conn_string(None) as saver:  # embedded Postgres  # doctest: +SKIP
@@ -59,8 +62,14 @@ class VaultSaver(VaultSaverBase):
         schema: str = DEFAULT_SCHEMA,
         serde: SerializerProtocol | None = None,
         shared_threads: bool = False,
+        read_cache_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
-        super().__init__(schema=schema, serde=serde, shared_threads=shared_threads)
+        super().__init__(
+            schema=schema,
+            serde=serde,
+            shared_threads=shared_threads,
+            read_cache_bytes=read_cache_bytes,
+        )
         self._db = Database(conn)
         self.conn = conn
         # Set by from_conn_string, whose pool hands out autocommit connections: reads, puts
@@ -76,6 +85,7 @@ class VaultSaver(VaultSaverBase):
         schema: str = DEFAULT_SCHEMA,
         serde: SerializerProtocol | None = None,
         shared_threads: bool = False,
+        read_cache_bytes: int = DEFAULT_MAX_BYTES,
         **pool_options: Unpack[PoolOptions],
     ) -> Iterator[VaultSaver]:
         """A saver on its own pool; ``None`` means ``$LANGMEM_VAULT_DSN`` or the embedded server.
@@ -85,7 +95,13 @@ class VaultSaver(VaultSaverBase):
         """
         check_schema(schema)  # before connecting: a bad name should not cost a pool
         with pooled(conn_string, **pool_options) as pool:
-            saver = cls(pool, schema=schema, serde=serde, shared_threads=shared_threads)
+            saver = cls(
+                pool,
+                schema=schema,
+                serde=serde,
+                shared_threads=shared_threads,
+                read_cache_bytes=read_cache_bytes,
+            )
             saver._autocommit_pool = pool
             yield saver
 

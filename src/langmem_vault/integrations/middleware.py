@@ -12,8 +12,9 @@ hooks, so the agent and a memory graph store and read the same things:
   as data as the respond node does (:func:`~langmem_vault.nodes.respond.memory_system_message`);
 - ``before_model`` (only with ``compact=CompactOptions(...)``): the compact node folds old
   turns into ``running_summary`` and never separates a tool call from its ToolMessages;
-- ``after_agent``: the extract node enqueues the turn on the durable queue (``queue=``), or
-  extracts inline without one.
+- ``after_agent``: the memories the final answer cites go to ``cited`` and count as
+  utility signals, as after the respond node (``record_utility``); then the extract node
+  enqueues the turn on the durable queue (``queue=``), or extracts inline without one.
 
 The store is the agent's own (``create_agent(store=...)``) unless ``store=`` is given; the
 thread is the agent checkpointer's ``thread_id``; the user comes from ``configurable
@@ -31,18 +32,20 @@ from typing import Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
 from langchain.agents.middleware.types import ModelResponse
+from langchain_core.messages import AIMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.options import CompactOptions, ExtractOptions, InjectOptions
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
+from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.injected import InjectedMemory
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.compact import create_compact_node
 from langmem_vault.nodes.extract import create_extract_node
 from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.nodes.respond import memory_system_message
+from langmem_vault.nodes.respond import CitationFeedback, memory_system_message, utility_recorder
 
 __all__ = ["DEFAULT_CATCH_UP_SECONDS", "MemoryAgentState", "MemoryMiddleware"]
 
@@ -56,6 +59,7 @@ class MemoryAgentState(AgentState[Any]):
     memory_context: NotRequired[str]
     memory_refs: NotRequired[dict[str, str]]
     memory_items: NotRequired[list[InjectedMemory]]
+    cited: NotRequired[list[str]]
     running_summary: NotRequired[str]
 
 
@@ -73,6 +77,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
       extractive);
     - ``system_prompt``: text put before the memory block when the agent has no system
       prompt of its own; ``cite``: ask the model to cite memories as ``[M1]``;
+    - ``record_utility``: turn the final answer's citations into utility signals (True: in the
+      background; an ``AccessRecorder`` of your own; False: off);
     - ``catch_up_seconds``: how long a new thread's first turn waits for the user's earlier
       threads to be extracted (background mode; 0 does not wait).
 
@@ -96,6 +102,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         summarizer: Any = None,
         system_prompt: str = "",
         cite: bool = True,
+        record_utility: AccessRecorder | bool = True,
         catch_up_seconds: float = DEFAULT_CATCH_UP_SECONDS,
     ) -> None:
         super().__init__()
@@ -120,7 +127,9 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
             )
         )
         self.system_prompt = system_prompt
-        self.cite = cite
+        self.feedback = CitationFeedback(
+            cite=cite, store=store, namespaces=namespaces, recorder=utility_recorder(record_utility)
+        )
         self.catch_up_seconds = catch_up_seconds
 
     # -- before_agent: catch up, then inject (once per user turn) --
@@ -159,7 +168,7 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
 
     def _with_memory(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
         base = request.system_message.text if request.system_message else self.system_prompt
-        system = memory_system_message(request.state, base, cite=self.cite)
+        system = memory_system_message(request.state, base, cite=self.feedback.cite)
         return request.override(system_message=system) if system.text else request
 
     def wrap_model_call(
@@ -176,17 +185,30 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
     ) -> ModelResponse[Any]:
         return await handler(self._with_memory(request))
 
-    # -- after_agent: extraction --
+    # -- after_agent: citations, then extraction --
+
+    @staticmethod
+    def _answer(state: MemoryAgentState) -> AIMessage | None:
+        """The turn's final answer (the last message, when the model wrote it)."""
+        messages = state.get("messages") or []
+        last = messages[-1] if messages else None
+        return last if isinstance(last, AIMessage) else None
 
     def after_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        self.extract_node.node.invoke(state, get_config())
-        return None
+        config = get_config()
+        answer = self._answer(state)
+        cited = self.feedback.record(answer, state, config) if answer is not None else []
+        self.extract_node.node.invoke(state, config)
+        return {"cited": cited}
 
     async def aafter_agent(
         self, state: MemoryAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        await self.extract_node.node.ainvoke(state, get_config())
-        return None
+        config = get_config()
+        answer = self._answer(state)
+        cited = await self.feedback.arecord(answer, state, config) if answer is not None else []
+        await self.extract_node.node.ainvoke(state, config)
+        return {"cited": cited}
 
     # -- lifecycle --
 

@@ -175,7 +175,10 @@ class ConsolidationWorker:
         finished = 0
         while limit is None or finished < limit:
             jobs = queue.claim(
-                [CONSOLIDATE_JOB], worker_id=self.worker_id, lease_seconds=self.lease_seconds
+                [CONSOLIDATE_JOB],
+                worker_id=self.worker_id,
+                lease_seconds=self.lease_seconds,
+                one_per_thread=True,  # one run per user at a time: never fold signals twice
             )
             if not jobs:
                 break
@@ -227,7 +230,10 @@ class ConsolidationWorker:
         finished = 0
         while limit is None or finished < limit:
             jobs = await queue.claim(
-                [CONSOLIDATE_JOB], worker_id=self.worker_id, lease_seconds=self.lease_seconds
+                [CONSOLIDATE_JOB],
+                worker_id=self.worker_id,
+                lease_seconds=self.lease_seconds,
+                one_per_thread=True,  # one run per user at a time: never fold signals twice
             )
             if not jobs:
                 break

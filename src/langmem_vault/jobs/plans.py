@@ -127,6 +127,37 @@ FROM next WHERE j.id = next.id
 RETURNING j.*
 """
 
+# The same claim, one job per thread at a time: a thread whose job is running on a live lease
+# is passed over, and of a thread's ready jobs only the first is taken. Run after _LOCK_CLAIMS,
+# so its snapshot sees every claim made before it (two claimers can't both find a thread idle).
+_CLAIM_ONE_PER_THREAD = """
+WITH ready AS (
+    SELECT DISTINCT ON (thread_id) id, run_after FROM {schema}.vault_jobs AS j
+    WHERE kind = ANY(%s) AND attempts < max_attempts
+      AND ((status = 'pending' AND run_after <= now())
+           OR (status = 'running' AND leased_until < now()))
+      AND NOT EXISTS (
+          SELECT 1 FROM {schema}.vault_jobs AS r
+          WHERE r.kind = j.kind AND r.thread_id = j.thread_id AND r.id <> j.id
+            AND r.status = 'running' AND r.leased_until >= now())
+    ORDER BY thread_id, run_after, id
+), next AS (
+    SELECT id FROM {schema}.vault_jobs
+    WHERE id IN (SELECT id FROM ready)
+    ORDER BY run_after, id
+    LIMIT %s
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE {schema}.vault_jobs AS j
+SET status = 'running', attempts = j.attempts + 1, lease_token = gen_random_uuid(),
+    leased_until = now() + make_interval(secs => %s), worker_id = %s, updated_at = now()
+FROM next WHERE j.id = next.id
+RETURNING j.*
+"""
+
+# Claims of the same kinds take turns (held to the end of the claim's transaction).
+_LOCK_CLAIMS = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
+
 _RENEW = """
 UPDATE {schema}.vault_jobs
 SET leased_until = clock_timestamp() + make_interval(secs => %s), updated_at = now()
@@ -386,14 +417,27 @@ def enqueue_keyed_plan(
 
 
 def claim_plan(
-    schema: str, *, kinds: Sequence[str], worker_id: str, limit: int, lease_seconds: float
+    schema: str,
+    *,
+    kinds: Sequence[str],
+    worker_id: str,
+    limit: int,
+    lease_seconds: float,
+    one_per_thread: bool = False,
 ) -> Plan[list[Job]]:
-    """Claim up to ``limit`` ready jobs (pending, or running with an expired lease)."""
+    """Claim up to ``limit`` ready jobs (pending, or running with an expired lease).
+
+    ``one_per_thread`` never hands out a job while another job of its kind and thread runs on
+    a live lease (for work that must not overlap, such as one user's consolidation)."""
     _check_positive("lease_seconds", lease_seconds, allow_zero=False)
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit!r}")
     yield Query(_q(_EXHAUST, schema), (list(kinds),))
-    rows = yield Query(_q(_CLAIM, schema), (list(kinds), limit, lease_seconds, worker_id))
+    claim = _CLAIM
+    if one_per_thread:
+        yield Query(_LOCK_CLAIMS, ("vault_jobs:claim:" + ",".join(sorted(kinds)),))
+        claim = _CLAIM_ONE_PER_THREAD
+    rows = yield Query(_q(claim, schema), (list(kinds), limit, lease_seconds, worker_id))
     return sorted((_job(r) for r in rows or []), key=lambda j: j.id)
 
 

@@ -122,8 +122,10 @@ class JobQueue(PooledComponent, _QueueBase):
         worker_id: str,
         limit: int = 1,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        one_per_thread: bool = False,
     ) -> list[Job]:
-        """Claim up to ``limit`` ready jobs for ``worker_id``."""
+        """Claim up to ``limit`` ready jobs for ``worker_id``; with ``one_per_thread``, none
+        whose thread has a job of its kind running on a live lease."""
         return self.db.run(
             plans.claim_plan(
                 self.schema,
@@ -131,6 +133,7 @@ class JobQueue(PooledComponent, _QueueBase):
                 worker_id=worker_id,
                 limit=limit,
                 lease_seconds=lease_seconds,
+                one_per_thread=one_per_thread,
             )
         )
 
@@ -255,6 +258,7 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
         worker_id: str,
         limit: int = 1,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        one_per_thread: bool = False,
     ) -> list[Job]:
         """See :meth:`JobQueue.claim`."""
         return await self.db.run(
@@ -264,6 +268,7 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
                 worker_id=worker_id,
                 limit=limit,
                 lease_seconds=lease_seconds,
+                one_per_thread=one_per_thread,
             )
         )
 

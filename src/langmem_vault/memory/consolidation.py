@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Op, PutOp
+from langgraph.store.base import BaseStore, Item, Op, PutOp
 
 from langmem_vault.memory.clusters import episode_clusters, fact_clusters, signature
 from langmem_vault.memory.consolidation_judge import (
@@ -59,7 +59,6 @@ from langmem_vault.memory.retrieval import scan_plan
 from langmem_vault.memory.usage import (
     Increment,
     arecord_usage,
-    read_usage_plan,
     record_usage,
     usage_namespace,
 )
@@ -126,6 +125,7 @@ class ConsolidationReport:
     folded: int = 0
     decayed: int = 0
     judge_calls: int = 0
+    pruned_usage: list[str] = field(default_factory=list)  # keys of orphaned usage records
 
     @property
     def changed(self) -> bool:
@@ -139,6 +139,7 @@ class ConsolidationReport:
             or self.promoted_episodes
             or self.folded
             or self.decayed
+            or self.pruned_usage
         )
 
     def changes(self) -> list[tuple[str, str, dict[str, Any]]]:
@@ -232,11 +233,17 @@ def consolidation_plan(
     policy = policy or ConsolidationPolicy()
     stamp = (now or utcnow()).isoformat()
     report = ConsolidationReport()
+    started = now or utcnow()
     facts = yield from scan_plan(ns.semantic)
     episodes = yield from scan_plan(ns.episodes)
-    usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in [*facts, *episodes])
-    (state_item,) = yield [GetOp(usage_namespace(ns.semantic), STATE_KEY, refresh_ttl=False)]
-    judged: list[str] = list(state_item.value.get("judged", [])) if state_item else []
+    # Every usage record of the user's facts and episodes (and the run's own record).
+    records: dict[tuple[tuple[str, ...], str], Item] = {}
+    for space in (ns.semantic, ns.episodes):
+        for found in (yield from scan_plan(usage_namespace(space))):
+            records[(space, found.key)] = found
+    usage = {target: dict(found.value) for target, found in records.items()}
+    state_record = usage.get((ns.semantic, STATE_KEY), {})
+    judged: list[str] = list(state_record.get("judged", []))
     values = {i.key: dict(i.value) for i in facts}
     changed: dict[str, bool] = {}  # fact key -> needs re-index
     active = any(pending_activity(usage.get((ns.semantic, i.key))) for i in facts)
@@ -377,6 +384,14 @@ def consolidation_plan(
         for k, reindex in changed.items()
     ]
     writes += [*new_facts, *episode_puts]
+    # Usage records whose memory is gone (its layer's TTL expired, or it was deleted), unless
+    # written since the run began (a memory created meanwhile may already be in use).
+    live = {(ns.semantic, STATE_KEY)}
+    live |= {(ns.semantic, i.key) for i in facts} | {(ns.episodes, i.key) for i in episodes}
+    for (space, key), found in records.items():
+        if (space, key) not in live and found.updated_at < started:
+            report.pruned_usage.append(key)
+            writes.append(PutOp(usage_namespace(space), key, None))
     if report.judge_calls:
         state = {"judged": judged[-_MAX_JUDGED:], "last_run": stamp}
         writes.append(PutOp(usage_namespace(ns.semantic), STATE_KEY, state, index=False))

@@ -1,9 +1,10 @@
 """Namespace templates for the three memory kinds, filled from the run's config and context.
 
 A template is a tuple of labels; a label like ``"{user_id}"`` is replaced by the value of that
-key, looked up in order in ``config["configurable"]``, then (for ``user_id`` only) in
-``configurable["langgraph_user_id"]`` (set by LangGraph Platform's auth, as the checkpointer
-reads it), then in LangGraph's run context (``graph.invoke(..., context={"user_id": ...})``).
+key in the run, found by the rule the checkpointer uses too
+(:func:`langmem_vault.run_config.config_value`): ``config["configurable"]``, then (for
+``user_id`` only) ``configurable["langgraph_user_id"]``, set by LangGraph Platform's auth,
+then LangGraph's run context (``graph.invoke(..., context={"user_id": ...})``).
 Keeping every user's memories under their own namespace prefix is the hard per-user partition
 the nodes rely on.
 
@@ -27,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.runtime import Runtime
+from langmem_vault.run_config import config_value, run_context
 
 __all__ = [
     "EPISODES",
@@ -90,35 +91,6 @@ def decode_label(label: str) -> str:
     return _ESCAPED.sub(lambda m: _UNESCAPES[m.group()], label)
 
 
-def run_context(config: Mapping[str, Any] | None) -> Any:
-    """LangGraph's run context (``invoke(..., context=...)``) carried by a node's config."""
-    configurable: Mapping[str, Any] = (config or {}).get("configurable") or {}
-    for value in configurable.values():  # langgraph keeps the Runtime under a private key
-        if isinstance(value, Runtime):
-            return value.context
-    return None
-
-
-_USER_KEYS = {"user_id": "langgraph_user_id", "langgraph_user_id": "user_id"}
-
-
-def _lookup(name: str, configurable: Mapping[str, Any], context: Any) -> Any:
-    value = configurable.get(name)
-    if (value is None or value == "") and name in _USER_KEYS:
-        # LangGraph Platform's auth sets langgraph_user_id; LangMem's templates use it too.
-        value = configurable.get(_USER_KEYS[name])
-    if (value is None or value == "") and context is not None:
-        # A dict, a dataclass or a pydantic model, whatever the graph's context_schema is.
-        value = _attribute(context, name)
-    return value
-
-
-def _attribute(context: Any, name: str) -> Any:
-    if isinstance(context, Mapping):
-        return context.get(name)
-    return getattr(context, name, None)
-
-
 def resolve_namespace(
     template: NamespaceTemplate, config: Mapping[str, Any] | None, *, context: Any = None
 ) -> tuple[str, ...]:
@@ -133,7 +105,6 @@ def resolve_namespace(
     >>> resolve_namespace(("m", "{user_id}"), {}, context={"user_id": "b"})
     ('m', 'b')
     """
-    configurable: Mapping[str, Any] = (config or {}).get("configurable") or {}
     if context is None:
         context = run_context(config)
     resolved: list[str] = []
@@ -144,8 +115,8 @@ def resolve_namespace(
             continue
         values: dict[str, str] = {}
         for name in names:
-            value = _lookup(name, configurable, context)
-            if value is None or value == "":
+            value = config_value(name, config, context=context)
+            if value is None:
                 raise MissingConfigKeyError(name, template)
             values[name] = encode_label(str(value))
         filled = label.format(**values)

@@ -33,11 +33,13 @@ from langmem_vault.nodes.common import MemoryNode, load_model, resolve_store
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
+    "CitationFeedback",
     "RespondNode",
     "build_system_prompt",
     "cited_aliases",
     "create_respond_node",
     "memory_system_message",
+    "utility_recorder",
 ]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant with a long-term memory of this user."
@@ -104,6 +106,92 @@ def _message_text(message: BaseMessage) -> str:
     return message.text if isinstance(message.text, str) else str(message.content)
 
 
+Target = tuple[tuple[str, ...], str]
+
+
+class CitationFeedback:
+    """Turns the memories an answer cites into utility signals (see ``memory.utility``):
+    each cited memory gains, each fact shown to a model asked to cite it but left uncited
+    loses a little. Shared by the respond node and ``MemoryMiddleware``.
+
+    >>> feedback = CitationFeedback(cite=True, store=None, namespaces=MemoryNamespaces(),
+    ...                             recorder=None)
+    >>> feedback.cited(AIMessage("You live in Lyon [M1]."), {"memory_refs": {"M1": "k1"}})
+    ['M1']
+    """
+
+    def __init__(
+        self,
+        *,
+        cite: bool,
+        store: BaseStore | None,
+        namespaces: MemoryNamespaces,
+        recorder: AccessRecorder | None,
+    ) -> None:
+        self.cite = cite
+        self.store = store
+        self.namespaces = namespaces
+        self.recorder = recorder
+
+    def cited(self, message: BaseMessage, state: Mapping[str, Any]) -> list[str]:
+        """The aliases of ``state``'s injected memories that ``message`` cites."""
+        return cited_aliases(_message_text(message), state.get("memory_refs") or {})
+
+    def _targets(
+        self, cited: Sequence[str], state: Mapping[str, Any], config: RunnableConfig
+    ) -> tuple[list[Target], list[Target]] | None:
+        """(cited, uncited) memories and the store to record them in, or None: nothing to do."""
+        refs: Mapping[str, str] = state.get("memory_refs") or {}
+        if not refs or self.recorder is None:
+            return None
+        try:
+            semantic = self.namespaces.resolve(config).semantic
+        except MissingConfigKeyError:
+            return None
+        # Citations count on any memory; only facts (with a utility field) turn them into utility.
+        used = [(semantic, refs[alias]) for alias in cited]
+        unused: list[Target] = []
+        if self.cite:  # a model not asked to cite says nothing by its silence
+            facts = [m["alias"] for m in state.get("memory_items") or [] if m.get("kind") == "fact"]
+            unused = [(semantic, refs[a]) for a in facts if a in refs and a not in set(cited)]
+        return (used, unused) if used or unused else None
+
+    def _store(self) -> BaseStore | None:
+        try:
+            return resolve_store(self.store)
+        except ValueError:
+            return None
+
+    def record(
+        self, message: BaseMessage, state: Mapping[str, Any], config: RunnableConfig
+    ) -> list[str]:
+        """Record the signals of ``message`` (in the background); returns the cited aliases."""
+        cited = self.cited(message, state)
+        targets = self._targets(cited, state, config)
+        store = self._store() if targets else None
+        if targets and store is not None and self.recorder is not None:
+            self.recorder.record(store, [], cited=targets[0], uncited=targets[1])
+        return cited
+
+    async def arecord(
+        self, message: BaseMessage, state: Mapping[str, Any], config: RunnableConfig
+    ) -> list[str]:
+        """Async :meth:`record`."""
+        cited = self.cited(message, state)
+        targets = self._targets(cited, state, config)
+        store = self._store() if targets else None
+        if targets and store is not None and self.recorder is not None:
+            await self.recorder.arecord(store, [], cited=targets[0], uncited=targets[1])
+        return cited
+
+
+def utility_recorder(record_utility: AccessRecorder | bool) -> AccessRecorder | None:
+    """The recorder a node's ``record_utility`` option names (True: a background one)."""
+    if isinstance(record_utility, AccessRecorder):
+        return record_utility
+    return AccessRecorder() if record_utility else None
+
+
 class RespondNode:
     """The respond node (build it with :func:`create_respond_node`)."""
 
@@ -112,72 +200,36 @@ class RespondNode:
         model: LanguageModelLike,
         *,
         system_prompt: str,
-        cite: bool,
-        store: BaseStore | None,
-        namespaces: MemoryNamespaces,
-        recorder: AccessRecorder | None,
+        feedback: CitationFeedback,
     ) -> None:
         self.model = model
         self.system_prompt = system_prompt
-        self.cite = cite
-        self.store = store
-        self.namespaces = namespaces
-        self.recorder = recorder
+        self.feedback = feedback
+
+    @property
+    def recorder(self) -> AccessRecorder | None:
+        """Where the citation signals go (``recorder.flush()`` waits for them)."""
+        return self.feedback.recorder
 
     def _prompt(self, state: Mapping[str, Any]) -> list[BaseMessage]:
-        system = memory_system_message(state, self.system_prompt, cite=self.cite)
+        system = memory_system_message(state, self.system_prompt, cite=self.feedback.cite)
         messages: Sequence[BaseMessage] = state.get("messages") or []
         return [system, *messages]
 
-    def _signal_targets(
-        self, cited: Sequence[str], state: Mapping[str, Any], config: RunnableConfig
-    ) -> tuple[list[tuple[tuple[str, ...], str]], list[tuple[tuple[str, ...], str]]]:
-        """(cited, uncited): the memories the model cited, and the facts it was shown and
-        asked to cite but did not (each loses a little utility, see ``memory.utility``)."""
-        refs: Mapping[str, str] = state.get("memory_refs") or {}
-        if not refs or self.recorder is None:
-            return [], []
-        try:
-            semantic = self.namespaces.resolve(config).semantic
-        except MissingConfigKeyError:
-            return [], []
-        # Citations count on any memory; only facts (with a utility field) turn them into utility.
-        used = [(semantic, refs[alias]) for alias in cited]
-        if not self.cite:  # the model was not asked to cite: silence says nothing
-            return used, []
-        facts = [m["alias"] for m in state.get("memory_items") or [] if m.get("kind") == "fact"]
-        unused = [(semantic, refs[a]) for a in facts if a in refs and a not in set(cited)]
-        return used, unused
-
-    def _store_or_none(self) -> BaseStore | None:
-        try:
-            return resolve_store(self.store)
-        except ValueError:
-            return None
-
-    def _finish(self, reply: Any, state: Mapping[str, Any]) -> tuple[AIMessage, list[str]]:
-        message = reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply))
-        refs: Mapping[str, str] = state.get("memory_refs") or {}
-        return message, cited_aliases(_message_text(message), refs)
+    @staticmethod
+    def _message(reply: Any) -> AIMessage:
+        return reply if isinstance(reply, AIMessage) else AIMessage(content=str(reply))
 
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Answer synchronously; returns the state update."""
-        reply = self.model.invoke(self._prompt(state), config)
-        message, cited = self._finish(reply, state)
-        used, unused = self._signal_targets(cited, state, config)
-        store = self._store_or_none() if used or unused else None
-        if store is not None and self.recorder is not None:
-            self.recorder.record(store, [], cited=used, uncited=unused)
+        message = self._message(self.model.invoke(self._prompt(state), config))
+        cited = self.feedback.record(message, state, config)
         return {"messages": [message], "cited": cited}
 
     async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Answer asynchronously; returns the state update."""
-        reply = await self.model.ainvoke(self._prompt(state), config)
-        message, cited = self._finish(reply, state)
-        used, unused = self._signal_targets(cited, state, config)
-        store = self._store_or_none() if used or unused else None
-        if store is not None and self.recorder is not None:
-            await self.recorder.arecord(store, [], cited=used, uncited=unused)
+        message = self._message(await self.model.ainvoke(self._prompt(state), config))
+        cited = await self.feedback.arecord(message, state, config)
         return {"messages": [message], "cited": cited}
 
 
@@ -202,16 +254,11 @@ def create_respond_node(
     >>> create_respond_node(FakeListChatModel(responses=["ok"]), system_prompt="Be brief.").name
     'respond'
     """
-    if isinstance(record_utility, AccessRecorder):
-        recorder: AccessRecorder | None = record_utility
-    else:
-        recorder = AccessRecorder() if record_utility else None
-    node = RespondNode(
-        load_model(model),
-        system_prompt=system_prompt,
+    feedback = CitationFeedback(
         cite=cite,
         store=store,
         namespaces=namespaces or MemoryNamespaces(),
-        recorder=recorder,
+        recorder=utility_recorder(record_utility),
     )
+    node = RespondNode(load_model(model), system_prompt=system_prompt, feedback=feedback)
     return MemoryNode(node, name=name)

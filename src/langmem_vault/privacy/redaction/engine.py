@@ -86,6 +86,10 @@ class LocalSpacyNlpEngine(SpacyNlpEngine):
     def load(self) -> None:
         """Load the model from its folder; never downloads."""
         pipeline = spacy.load(self._path, exclude=list(_EXCLUDED_PIPES))
+        # The model's other labels (ORG, FAC, DATE, ...) are dropped on purpose (see _LABELS);
+        # listed as ignored, Presidio drops them without a warning per entity.
+        ner_labels = pipeline.pipe_labels.get("ner", [])
+        self.ner_model_configuration.labels_to_ignore = sorted(set(ner_labels) - set(_LABELS))
         # Presidio declares ``nlp`` as None in __init__; the loaded dict is what it expects.
         self.nlp = {"en": pipeline}  # type: ignore[assignment]
 
