@@ -6,7 +6,10 @@
    with no user message. Access stamps are written in the background and flushed between
    iterations, outside the timing, as they would be between chat turns. The databases are
    ANALYZEd after the bulk load (as autovacuum soon would). The same node runs on
-   langgraph's PostgresStore (and InMemoryStore at 1k) as the reference.
+   langgraph's PostgresStore (and InMemoryStore at 1k) as the reference, in the same run:
+   the stores take turns sample by sample. The query embedding is the default local model
+   (``local_embeddings()``: the ONNX backend unless ``$LANGMEM_VAULT_EMBEDDINGS`` says
+   otherwise); the load average is printed beside each row.
 2. **recall across sessions**: 25 facts stated over five threads (through the full graph:
    inject, respond, extract with the offline extractor, reconcile), among ``--distractors``
    other stored facts; in a sixth thread 23 questions (paraphrases) ask about them. Share of
@@ -163,29 +166,35 @@ def analyze(db_uri: str | None) -> None:
         conn.execute("ANALYZE")
 
 
-def time_inject(
-    store: BaseStore, user: str, iterations: int, with_message: bool, emb: LiveQueryEmbeddings
-) -> tuple[list[float], list[float]]:
-    """Milliseconds per inject call, and the same minus the query embedding's time
-    (background stamps are flushed outside the timing)."""
-    node = create_inject_node(store=store, emit_events=False)
-    impl = node.node
+def time_injects(
+    stores: dict[str, BaseStore],
+    user: str,
+    iterations: int,
+    with_message: bool,
+    emb: LiveQueryEmbeddings,
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Milliseconds per inject call on each store, and the same minus the query embedding's
+    time (background stamps are flushed outside the timing). The stores take turns sample
+    by sample, so a busy machine slows them alike."""
     config = {"configurable": {"user_id": user, "thread_id": "bench"}}
-    timings: list[float] = []
-    net: list[float] = []
+    nodes = {
+        name: create_inject_node(store=s, emit_events=False).node for name, s in stores.items()
+    }
+    out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in stores}
     for i in range(iterations + 5):
         q = QUESTIONS_LATENCY[i % len(QUESTIONS_LATENCY)] + f" ({i})"
         state = {"messages": [HumanMessage(q)] if with_message else []}
-        before = len(emb.query_ms)
-        start = time.perf_counter()
-        impl.invoke(state, config)
-        elapsed = (time.perf_counter() - start) * 1000
-        embedding = sum(emb.query_ms[before:])
-        impl.recorder.flush()
-        if i >= 5:  # warm-up
-            timings.append(elapsed)
-            net.append(elapsed - embedding)
-    return timings, net
+        for name, impl in nodes.items():
+            before = len(emb.query_ms)
+            start = time.perf_counter()
+            impl.invoke(state, config)
+            elapsed = (time.perf_counter() - start) * 1000
+            embedding = sum(emb.query_ms[before:])
+            impl.recorder.flush()
+            if i >= 5:  # warm-up
+                out[name][0].append(elapsed)
+                out[name][1].append(elapsed - embedding)
+    return out
 
 
 # --- recall across sessions --------------------------------------------------------------------
@@ -350,29 +359,35 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[list[Any]] = []
     if not args.skip_latency:
         for size, private in ((s, p) for s in sizes for p in privates):
-            for system in systems:
-                if system == "memory" and size > 1000:
-                    continue
-                with ExitStack() as stack:
+            with ExitStack() as stack:
+                stores: dict[str, BaseStore] = {}
+                user = f"u{size}"
+                for system in systems:
+                    if system == "memory" and size > 1000:
+                        continue
                     name = f"n_{system}_{size}_{private}"
-                    db = common.create_database(uri, name) if uri else None
+                    db = common.create_database(uri, name) if uri and system != "memory" else None
                     store = common.open_store(system, stack, db, index, {})
-                    user = f"u{size}"
                     seed_user(store, user, texts[:size], args.episodes, private=private)
                     analyze(db)
-                    with_msg, net = time_inject(store, user, args.iterations, True, emb)
-                    without, _ = time_inject(store, user, args.iterations, False, emb)
+                    stores[system] = store
+                load = os.getloadavg()[0]
+                with_msg = time_injects(stores, user, args.iterations, True, emb)
+                without = time_injects(stores, user, args.iterations, False, emb)
+            for system in stores:
+                timings, net = with_msg[system]
                 rows.append(
                     [
                         f"{size:,}",
                         private,
                         LABELS[system],
-                        f"{common.percentile(with_msg, 50):.1f}",
-                        f"{common.percentile(with_msg, 95):.1f}",
+                        f"{common.percentile(timings, 50):.1f}",
+                        f"{common.percentile(timings, 95):.1f}",
                         f"{common.percentile(net, 50):.1f}",
                         f"{common.percentile(net, 95):.1f}",
-                        f"{common.percentile(without, 50):.1f}",
-                        f"{common.percentile(without, 95):.1f}",
+                        f"{common.percentile(without[system][0], 50):.1f}",
+                        f"{common.percentile(without[system][0], 95):.1f}",
+                        f"{load:.1f}-{os.getloadavg()[0]:.1f}",
                     ]
                 )
                 print(rows[-1], flush=True)
@@ -388,6 +403,7 @@ def main(argv: list[str] | None = None) -> None:
                 "msg excl. embed p95",
                 "no msg p50",
                 "no msg p95",
+                "load avg",
             ],
             rows,
         )

@@ -418,9 +418,9 @@ def test_concurrent_setup_from_several_processes(pg_uri: str, schema: str) -> No
     assert [p.exitcode for p in procs] == [0, 0, 0, 0]
     with psycopg.connect(pg_uri) as conn:
         rows = conn.execute(
-            f"SELECT track, version FROM {schema}.vault_migrations ORDER BY track"
+            f"SELECT track, version FROM {schema}.vault_migrations ORDER BY track, version"
         ).fetchall()
-    assert rows == [("store", 1), ("store_vectors", 1)]
+    assert rows == [("store", 1), ("store", 2), ("store_vectors", 1)]
 
 
 def test_schemas_isolate_apps(pg_uri: str, schema: str) -> None:

@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from langchain_core.documents import Document
@@ -100,7 +101,10 @@ def latest_user_text(messages: Sequence[BaseMessage]) -> str | None:
     return None
 
 
+@lru_cache(maxsize=4096)
 def _default_counter(text: str) -> int:
+    # A pure function of the line; most lines (headers, the same facts) recur turn after
+    # turn, and building a message per line cost about a third of rendering.
     return count_tokens_approximately([SystemMessage(text)])
 
 

@@ -63,8 +63,9 @@ class FilterBuilder:
 
     def _equal(self, path: list[str], operand: Any) -> None:
         self.clauses.append(self._equality_sql(path, operand))
-        if isinstance(operand, str | int | float) and not isinstance(operand, bool):
-            # Implied by the equality; lets Postgres use the jsonb_path_ops GIN index.
+        if isinstance(operand, str | int | float):
+            # Implied by the equality (booleans too: inject's {"private": True} read of a
+            # user's facts); lets Postgres use the jsonb_path_ops GIN index.
             doc: Any = operand
             for label in reversed(path):
                 doc = {label: doc}

@@ -293,7 +293,10 @@ def _search_plan(
     where = _search_where(op, params)
     schema = settings.schema
     if not op.query:
-        rows = yield Query(q.search_recent(schema, where), params)
+        # A filtered read is planned with its values every time (never a generic plan): only
+        # then can the planner match a partial index such as store_items_private_idx.
+        prepare = False if op.filter else None
+        rows = yield Query(q.search_recent(schema, where), params, prepare=prepare)
         return _page([(r, _search_item(r, None)) for r in rows or []])
 
     wanted = op.offset + op.limit

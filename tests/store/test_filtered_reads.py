@@ -1,0 +1,72 @@
+"""Filtered reads without a query: booleans match exactly, and the owner's private facts (the
+read inject sends every turn) come from their partial index instead of a scan of every fact."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+from langgraph.store.base import PutOp, SearchOp
+
+from langmem_vault.store import AsyncVaultStore, VaultStore
+from langmem_vault.store.lexemes import StatsCache
+from langmem_vault.store.plans import _search_plan
+
+NS = ("memories", "u1", "semantic")
+
+
+def test_boolean_filter_matches_only_true(pg_uri: str, schema: str) -> None:
+    values = {
+        "yes": {"private": True},
+        "no": {"private": False},
+        "text": {"private": "true"},
+        "one": {"private": 1},
+        "list": {"private": [True]},
+        "missing": {"text": "x"},
+    }
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        store.setup()
+        store.batch([PutOp(NS, key, value, index=False) for key, value in values.items()])
+        found = store.search(NS, filter={"private": True})
+        assert [i.key for i in found] == ["yes"]
+        assert sorted(i.key for i in store.search(NS, filter={"private": False})) == ["no"]
+
+
+async def test_boolean_filter_matches_only_true_async(pg_uri: str, schema: str) -> None:
+    async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        await store.setup()
+        await store.abatch(
+            [
+                PutOp(NS, "yes", {"private": True}, index=False),
+                PutOp(NS, "one", {"private": 1}, index=False),
+            ]
+        )
+        found = await store.asearch(NS, filter={"private": True})
+        assert [i.key for i in found] == ["yes"]
+
+
+def test_private_read_uses_the_partial_index(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        store.setup()
+        ops = [
+            PutOp(NS, f"f{i}", {"text": f"fact {i}", "private": i % 500 == 0}, index=False)
+            for i in range(3000)
+        ]
+        store.batch(ops)
+        op = SearchOp(NS, filter={"private": True}, limit=200)
+        query = next(_search_plan(op, store.settings, {}, StatsCache()))
+        # never a generic plan: a parameter cannot match the index's predicate
+        assert query.prepare is False
+        with psycopg.connect(pg_uri, autocommit=True) as conn:
+            conn.execute(f"ANALYZE {schema}.store_items")
+            text = query.sql if isinstance(query.sql, str) else query.sql.as_string(conn)
+            (plan,) = conn.execute(f"EXPLAIN (FORMAT JSON) {text}", query.params).fetchone()  # type: ignore[misc]
+        assert "store_items_private_idx" in json.dumps(plan)
+        assert sorted(i.key for i in store.search(NS, filter={"private": True})) == [
+            "f0",
+            "f1000",
+            "f1500",
+            "f2000",
+            "f2500",
+            "f500",
+        ]
