@@ -110,16 +110,13 @@ WHERE kind = ANY(%s) AND status = 'running' AND leased_until < now()
   AND attempts >= max_attempts
 """
 
-_CLAIM = """
-WITH next AS (
-    SELECT id FROM {schema}.vault_jobs
-    WHERE kind = ANY(%s) AND attempts < max_attempts
+# A job is ready when it is pending and due, or running on a lease that has expired.
+_READY = """kind = ANY(%s) AND attempts < max_attempts
       AND ((status = 'pending' AND run_after <= now())
-           OR (status = 'running' AND leased_until < now()))
-    ORDER BY run_after, id
-    LIMIT %s
-    FOR UPDATE SKIP LOCKED
-)
+           OR (status = 'running' AND leased_until < now()))"""
+
+# Leases the rows of the statement's ``next`` (parameters: lease seconds, worker id).
+_TAKE = """
 UPDATE {schema}.vault_jobs AS j
 SET status = 'running', attempts = j.attempts + 1, lease_token = gen_random_uuid(),
     leased_until = now() + make_interval(secs => %s), worker_id = %s, updated_at = now()
@@ -127,15 +124,30 @@ FROM next WHERE j.id = next.id
 RETURNING j.*
 """
 
+_CLAIM = (
+    """
+WITH next AS (
+    SELECT id FROM {schema}.vault_jobs
+    WHERE """
+    + _READY
+    + """
+    ORDER BY run_after, id
+    LIMIT %s
+    FOR UPDATE SKIP LOCKED
+)"""
+    + _TAKE
+)
+
 # The same claim, one job per thread at a time: a thread whose job is running on a live lease
 # is passed over, and of a thread's ready jobs only the first is taken. Run after _LOCK_CLAIMS,
 # so its snapshot sees every claim made before it (two claimers can't both find a thread idle).
-_CLAIM_ONE_PER_THREAD = """
+_CLAIM_ONE_PER_THREAD = (
+    """
 WITH ready AS (
     SELECT DISTINCT ON (thread_id) id, run_after FROM {schema}.vault_jobs AS j
-    WHERE kind = ANY(%s) AND attempts < max_attempts
-      AND ((status = 'pending' AND run_after <= now())
-           OR (status = 'running' AND leased_until < now()))
+    WHERE """
+    + _READY
+    + """
       AND NOT EXISTS (
           SELECT 1 FROM {schema}.vault_jobs AS r
           WHERE r.kind = j.kind AND r.thread_id = j.thread_id AND r.id <> j.id
@@ -147,13 +159,9 @@ WITH ready AS (
     ORDER BY run_after, id
     LIMIT %s
     FOR UPDATE SKIP LOCKED
+)"""
+    + _TAKE
 )
-UPDATE {schema}.vault_jobs AS j
-SET status = 'running', attempts = j.attempts + 1, lease_token = gen_random_uuid(),
-    leased_until = now() + make_interval(secs => %s), worker_id = %s, updated_at = now()
-FROM next WHERE j.id = next.id
-RETURNING j.*
-"""
 
 # Claims of the same kinds take turns (held to the end of the claim's transaction).
 _LOCK_CLAIMS = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"

@@ -137,51 +137,45 @@ class CitationFeedback:
         """The aliases of ``state``'s injected memories that ``message`` cites."""
         return cited_aliases(_message_text(message), state.get("memory_refs") or {})
 
-    def _targets(
-        self, cited: Sequence[str], state: Mapping[str, Any], config: RunnableConfig
-    ) -> tuple[list[Target], list[Target]] | None:
-        """(cited, uncited) memories and the store to record them in, or None: nothing to do."""
+    def _signals(
+        self, message: BaseMessage, state: Mapping[str, Any], config: RunnableConfig
+    ) -> tuple[list[str], tuple[BaseStore, list[Target], list[Target]] | None]:
+        """The cited aliases, and (store, cited, uncited) memories to record, or None."""
+        cited = self.cited(message, state)
         refs: Mapping[str, str] = state.get("memory_refs") or {}
         if not refs or self.recorder is None:
-            return None
+            return cited, None
         try:
             semantic = self.namespaces.resolve(config).semantic
-        except MissingConfigKeyError:
-            return None
+            store = resolve_store(self.store)
+        except (MissingConfigKeyError, ValueError):  # no user, or no store in this run
+            return cited, None
         # Citations count on any memory; only facts (with a utility field) turn them into utility.
         used = [(semantic, refs[alias]) for alias in cited]
         unused: list[Target] = []
         if self.cite:  # a model not asked to cite says nothing by its silence
             facts = [m["alias"] for m in state.get("memory_items") or [] if m.get("kind") == "fact"]
             unused = [(semantic, refs[a]) for a in facts if a in refs and a not in set(cited)]
-        return (used, unused) if used or unused else None
-
-    def _store(self) -> BaseStore | None:
-        try:
-            return resolve_store(self.store)
-        except ValueError:
-            return None
+        return cited, (store, used, unused) if used or unused else None
 
     def record(
         self, message: BaseMessage, state: Mapping[str, Any], config: RunnableConfig
     ) -> list[str]:
         """Record the signals of ``message`` (in the background); returns the cited aliases."""
-        cited = self.cited(message, state)
-        targets = self._targets(cited, state, config)
-        store = self._store() if targets else None
-        if targets and store is not None and self.recorder is not None:
-            self.recorder.record(store, [], cited=targets[0], uncited=targets[1])
+        cited, signals = self._signals(message, state, config)
+        if signals is not None and self.recorder is not None:
+            store, used, unused = signals
+            self.recorder.record(store, [], cited=used, uncited=unused)
         return cited
 
     async def arecord(
         self, message: BaseMessage, state: Mapping[str, Any], config: RunnableConfig
     ) -> list[str]:
         """Async :meth:`record`."""
-        cited = self.cited(message, state)
-        targets = self._targets(cited, state, config)
-        store = self._store() if targets else None
-        if targets and store is not None and self.recorder is not None:
-            await self.recorder.arecord(store, [], cited=targets[0], uncited=targets[1])
+        cited, signals = self._signals(message, state, config)
+        if signals is not None and self.recorder is not None:
+            store, used, unused = signals
+            await self.recorder.arecord(store, [], cited=used, uncited=unused)
         return cited
 
 
