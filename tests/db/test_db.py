@@ -19,6 +19,7 @@ from langmem_vault.db import (
 )
 from langmem_vault.db.connection import CONFLICT_ATTEMPTS
 from langmem_vault.db.embedded import DSN_ENV
+from langmem_vault.db.migrations import load_migrations
 from langmem_vault.db.runner import Plan
 
 
@@ -65,14 +66,16 @@ def test_bad_schema_names(name: str) -> None:
 def test_migrations_are_idempotent_and_roll_back_with_the_callers_transaction(
     pg_uri: str, schema: str
 ) -> None:
+    versions = [m.version for m in load_migrations("store")]
+    assert versions[:2] == [1, 2]  # every version of the track, in order
     with psycopg.connect(pg_uri) as conn:
         db = Database(conn)
         with conn.transaction() as tx:
-            assert db.run(migrate_plan(schema, "store")) == [1]
+            assert db.run(migrate_plan(schema, "store")) == versions
             raise psycopg.Rollback(tx)  # the caller changes its mind: nothing stays
         exists = conn.execute("SELECT to_regclass(%s)", (f"{schema}.store_items",)).fetchone()
         assert exists == (None,)
-        assert db.run(migrate_plan(schema, "store")) == [1]
+        assert db.run(migrate_plan(schema, "store")) == versions
         assert db.run(migrate_plan(schema, "store")) == []
 
 
