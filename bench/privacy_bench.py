@@ -15,18 +15,16 @@ Run:  python bench/privacy_bench.py [--events 2000]
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+import common  # bench/common.py (the script's folder is on sys.path)
 import psycopg
 
 from langmem_vault.checkpointers import VaultSaver
-from langmem_vault.db import embedded_uri
 from langmem_vault.db.connection import open_pool
 from langmem_vault.jobs import JobQueue
 from langmem_vault.memory.models import FactCategory, SemanticFact
@@ -161,16 +159,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=2000)
     args = parser.parse_args()
-    data = tempfile.mkdtemp(prefix="privacy_bench_")
-    try:
-        uri = embedded_uri(data)
-        print("| operation | p50 | p95 | unit |\n|---|---:|---:|---|")
-        bench_audit(uri, args.events)
-        print("| operation | p50 | p95 | unit |\n|---|---:|---:|---|")
-        bench_crypto(args.events)
-        bench_gate_and_erase(uri)
-    finally:
-        shutil.rmtree(data, ignore_errors=True)
+    uri = common.temp_server_uri()  # removed at exit, once the server has stopped
+    print("| operation | p50 | p95 | unit |\n|---|---:|---:|---|")
+    bench_audit(uri, args.events)
+    print("| operation | p50 | p95 | unit |\n|---|---:|---:|---|")
+    bench_crypto(args.events)
+    bench_gate_and_erase(uri)
 
 
 if __name__ == "__main__":

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import shutil
 import statistics
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
 
+import common  # bench/common.py (the script's folder is on sys.path)
 import psycopg
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
@@ -37,7 +36,6 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
-from langmem_vault.db import embedded_uri
 
 SCHEMA = "langmem_vault"
 OURS = ["saver_threads", "saver_checkpoints", "saver_blobs", "saver_elements", "saver_writes"]
@@ -294,18 +292,14 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    data_dir = tempfile.mkdtemp(prefix="saver-bench-")
-    try:
-        uri = embedded_uri(data_dir)
-        if args.reads_only:
-            reads = read_latency(uri, args.turns, args.samples)
-        else:
-            size = storage(uri, args.turns)
-            their_rate, our_rate = asyncio.run(throughput_both(uri, args.steps, args.rounds))
-            lat = latency_both(uri, args.samples)
-            reads = read_latency(uri, args.turns, args.samples)
-    finally:
-        shutil.rmtree(data_dir, ignore_errors=True)
+    uri = common.temp_server_uri()  # removed at exit, once the server has stopped
+    if args.reads_only:
+        reads = read_latency(uri, args.turns, args.samples)
+    else:
+        size = storage(uri, args.turns)
+        their_rate, our_rate = asyncio.run(throughput_both(uri, args.steps, args.rounds))
+        lat = latency_both(uri, args.samples)
+        reads = read_latency(uri, args.turns, args.samples)
 
     def kib(x: float) -> str:
         return f"{x / 1024:,.0f} KiB"
