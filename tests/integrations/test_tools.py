@@ -3,6 +3,7 @@ sync and async; LangMem's own tools on VaultStore; the tools inside a real creat
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from collections.abc import Iterator
@@ -144,6 +145,34 @@ def test_langmem_tools_on_vault_store(pg_uri: str, schema: str, index: dict[str,
         hits = store.search(("memories", "ana"), query="favourite drink")
         assert hits[0].value == {"content": "Ana prefers green tea"}
         assert all(h.score is not None for h in hits)
+
+
+def test_memories_written_by_langmems_tools_are_injected_and_found(store: BaseStore) -> None:
+    """LangMem's manage tool and ours share the semantic namespace: its {"content": ...}
+    values are facts to inject, recall and the search tool; other shapes there are skipped.
+    (On InMemoryStore and VaultStore: PostgresStore does not index a value without the index's
+    fields, so a query never finds LangMem's values there.)"""
+    from langchain_core.messages import HumanMessage
+    from langmem import create_manage_memory_tool as langmem_manage
+
+    from langmem_vault.nodes.inject import create_inject_node
+
+    config = {"configurable": {"langgraph_user_id": "ana", "thread_id": "t1"}}
+    manage = langmem_manage(("memories", "{langgraph_user_id}", "semantic"), store=store)
+    manage.invoke({"content": "Ana prefers green tea", "action": "create"}, config)
+    store.put(("memories", "ana", "semantic"), "stats", {"rows": [1, 2]})  # not a memory
+    MemoryVault(store, user_id="ana").remember("Ana lives in Porto")
+
+    inject = create_inject_node(store=store).node
+    state = {"messages": [HumanMessage("What do I drink?")]}
+    block = inject.invoke(state, config)["memory_context"]
+    lines = [line for line in block.splitlines() if line.startswith("- [M")]
+    shown = sorted(line.split("] ", 1)[1] for line in lines)  # no empty line for "stats"
+    assert shown == ["Ana lives in Porto (general)", "Ana prefers green tea (general)"]
+    assert asyncio.run(inject.ainvoke(state, config))["memory_context"] == block
+
+    found = create_search_memory_tool(store=store).invoke({"query": "tea"}, config)
+    assert sorted(r["text"] for r in found) == ["Ana lives in Porto", "Ana prefers green tea"]
 
 
 class _ToolAgentModel(BaseChatModel):

@@ -33,6 +33,7 @@ __all__ = [
     "SCAN_PAGE",
     "applicable_instructions",
     "fact_search_op",
+    "fact_value",
     "newest_plan",
     "scan_op",
     "scan_plan",
@@ -63,6 +64,36 @@ def fact_search_op(
     )
 
 
+def fact_value(item: Item | SearchItem) -> Mapping[str, Any] | None:
+    """The item's value as a fact: ours as stored; a value written by LangMem's memory tools
+    (``{"content": "..."}``, or ``{"kind": ..., "content": {"content": "..."}}``) as a fact
+    with that text and the item's times; None for anything else in the namespace.
+
+    >>> from datetime import datetime, UTC
+    >>> at = datetime(2026, 1, 1, tzinfo=UTC)
+    >>> fact_value(Item(value={"content": "Likes jazz"}, key="k", namespace=("m",),
+    ...                 created_at=at, updated_at=at))["text"]
+    'Likes jazz'
+    >>> fact_value(Item(value={"rows": [1]}, key="k", namespace=("m",),
+    ...                 created_at=at, updated_at=at)) is None
+    True
+    """
+    value = item.value
+    if "text" in value or "enc" in value:
+        return value
+    content = value.get("content")
+    if isinstance(content, Mapping):
+        content = content.get("content")
+    if not isinstance(content, str) or not content.strip():
+        return None
+    return {
+        "kind": "semantic",
+        "text": content,
+        "created_at": item.created_at.isoformat(),
+        "updated_at": item.updated_at.isoformat(),
+    }
+
+
 def score_items(
     items: Iterable[Item | SearchItem],
     now: datetime,
@@ -86,25 +117,25 @@ def score_items(
     worst = 0) so relevance keeps its share against confidence and recency.
     """
     allowed = {"active", "pending_confirmation"} if include_pending else {"active"}
-    kept: list[Item | SearchItem] = []
+    kept: list[tuple[Item | SearchItem, Mapping[str, Any]]] = []
     for item in items:
-        value = item.value
-        if value.get("status", "active") not in allowed:
+        fact = fact_value(item)  # values of other shapes in the namespace are not facts
+        if fact is None or fact.get("status", "active") not in allowed:
             continue
-        valid_to = as_datetime(value.get("valid_to"))
+        valid_to = as_datetime(fact.get("valid_to"))
         if valid_to is not None and valid_to <= now:
             continue
-        kept.append(item)
+        kept.append((item, fact))
     # Un-indexed items come back with score None (InMemoryStore); they rank as 0.
-    raw = [float(getattr(item, "score", None) or 0.0) for item in kept]
+    raw = [float(getattr(item, "score", None) or 0.0) for item, _ in kept]
     low, high = (min(raw), max(raw)) if raw else (0.0, 0.0)
     span = high - low
     scored: list[ScoredMemory] = []
-    for item, score in zip(kept, raw, strict=True):
+    for (item, fact), score in zip(kept, raw, strict=True):
         relevance: float | None = None
         if use_relevance:
             relevance = (score - low) / span if span > 1e-9 else 1.0
-        value = with_usage(item.value, (usage or {}).get((tuple(item.namespace), item.key)))
+        value = with_usage(fact, (usage or {}).get((tuple(item.namespace), item.key)))
         scored.append(
             ScoredMemory(
                 key=item.key,
