@@ -19,6 +19,7 @@ from langmem_vault.checkpointers.codec import (
 )
 from langmem_vault.checkpointers.compression import pack, pack_json, unpack, unpack_json
 from langmem_vault.checkpointers.msgpack_frames import join_array, split_array
+from langmem_vault.checkpointers.pages import PAGE_SIZE, ReadElements, to_seal
 
 scalars = (
     st.none()
@@ -93,4 +94,39 @@ def test_long_lists_split_into_elements_and_decode_exactly() -> None:
     assert encoded.type == ELEMENTS_TYPE and encoded.elements is not None
     by_id = {i + 1: pack(e.type, e.blob) for i, e in enumerate(encoded.elements)}
     ranges = encode_ranges(list(by_id))
-    assert decode_value(serde, ELEMENTS_TYPE, None, ranges, by_id) == messages
+    assert decode_value(serde, ELEMENTS_TYPE, None, ranges, ReadElements.of(by_id)) == messages
+
+
+def test_complete_pages_seal_and_read_back_with_loose_elements() -> None:
+    serde = JsonPlusSerializer()
+    messages = [HumanMessage(f"message {i} " * (i % 7 + 1), id=f"m{i}") for i in range(80)]
+    encoded = encode_value(serde, "messages", messages)
+    assert encoded.elements is not None
+    by_id = {i + 1: e for i, e in enumerate(encoded.elements)}
+    del by_id[40]  # ids 33..64 are no longer all at hand: that page stays loose
+    pages = to_seal(by_id, sealed=[])
+    assert [(p.first_id, p.last_id) for p in pages] == [(1, 32)]
+    assert to_seal(by_id, sealed=[1]) == []  # already stored
+    read = ReadElements()
+    for p in pages:
+        read.add_page(p.first_id, p.type, p.blob, list(p.sizes), p.hashes)
+    for i, e in by_id.items():
+        if i > PAGE_SIZE:
+            read.add_loose(i, *pack(e.type, e.blob), e.hash)
+    assert [read.hash(i) for i in by_id] == [e.hash for e in by_id.values()]
+    assert [read.raw(i) for i in by_id] == [(e.type, e.blob) for e in by_id.values()]
+    ids = [i for i in by_id if i != 3] + [3, 3]  # any order, an element twice
+    expected = [serde.loads_typed(read.raw(i)) for i in ids]
+    got = decode_value(serde, ELEMENTS_TYPE, None, encode_ranges(ids), read)
+    assert got == expected and len(got) == 80
+
+
+def test_a_page_of_mixed_types_stays_loose() -> None:
+    from langmem_vault.checkpointers.codec import Element
+
+    elements = {
+        i: Element(bytes([i]) * 16, "msgpack" if i != 5 else "json", b"x") for i in range(1, 33)
+    }
+    assert to_seal(elements, sealed=()) == []
+    elements[5] = Element(b"5" * 16, "msgpack", b"y")
+    assert len(to_seal(elements, sealed=())) == 1

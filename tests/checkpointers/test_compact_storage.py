@@ -29,6 +29,19 @@ def rows(pg_uri: str, sql: str, *args: Any) -> list[tuple[Any, ...]]:
         return conn.execute(sql, args).fetchall()
 
 
+def stored_elements(pg_uri: str, schema: str, t: str) -> tuple[int, list[tuple[int, int]]]:
+    """How many loose element rows a thread has, and its pages' (first, last) ids."""
+    (loose,) = rows(
+        pg_uri, f"SELECT count(*) FROM {schema}.saver_elements WHERE thread_id = %s", t
+    )[0]
+    pages = rows(
+        pg_uri,
+        f"SELECT first_id, last_id FROM {schema}.saver_pages WHERE thread_id = %s ORDER BY 1",
+        t,
+    )
+    return int(loose), [(int(a), int(b)) for a, b in pages]
+
+
 async def put_messages(
     saver: AnySaver, thread_id: str, lists: list[list[Any]]
 ) -> list[dict[str, Any]]:
@@ -60,10 +73,8 @@ async def test_each_message_is_stored_once_and_read_back_exactly(
     lists = [history[: n + 1] for n in range(60)]
     stored = await put_messages(any_saver, t, lists)
 
-    (count,) = rows(
-        pg_uri, f"SELECT count(*) FROM {schema}.saver_elements WHERE thread_id = %s", t
-    )[0]
-    assert count == 60
+    # Ids 1-32 went into one page when the list held them all; 33-60 are rows of their own.
+    assert stored_elements(pg_uri, schema, t) == (28, [(1, 32)])
     blobs = rows(
         pg_uri,
         f"SELECT type, elems FROM {schema}.saver_blobs"

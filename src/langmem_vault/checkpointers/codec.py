@@ -25,6 +25,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langmem_vault.checkpointers.compression import pack, unpack
 from langmem_vault.checkpointers.decoded import MAX_CHUNKS_PER_READ, MISSING, DecodedCache
 from langmem_vault.checkpointers.msgpack_frames import join_array, split_array
+from langmem_vault.checkpointers.pages import ReadElements
 
 # The blob type of a channel value stored as element ranges (never a serde type name).
 ELEMENTS_TYPE = "vault.elements"
@@ -115,19 +116,22 @@ def decode_value(
     type_: str,
     blob: bytes | None,
     elems: Sequence[int] | None,
-    elements: Mapping[int, tuple[str, bytes]],
-    hashes: Mapping[int, bytes] | None = None,
+    elements: ReadElements,
     cache: DecodedCache | None = None,
 ) -> Any:
     """Rebuild a channel value from its ``saver_blobs`` row and the thread's elements.
 
-    With ``cache`` and the elements' ``hashes``, elements decoded before come from the cache
-    and the others are decoded (all in one serde call when they are msgpack) and cached.
+    With ``cache`` (and the elements' hashes, which reads fetch), elements decoded before come
+    from the cache and the others are decoded (all in one serde call when they are msgpack)
+    and cached.
     """
     if type_ != ELEMENTS_TYPE:
         return serde.loads_typed(unpack(type_, blob))
     ids = decode_ranges(elems or [])
-    keys = [hashes[i] for i in ids] if cache is not None and hashes is not None else None
+    keys: list[bytes] | None = None
+    if cache is not None:
+        found = [elements.hash(i) for i in ids]
+        keys = None if None in found else found  # type: ignore[assignment]
     out: list[Any]
     touched = 0
     if keys is not None and cache is not None:
@@ -137,7 +141,7 @@ def decode_value(
     todo = [pos for pos, value in enumerate(out) if value is MISSING]
     if not todo:
         return out
-    parts = [unpack(*elements[ids[pos]]) for pos in todo]
+    parts = [elements.raw(ids[pos]) for pos in todo]
     if all(t == MSGPACK for t, _ in parts):
         decoded = serde.loads_typed((MSGPACK, join_array([b for _, b in parts])))
     else:

@@ -16,6 +16,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langmem_vault.checkpointers import codec
 from langmem_vault.checkpointers.compression import unpack_json
 from langmem_vault.checkpointers.config import Target, render
+from langmem_vault.checkpointers.pages import LOOSE_FROM, PAGES_FROM, ReadElements
 from langmem_vault.db.runner import Plan, Query
 
 CHAIN_SQL = """
@@ -53,21 +54,19 @@ WITH bl AS MATERIALIZED (
     JOIN {schema}.saver_blobs b
       ON b.thread_id = %(thread_id)s AND b.checkpoint_ns = %(checkpoint_ns)s
      AND b.channel = s.channel AND b.version = s.version
-)
-SELECT 'b' AS kind, channel, type, blob, elems, NULL::integer AS elem_id FROM bl
-UNION ALL
-SELECT 'e', NULL, e.type, e.blob, NULL, e.elem_id
-FROM (
-    SELECT unnest(range_agg(int4range(bl.elems[g.i], bl.elems[g.i + 1], '[]'))) AS ids
+), r AS MATERIALIZED (
+    SELECT %(thread_id)s::text AS thread_id,
+           unnest(range_agg(int4range(bl.elems[g.i], bl.elems[g.i + 1], '[]'))) AS ids
     FROM bl CROSS JOIN LATERAL generate_series(1, cardinality(bl.elems), 2) AS g(i)
     WHERE bl.elems IS NOT NULL
-) AS r
-CROSS JOIN LATERAL (
-    SELECT e.elem_id, e.type, e.blob FROM {schema}.saver_elements e
-    WHERE e.thread_id = %(thread_id)s
-      AND e.elem_id >= lower(r.ids) AND e.elem_id < upper(r.ids)
-    OFFSET 0  -- a per-range index scan (see queries.LOAD_SQL)
-) AS e"""
+)
+SELECT 'b' AS kind, channel, type, blob, elems, NULL::integer AS elem_id, NULL::bytea AS hash
+FROM bl
+UNION ALL
+SELECT 'e', NULL, e.type, e.blob, NULL, e.elem_id, NULL FROM {loose}
+UNION ALL
+SELECT 'p', NULL, p.type, p.blob, p.sizes, p.first_id, p.hashes FROM {pages}
+""".replace("{loose}", LOOSE_FROM).replace("{pages}", PAGES_FROM)
 
 
 def delta_history_plan(
@@ -118,7 +117,12 @@ def delta_history_plan(
                 "versions": list(seed_version.values()),
             },
         )
-        elements = {r["elem_id"]: (r["type"], r["blob"]) for r in found or [] if r["kind"] == "e"}
+        elements = ReadElements()
+        for r in found or []:
+            if r["kind"] == "e":
+                elements.add_loose(r["elem_id"], r["type"], r["blob"])
+            elif r["kind"] == "p":
+                elements.add_page(r["elem_id"], r["type"], r["blob"], r["elems"], r["hash"])
         for r in found or []:
             if r["kind"] == "b":
                 seeds[r["channel"]] = codec.decode_value(

@@ -25,19 +25,31 @@ from typing import Any
 from langmem_vault.checkpointers import codec
 from langmem_vault.checkpointers.compression import pack
 from langmem_vault.checkpointers.config import render
+from langmem_vault.checkpointers.pages import to_seal
 from langmem_vault.db.runner import Plan, Query
 
 MAX_ATTEMPTS = 50
 
-# The thread's epoch and counter (NULL when it has no row yet) and, aligned with the hashes
-# given, the id of each one the thread already stores (NULL for new ones): one row.
+# The thread's epoch and counter (NULL when it has no row yet), aligned with the hashes
+# given the id of each one the thread already stores, loose or in a page (NULL for new ones),
+# and the first ids of its pages: one row.
 KNOWN_SQL = """
+WITH paged AS (
+    SELECT substring(p.hashes FROM g.i * 16 + 1 FOR 16) AS hash, min(p.first_id + g.i) AS id
+    FROM {schema}.saver_pages p
+    CROSS JOIN LATERAL generate_series(0, p.last_id - p.first_id) AS g(i)
+    WHERE p.thread_id = %(thread_id)s
+    GROUP BY 1
+)
 SELECT t.epoch, t.next_elem,
-       ARRAY(SELECT e.elem_id
+       ARRAY(SELECT coalesce(e.elem_id, p.id)
              FROM unnest(%(hashes)s::bytea[]) WITH ORDINALITY AS h(hash, n)
              LEFT JOIN {schema}.saver_elements e
                ON e.thread_id = %(thread_id)s AND e.hash = h.hash
-             ORDER BY h.n) AS ids
+             LEFT JOIN paged p ON p.hash = h.hash
+             ORDER BY h.n) AS ids,
+       ARRAY(SELECT first_id FROM {schema}.saver_pages
+             WHERE thread_id = %(thread_id)s) AS sealed
 FROM (SELECT 1) AS one
 LEFT JOIN {schema}.saver_threads t ON t.thread_id = %(thread_id)s"""
 
@@ -78,7 +90,32 @@ upd AS (
     SELECT g.ok AND (SELECT count(*) FROM new_elements) = cardinality(%(e_ids)s::integer[])
            AS ok, g.epoch
     FROM guard AS g
+), new_pages AS (
+    -- Pages this write completes (pages.py); a page another writer stored first is the same.
+    INSERT INTO {schema}.saver_pages (thread_id, first_id, last_id, type, hashes, sizes, blob)
+    SELECT %(thread_id)s, x.first_id, x.last_id, x.type, x.hashes, x.sizes::integer[], x.blob
+    FROM unnest(%(p_first)s::integer[], %(p_last)s::integer[], %(p_types)s::text[],
+                %(p_hashes)s::bytea[], %(p_sizes)s::text[], %(p_blobs)s::bytea[])
+        AS x(first_id, last_id, type, hashes, sizes, blob)
+    WHERE (SELECT ok FROM ok)
+    ON CONFLICT DO NOTHING
+), paged_loose AS (
+    -- ...and their elements' loose rows, now in those pages.
+    DELETE FROM {schema}.saver_elements
+    WHERE thread_id = %(thread_id)s AND elem_id = ANY(%(d_ids)s::integer[])
+      AND (SELECT ok FROM ok)
 )"""
+
+
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What a writer knows of a thread: its (epoch, counter), the ids of elements by hash,
+    and the first ids of its pages."""
+
+    epoch: int | None
+    next_elem: int
+    ids: dict[bytes, int]
+    sealed: frozenset[int] = frozenset()
 
 
 class ElementCache:
@@ -87,19 +124,19 @@ class ElementCache:
 
     def __init__(self, max_threads: int = 128) -> None:
         self.max_threads = max_threads
-        self._entries: OrderedDict[str, tuple[int, int, dict[bytes, int]]] = OrderedDict()
+        self._entries: OrderedDict[str, Known] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, thread_id: str) -> tuple[int, int, dict[bytes, int]] | None:
+    def get(self, thread_id: str) -> Known | None:
         with self._lock:
             entry = self._entries.get(thread_id)
             if entry is not None:
                 self._entries.move_to_end(thread_id)
             return entry
 
-    def put(self, thread_id: str, epoch: int, next_elem: int, ids: dict[bytes, int]) -> None:
+    def put(self, thread_id: str, known: Known) -> None:
         with self._lock:
-            self._entries[thread_id] = (epoch, next_elem, ids)
+            self._entries[thread_id] = known
             self._entries.move_to_end(thread_id)
             while len(self._entries) > self.max_threads:
                 self._entries.popitem(last=False)
@@ -111,11 +148,13 @@ class ElementCache:
 
 @dataclass(slots=True)
 class Allocation:
-    """Ids for a set of elements, and the statement parameters that store the new ones."""
+    """Ids for a set of elements, and the statement parameters that store the new ones and
+    the pages they complete."""
 
     ids: dict[bytes, int] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
     next_elem: int = 1
+    sealed: frozenset[int] = frozenset()
 
     def ranges(self, elements: tuple[codec.Element, ...] | None) -> str | None:
         """The ``elems`` column value of a list made of ``elements``."""
@@ -129,24 +168,27 @@ def allocate(
     thread_id: str,
     elements: Mapping[bytes, codec.Element],
     packed: dict[bytes, tuple[str, bytes]],
-    known: tuple[int, int, dict[bytes, int]] | None = None,
+    known: Known | None = None,
 ) -> Plan[Allocation]:
-    """Number ``elements``: existing ones keep their id, new ones continue the counter.
+    """Number ``elements``: existing ones keep their id, new ones continue the counter; the
+    pages they complete are sealed.
 
-    ``known`` is a cached (epoch, counter, ids) to trust instead of asking the database;
-    ``packed`` caches compressed new elements across attempts.
+    ``known`` is a cached :class:`Known` to trust instead of asking the database; ``packed``
+    caches compressed new elements across attempts.
     """
     out = Allocation()
     seen: int | None = None
     epoch: int | None = None
+    sealed: frozenset[int] = frozenset()
     if elements and known is not None:
-        epoch, seen, cached = known
-        out.ids = {h: cached[h] for h in elements if h in cached}
+        epoch, seen, sealed = known.epoch, known.next_elem, known.sealed
+        out.ids = {h: known.ids[h] for h in elements if h in known.ids}
     elif elements:
         hashes = list(elements)
         rows = yield Query(render(KNOWN_SQL, schema), {"thread_id": thread_id, "hashes": hashes})
         row = (rows or [{}])[0]
         seen, epoch = int(row.get("next_elem") or 0), row.get("epoch")
+        sealed = frozenset(row.get("sealed") or ())
         for digest, elem_id in zip(hashes, row.get("ids") or [], strict=True):
             if elem_id is not None:
                 out.ids[digest] = int(elem_id)
@@ -157,17 +199,32 @@ def allocate(
             out.ids[digest] = next_elem
             next_elem += 1
             new.append(element)
-            if digest not in packed:
-                packed[digest] = pack(element.type, element.blob)
     out.next_elem = next_elem
+    pages = to_seal({out.ids[h]: e for h, e in elements.items()}, sealed)
+    in_pages = {i for p in pages for i in range(p.first_id, p.last_id + 1)}
+    loose_new = []
+    for element in new:
+        if out.ids[element.hash] not in in_pages:
+            loose_new.append(element)
+            if element.hash not in packed:
+                packed[element.hash] = pack(element.type, element.blob)
+    fresh = {out.ids[e.hash] for e in new}
+    out.sealed = sealed | {p.first_id for p in pages}
     out.params = {
         "seen": seen,
         "epoch": epoch,
         "next_elem": next_elem,
-        "e_ids": [out.ids[e.hash] for e in new],
-        "e_hashes": [e.hash for e in new],
-        "e_types": [packed[e.hash][0] for e in new],
-        "e_blobs": [packed[e.hash][1] for e in new],
+        "e_ids": [out.ids[e.hash] for e in loose_new],
+        "e_hashes": [e.hash for e in loose_new],
+        "e_types": [packed[e.hash][0] for e in loose_new],
+        "e_blobs": [packed[e.hash][1] for e in loose_new],
+        "p_first": [p.first_id for p in pages],
+        "p_last": [p.last_id for p in pages],
+        "p_types": [p.type for p in pages],
+        "p_hashes": [p.hashes for p in pages],
+        "p_sizes": [codec.ranges_literal(p.sizes) for p in pages],
+        "p_blobs": [p.blob for p in pages],
+        "d_ids": sorted(in_pages - fresh),
     }
     return out
 

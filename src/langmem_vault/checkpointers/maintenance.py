@@ -26,9 +26,14 @@ WITH t AS (DELETE FROM {schema}.saver_threads WHERE thread_id = ANY(%(ids)s)),
 c AS (DELETE FROM {schema}.saver_checkpoints WHERE thread_id = ANY(%(ids)s) RETURNING 1),
 w AS (DELETE FROM {schema}.saver_writes WHERE thread_id = ANY(%(ids)s) RETURNING 1),
 b AS (DELETE FROM {schema}.saver_blobs WHERE thread_id = ANY(%(ids)s) RETURNING 1),
-e AS (DELETE FROM {schema}.saver_elements WHERE thread_id = ANY(%(ids)s) RETURNING 1)
+e AS (DELETE FROM {schema}.saver_elements WHERE thread_id = ANY(%(ids)s) RETURNING 1),
+p AS (
+    DELETE FROM {schema}.saver_pages WHERE thread_id = ANY(%(ids)s)
+    RETURNING last_id - first_id + 1 AS n
+)
 SELECT (SELECT count(*) FROM c) AS checkpoints, (SELECT count(*) FROM w) AS writes,
-       (SELECT count(*) FROM b) AS blobs, (SELECT count(*) FROM e) AS elements"""
+       (SELECT count(*) FROM b) AS blobs,
+       (SELECT count(*) FROM e) + (SELECT coalesce(sum(n), 0) FROM p) AS elements"""
 
 USER_THREADS_LOCK_SQL = """
 SELECT thread_id FROM {schema}.saver_threads
@@ -54,7 +59,8 @@ WHERE w.thread_id = d.thread_id AND w.checkpoint_ns = d.checkpoint_ns
   AND w.checkpoint_id = d.checkpoint_id"""
 
 # Blobs no checkpoint of their thread and namespace refers to any more, then elements no
-# blob refers to. The reference sets are materialised once and anti-joined by hash.
+# blob refers to (a page goes when none of its elements is used: it is never rewritten).
+# The reference sets are materialised once and anti-joined by hash.
 GC_BLOBS_SQL = """
 WITH refs AS MATERIALIZED (
     SELECT c.thread_id, c.checkpoint_ns, v.key AS channel, v.value AS version
@@ -84,8 +90,14 @@ WITH refs AS MATERIALIZED (
     WHERE e.thread_id = ANY(%(ids)s) AND NOT EXISTS (
         SELECT 1 FROM refs r WHERE r.thread_id = e.thread_id AND e.elem_id <@ r.ids)
     RETURNING 1
+), dp AS (
+    DELETE FROM {schema}.saver_pages p
+    WHERE p.thread_id = ANY(%(ids)s) AND NOT EXISTS (
+        SELECT 1 FROM refs r WHERE r.thread_id = p.thread_id
+          AND r.ids && int4range(p.first_id, p.last_id, '[]'))
+    RETURNING last_id - first_id + 1 AS n
 )
-SELECT count(*) AS n FROM d"""
+SELECT (SELECT count(*) FROM d) + (SELECT coalesce(sum(n), 0) FROM dp) AS n"""
 
 COPY_THREAD_SQL = """
 WITH t AS (
@@ -112,6 +124,10 @@ WITH t AS (
     INSERT INTO {schema}.saver_elements (thread_id, elem_id, hash, type, blob)
     SELECT %(dst)s, elem_id, hash, type, blob
     FROM {schema}.saver_elements WHERE thread_id = %(src)s
+), p AS (
+    INSERT INTO {schema}.saver_pages (thread_id, first_id, last_id, type, hashes, sizes, blob)
+    SELECT %(dst)s, first_id, last_id, type, hashes, sizes, blob
+    FROM {schema}.saver_pages WHERE thread_id = %(src)s
 )
 INSERT INTO {schema}.saver_writes
     (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob)

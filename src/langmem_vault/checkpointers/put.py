@@ -27,6 +27,7 @@ from langmem_vault.checkpointers.elements import (
     GUARD_CTES,
     MAX_ATTEMPTS,
     ElementCache,
+    Known,
     allocate,
     gave_up,
 )
@@ -123,8 +124,9 @@ def put_plan(
         if done and done[0]["ok"]:
             if cache is not None and elements:
                 # Ids learnt earlier stay valid: the guard just proved nothing changed since.
-                learnt = {**known[2], **alloc.ids} if known is not None else alloc.ids
-                cache.put(where.thread_id, int(done[0]["epoch"]), alloc.next_elem, learnt)
+                learnt = {**known.ids, **alloc.ids} if known is not None else alloc.ids
+                epoch = int(done[0]["epoch"])
+                cache.put(where.thread_id, Known(epoch, alloc.next_elem, learnt, alloc.sealed))
             return {
                 "configurable": {
                     "thread_id": from_db(where.thread_id),

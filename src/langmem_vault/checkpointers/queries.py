@@ -23,6 +23,7 @@ from langmem_vault.checkpointers import codec
 from langmem_vault.checkpointers.compression import unpack_json
 from langmem_vault.checkpointers.config import Scope, Target, render
 from langmem_vault.checkpointers.decoded import DecodedCache
+from langmem_vault.checkpointers.pages import LOOSE_FROM, PAGES_FROM, ReadElements
 from langmem_vault.checkpointers.text import from_db, tree_from_db, tree_to_db
 from langmem_vault.db.runner import Plan, Query
 
@@ -51,6 +52,15 @@ wr AS MATERIALIZED (
       ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
      AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = '__pregel_tasks'
     WHERE c.v < 4
+),
+r AS MATERIALIZED (
+    -- The id ranges of all lists read, merged per thread, so an element shared by many
+    -- checkpoints (get_state_history) is read once.
+    SELECT bl.thread_id,
+           unnest(range_agg(int4range(bl.elems[g.i], bl.elems[g.i + 1], '[]'))) AS ids
+    FROM bl CROSS JOIN LATERAL generate_series(1, cardinality(bl.elems), 2) AS g(i)
+    WHERE bl.elems IS NOT NULL
+    GROUP BY bl.thread_id
 )
 SELECT 'c' AS kind, c.thread_id, c.checkpoint_ns, c.checkpoint_id,
        c.parent_checkpoint_id AS parent_id, c.v, c.channel_versions, c.body, c.metadata,
@@ -67,25 +77,16 @@ SELECT wr.kind, wr.thread_id, wr.checkpoint_ns, wr.checkpoint_id, NULL, NULL, NU
        wr.channel, wr.type, wr.blob, NULL, wr.task_id, wr.task_path, wr.idx, NULL
 FROM wr
 UNION ALL
+-- Loose elements: idx is the element id.
 SELECT 'e', r.thread_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, e.type, e.blob, NULL, NULL, NULL, e.elem_id, e.hash
-FROM (
-    -- The id ranges of all lists read, merged per thread, so an element shared by many
-    -- checkpoints (get_state_history) is read once, by one index range scan per range.
-    SELECT bl.thread_id,
-           unnest(range_agg(int4range(bl.elems[g.i], bl.elems[g.i + 1], '[]'))) AS ids
-    FROM bl CROSS JOIN LATERAL generate_series(1, cardinality(bl.elems), 2) AS g(i)
-    WHERE bl.elems IS NOT NULL
-    GROUP BY bl.thread_id
-) AS r
-CROSS JOIN LATERAL (
-    -- OFFSET 0 keeps this a per-range index scan: joined flat, the planner would rather
-    -- hash the whole elements table (its row estimate for the ranges is a guess).
-    SELECT e.elem_id, e.type, e.blob, e.hash FROM {schema}.saver_elements e
-    WHERE e.thread_id = r.thread_id AND e.elem_id >= lower(r.ids) AND e.elem_id < upper(r.ids)
-    OFFSET 0
-) AS e
-"""
+FROM {loose}
+UNION ALL
+-- Pages (see pages.py): idx is the first id, elems the sizes, hash the hashes.
+SELECT 'p', r.thread_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, p.type, p.blob, p.sizes, NULL, NULL, p.first_id, p.hashes
+FROM {pages}
+""".replace("{loose}", LOOSE_FROM).replace("{pages}", PAGES_FROM)
 
 SELECT_ONE_SQL = """
 SELECT * FROM {schema}.saver_checkpoints
@@ -109,14 +110,17 @@ def _assemble(
     """Group the rows of LOAD_SQL into checkpoint tuples, newest checkpoint first."""
     heads: list[Mapping[str, Any]] = []
     by_key: dict[tuple[str, str, str], dict[str, list[Mapping[str, Any]]]] = {}
-    elements: dict[str, dict[int, tuple[str, bytes]]] = {}
-    hashes: dict[str, dict[int, bytes]] = {}
+    elements: dict[str, ReadElements] = {}
     for row in rows:
         kind = row["kind"]
-        if kind == "e":
-            thread_id, elem_id = row["thread_id"], row["idx"]
-            elements.setdefault(thread_id, {})[elem_id] = (row["type"], row["blob"])
-            hashes.setdefault(thread_id, {})[elem_id] = row["hash"]
+        if kind == "e" or kind == "p":
+            found = elements.get(row["thread_id"])
+            if found is None:
+                found = elements[row["thread_id"]] = ReadElements()
+            if kind == "e":
+                found.add_loose(row["idx"], row["type"], row["blob"], row["hash"])
+            else:
+                found.add_page(row["idx"], row["type"], row["blob"], row["elems"], row["hash"])
             continue
         key = (row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"])
         if kind == "c":
@@ -130,8 +134,7 @@ def _assemble(
         parts = by_key[(thread_id, ns, checkpoint_id)]
         stored: dict[str, Any] = unpack_json(head["body"])
         values = dict(stored.get("channel_values") or {})
-        thread_elements = elements.get(thread_id, {})
-        thread_hashes = hashes.get(thread_id, {})
+        thread_elements = elements.get(thread_id) or ReadElements()
         for blob in parts.get("b", []):
             if blob["type"] != codec.EMPTY_TYPE:
                 values[blob["channel"]] = codec.decode_value(
@@ -140,7 +143,6 @@ def _assemble(
                     blob["blob"],
                     blob["elems"],
                     thread_elements,
-                    thread_hashes,
                     cache,
                 )
         checkpoint: dict[str, Any] = {
