@@ -34,9 +34,14 @@ bl AS MATERIALIZED (
     SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, b.channel, b.type, b.blob, b.elems
     FROM c
     CROSS JOIN LATERAL jsonb_each_text(c.channel_versions) AS v(channel, version)
-    JOIN {schema}.saver_blobs b
-      ON b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
-     AND b.channel = v.channel AND b.version = v.version
+    CROSS JOIN LATERAL (
+        -- One index lookup per channel: joined flat, the planner hashed every blob of the
+        -- thread (600 at turn 200: 0.3 ms, growing with the thread).
+        SELECT b.channel, b.type, b.blob, b.elems FROM {schema}.saver_blobs b
+        WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+          AND b.channel = v.channel AND b.version = v.version
+        OFFSET 0
+    ) AS b
 ),
 wr AS MATERIALIZED (
     -- Pending writes ('w'), and pending sends of pre-v4 checkpoints, kept by their parent.
