@@ -141,7 +141,7 @@ def decode_value(
     todo = [pos for pos, value in enumerate(out) if value is MISSING]
     if not todo:
         return out
-    parts = [elements.raw(ids[pos]) for pos in todo]
+    parts = elements.raw_many([ids[pos] for pos in todo])
     if all(t == MSGPACK for t, _ in parts):
         decoded = serde.loads_typed((MSGPACK, join_array([b for _, b in parts])))
     else:
