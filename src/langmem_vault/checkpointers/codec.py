@@ -25,6 +25,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 from langmem_vault.checkpointers.compression import pack, unpack
 from langmem_vault.checkpointers.decoded import MAX_CHUNKS_PER_READ, MISSING, DecodedCache
 from langmem_vault.checkpointers.msgpack_frames import join_array, split_array
+from langmem_vault.checkpointers.msgpack_load import loads
 from langmem_vault.checkpointers.pages import ReadElements
 
 # The blob type of a channel value stored as element ranges (never a serde type name).
@@ -126,7 +127,7 @@ def decode_value(
     and cached.
     """
     if type_ != ELEMENTS_TYPE:
-        return serde.loads_typed(unpack(type_, blob))
+        return loads(serde, unpack(type_, blob))
     ids = decode_ranges(elems or [])
     keys: list[bytes] | None = None
     if cache is not None:
@@ -143,9 +144,9 @@ def decode_value(
         return out
     parts = elements.raw_many([ids[pos] for pos in todo])
     if all(t == MSGPACK for t, _ in parts):
-        decoded = serde.loads_typed((MSGPACK, join_array([b for _, b in parts])))
+        decoded = loads(serde, (MSGPACK, join_array([b for _, b in parts])))
     else:
-        decoded = [serde.loads_typed(part) for part in parts]
+        decoded = [loads(serde, part) for part in parts]
     for pos, value in zip(todo, decoded, strict=True):
         out[pos] = value
     if keys is not None and cache is not None:
@@ -176,8 +177,7 @@ def load_writes(serde: SerializerProtocol, rows: Iterable[Mapping[str, Any]]) ->
     """Pending writes in ``writes_sort_key`` order, the order live execution applies them."""
     ordered = sorted(rows, key=lambda r: writes_sort_key(r["task_path"], r["task_id"], r["idx"]))
     return [
-        (r["task_id"], r["channel"], serde.loads_typed(unpack(r["type"], r["blob"])))
-        for r in ordered
+        (r["task_id"], r["channel"], loads(serde, unpack(r["type"], r["blob"]))) for r in ordered
     ]
 
 
