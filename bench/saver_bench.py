@@ -38,7 +38,14 @@ from psycopg_pool import AsyncConnectionPool
 from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
 
 SCHEMA = "langmem_vault"
-OURS = ["saver_threads", "saver_checkpoints", "saver_blobs", "saver_elements", "saver_writes"]
+OURS = [
+    "saver_threads",
+    "saver_checkpoints",
+    "saver_blobs",
+    "saver_elements",
+    "saver_pages",
+    "saver_writes",
+]
 THEIRS = ["checkpoints", "checkpoint_blobs", "checkpoint_writes", "checkpoint_migrations"]
 CONCURRENCY = 8
 
