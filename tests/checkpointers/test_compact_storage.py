@@ -223,3 +223,84 @@ async def test_a_saver_learning_elements_stays_exact_with_other_writers(
         assert got.checkpoint["channel_values"]["messages"] == expected
     rows_ = rows(pg_uri, f"SELECT count(*), count(DISTINCT hash) FROM {schema}.saver_elements")
     assert rows_[0][0] == rows_[0][1]  # no element stored twice
+
+
+async def test_pages_are_pruned_copied_and_deleted_with_their_thread(
+    any_saver: AnySaver, pg_uri: str, schema: str
+) -> None:
+    t, copy = f"pg-{uuid.uuid4().hex[:8]}", f"pc-{uuid.uuid4().hex[:8]}"
+    history = [message(i) for i in range(70)]
+    summary = HumanMessage("summary of the first forty turns " * 3, id="sum")
+    trimmed = [summary, *history[40:]]  # a compaction dropped ids 1-40 from the list
+    await put_messages(any_saver, t, [history[:35], history])
+    assert stored_elements(pg_uri, schema, t) == (6, [(1, 32), (33, 64)])
+    await put_messages(any_saver, t, [trimmed])  # a new root checkpoint
+    await call(any_saver, "prune", [t])  # keeps only that one
+    # Page 1 is no longer used at all; page 2 still holds ids 41-64, so it stays whole.
+    loose, pages = stored_elements(pg_uri, schema, t)
+    assert pages == [(33, 64)] and loose == 6 + 1
+    got = await call(any_saver, "get_tuple", config(t))
+    assert got.checkpoint["channel_values"]["messages"] == trimmed
+
+    await call(any_saver, "copy_thread", t, copy)
+    await call(any_saver, "delete_thread", t)
+    assert stored_elements(pg_uri, schema, t) == (0, [])
+    assert stored_elements(pg_uri, schema, copy) == (7, [(33, 64)])
+    got = await call(any_saver, "get_tuple", config(copy))
+    assert got.checkpoint["channel_values"]["messages"] == trimmed
+
+
+async def test_two_savers_sealing_one_thread_lose_nothing(pg_uri: str, schema: str) -> None:
+    """Two processes writing one thread both see its pages complete: the second page row is
+    dropped, its delete finds nothing, and every checkpoint reads back."""
+    from langmem_vault.checkpointers import VaultSaver
+
+    t = f"seal-{uuid.uuid4().hex[:8]}"
+    history = [message(i) for i in range(100)]
+    with (
+        VaultSaver.from_conn_string(pg_uri, schema=schema, pool_size=2) as one,
+        VaultSaver.from_conn_string(pg_uri, schema=schema, pool_size=2) as two,
+    ):
+        one.setup()
+        written = []
+        for n in range(10, 101, 6):
+            saver = one if n % 4 else two
+            written += [(cfg, history[:n]) for cfg in await put_messages(saver, t, [history[:n]])]
+        for saver in (one, two):
+            saver._decoded.clear()
+            for cfg, expected in written:
+                got = saver.get_tuple(cfg)
+                assert got is not None
+                assert got.checkpoint["channel_values"]["messages"] == expected
+    assert stored_elements(pg_uri, schema, t) == (4, [(1, 32), (33, 64), (65, 96)])
+
+
+async def test_a_page_sealed_twice_is_stored_once(
+    pg_uri: str, schema: str, monkeypatch: Any
+) -> None:
+    """Two savers both holding a thread written before pages seal its first page with no new
+    element (so the counter does not move): the second insert is dropped, nothing is lost."""
+    from langmem_vault.checkpointers import VaultSaver, elements
+
+    t = f"twice-{uuid.uuid4().hex[:8]}"
+    history = [message(i) for i in range(40)]
+    with (
+        VaultSaver.from_conn_string(pg_uri, schema=schema, pool_size=2) as one,
+        VaultSaver.from_conn_string(pg_uri, schema=schema, pool_size=2) as two,
+    ):
+        one.setup()
+        seal = elements.to_seal
+        monkeypatch.setattr(elements, "to_seal", lambda by_id, sealed: [])  # as before pages
+        await put_messages(one, t, [history])
+        await put_messages(two, t, [history])  # both now know the thread, without pages
+        assert stored_elements(pg_uri, schema, t) == (40, [])
+        monkeypatch.setattr(elements, "to_seal", seal)
+        first = await put_messages(one, t, [history])
+        second = await put_messages(two, t, [history])  # believes page 1 is still loose
+        assert stored_elements(pg_uri, schema, t) == (8, [(1, 32)])
+        for saver in (one, two):
+            saver._decoded.clear()
+            for cfg in (*first, *second):
+                got = saver.get_tuple(cfg)
+                assert got is not None
+                assert got.checkpoint["channel_values"]["messages"] == history
