@@ -12,6 +12,14 @@ really was new. Otherwise nothing but harmless counter moves happened, and the w
 of elements bumps it, so a cache that passes the guard is exact. Each statement is atomic by
 itself, so no BEGIN/COMMIT round trips are needed, and with a warm cache a put is one
 statement.
+
+The same statement stores the pages its list completes (:mod:`pages`). Moving elements into a
+page changes no id, so it does not move the counter: a writer may believe a page is still
+loose after another stored it, and then stores it again, which is dropped as the same page.
+"Really was new" is checked against loose rows (their unique hash index): an element that
+sits in a page and that the writer never asked about (another process wrote it before this
+writer learnt the thread, outside the lists it asked about) is stored again under a new id,
+which costs its bytes once more, never a wrong message.
 """
 
 from __future__ import annotations
