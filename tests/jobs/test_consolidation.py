@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -249,15 +249,25 @@ def test_a_slow_run_keeps_its_lease(pg_uri: str, schema: str, index: dict[str, o
         assert queue.get(job).status == "done"  # type: ignore[union-attr]
 
 
-async def test_async_slow_run_keeps_its_lease(
+@asynccontextmanager
+async def _astore_and_queue(
     pg_uri: str, schema: str, index: dict[str, object]
-) -> None:
+) -> AsyncIterator[tuple[AsyncVaultStore, AsyncJobQueue]]:
     pool = await aopen_pool(pg_uri, max_size=3)
     try:
         store = AsyncVaultStore(pool, schema=schema, index=index)  # type: ignore[arg-type]
         await store.setup()
         queue = AsyncJobQueue(pool, schema=schema)
         await queue.setup()
+        yield store, queue
+    finally:
+        await pool.close()
+
+
+async def test_async_slow_run_keeps_its_lease(
+    pg_uri: str, schema: str, index: dict[str, object]
+) -> None:
+    async with _astore_and_queue(pg_uri, schema, index) as (store, queue):
         judge = SlowJudge(2.0)
         worker = ConsolidationWorker(queue, store, judge, lease_seconds=0.6)
         vault = MemoryVault(store, user_id="u1")
@@ -271,19 +281,13 @@ async def test_async_slow_run_keeps_its_lease(
         assert await queue.claim(["consolidate"], worker_id="other", lease_seconds=60) == []
         assert await run == 1
         assert (await queue.get(job)).status == "done"  # type: ignore[union-attr]
-    finally:
-        await pool.close()
 
 
 async def test_async_worker_runs_a_triggered_job_and_reschedules(
     pg_uri: str, schema: str, index: dict[str, object]
 ) -> None:
-    pool = await aopen_pool(pg_uri, max_size=2)
-    try:
-        store = AsyncVaultStore(pool, schema=schema, index=index)  # type: ignore[arg-type]
-        await store.setup()
-        queue, audit = AsyncJobQueue(pool, schema=schema), AsyncAuditLog(pool, schema=schema)
-        await queue.setup()
+    async with _astore_and_queue(pg_uri, schema, index) as (store, queue):
+        audit = AsyncAuditLog(store.conn, schema=schema)
         await audit.setup()
         worker = ConsolidationWorker(queue, store, audit=audit, interval_seconds=3600)
         vault = MemoryVault(store, user_id="u1")
@@ -300,5 +304,3 @@ async def test_async_worker_runs_a_triggered_job_and_reschedules(
         assert await queue.list(status="pending") == []
         await worker.aschedule("u1")
         assert len(await queue.list(status="pending")) == 1
-    finally:
-        await pool.close()
