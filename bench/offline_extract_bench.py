@@ -142,7 +142,7 @@ def run_next_thread(
     statements: Sequence[dict[str, Any]],
     extractor: Any,
     sensitive: bool,
-    every_n: int,
+    every_n: int = 4,
 ) -> list[bool]:
     """Each person tells their statements (consent for sensitive facts as given), then is
     asked about each in new threads; answers in the order of ``statements``."""
