@@ -95,59 +95,67 @@ def kept_alone(statements: Sequence[dict[str, Any]], extractor: Any) -> list[boo
     return out
 
 
-def tell(store: Any, user: str, threads: Sequence[Sequence[str]], extractor: Any) -> None:
-    """Send every message of every thread through the memory graph, as ``user``."""
-    from langchain_core.messages import HumanMessage
+def memory_graph(store: Any, extractor: Any, every_n: int) -> Any:
+    """The memory graph a notebook user builds (``every_n`` messages per extraction)."""
     from langgraph.checkpoint.memory import InMemorySaver
 
     from langmem_vault import ExtractOptions, build_memory_graph
     from langmem_vault.offline.model import RecallChatModel
 
-    graph = build_memory_graph(
+    return build_memory_graph(
         RecallChatModel(),
         store=store,
         checkpointer=InMemorySaver(),
         extractor=extractor,
         summarizer=None,
-        extract_options=ExtractOptions(every_n_messages=2),
+        extract_options=ExtractOptions(every_n_messages=every_n),
     )
+
+
+def tell(graph: Any, user: str, threads: Sequence[Sequence[str]]) -> None:
+    """Send every message of every thread through the memory graph, as ``user``."""
+    from langchain_core.messages import HumanMessage
+
     for t, messages in enumerate(threads):
         config = {"configurable": {"thread_id": f"{user}-day{t}", "user_id": user}}
         for text in messages:
             graph.invoke({"messages": [HumanMessage(text)]}, config)
 
 
-def answered(store: Any, user: str, statements: Sequence[dict[str, Any]]) -> list[bool]:
-    """Per statement: asked in a new thread, does inject show a fact with every expected
-    word?"""
+def answered(graph: Any, user: str, statements: Sequence[dict[str, Any]]) -> list[bool]:
+    """Per statement: asked in a new thread of the graph, does its inject show a fact with
+    every expected word?"""
     from langchain_core.messages import HumanMessage
 
-    from langmem_vault.nodes import create_inject_node
-
-    inject = create_inject_node(store=store, record_access=False, emit_events=False)
     out = []
     for i, s in enumerate(statements):
         config = {"configurable": {"thread_id": f"{user}-ask{i}", "user_id": user}}
-        update = inject.invoke({"messages": [HumanMessage(s["ask"])]}, config)
-        facts = [m["text"] for m in update["memory_items"] if m["kind"] == "fact"]
+        state = graph.invoke({"messages": [HumanMessage(s["ask"])]}, config)
+        facts = [m["text"] for m in state["memory_items"] if m["kind"] == "fact"]
         out.append(any(holds(text, s["expect"]) for text in facts))
     return out
 
 
 def run_next_thread(
-    store: Any, label: str, statements: Sequence[dict[str, Any]], extractor: Any, sensitive: bool
+    store: Any,
+    label: str,
+    statements: Sequence[dict[str, Any]],
+    extractor: Any,
+    sensitive: bool,
+    every_n: int = 4,
 ) -> list[bool]:
     """Each person tells their statements (consent for sensitive facts as given), then is
     asked about each in new threads; answers in the order of ``statements``."""
     from langmem_vault.privacy import set_consent
 
     found: dict[str, bool] = {}
+    graph = memory_graph(store, extractor, every_n)
     for k, said in enumerate(personas(statements)):
         user = f"{label}-person{k}"
         if sensitive:
             set_consent(store, user, allow_sensitive_facts=True)
-        tell(store, user, scenario(said, seed=k), extractor)
-        for s, hit in zip(said, answered(store, user, said), strict=True):
+        tell(graph, user, scenario(said, seed=k))
+        for s, hit in zip(said, answered(graph, user, said), strict=True):
             found[s["say"]] = hit
     return [found[s["say"]] for s in statements]
 
@@ -165,6 +173,13 @@ def per_category(statements: Sequence[dict[str, Any]], hits: Sequence[bool]) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--misses", action="store_true", help="list statements not kept")
+    parser.add_argument(
+        "--every-n",
+        type=int,
+        default=4,
+        help="messages per extraction (4: the library default, so a chat's last messages are "
+        "a tail the next thread catches up)",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).parent))
     import common
@@ -189,7 +204,7 @@ def main() -> None:
             db = common.create_database(uri, f"offline_{len(columns)}")
             with VaultStore.from_conn_string(db, index=index) as store:  # type: ignore[arg-type]
                 store.setup()
-                hits = run_next_thread(store, USER, statements, extractor, sensitive)
+                hits = run_next_thread(store, USER, statements, extractor, sensitive, args.every_n)
             consent = "sensitive allowed" if sensitive else "default consent"
             columns[f"{label}: next thread, {consent}"] = hits
     print(

@@ -8,10 +8,12 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+import httpx
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import HumanMessage
 from langgraph.graph import START, StateGraph
 
+from langmem_vault.api import LocalOnlyAuth, create_app
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.respond import create_respond_node
@@ -336,17 +338,58 @@ async def test_openapi_documents_the_routes_under_the_prefix(api: Api) -> None:
 
 
 async def test_without_auth_only_local_clients_are_served(api: Api) -> None:
-    import httpx
-
-    from langmem_vault.api import LocalOnlyAuth, create_app
-
     app = create_app(api.service, auth=LocalOnlyAuth())
     for client, status in ((("127.0.0.1", 5000), 200), (("10.1.2.3", 5000), 403)):
         transport = httpx.ASGITransport(app=app, client=client)
-        async with httpx.AsyncClient(transport=transport, base_url="http://t/vault/api") as c:
+        async with httpx.AsyncClient(transport=transport, base_url=LOCAL) as c:
             r = await c.get("/memories", params={"user_id": new_user()})
         assert r.status_code == status, client
     assert "only local clients" in r.json()["message"]
+
+
+LOCAL = "http://127.0.0.1:8765/vault/api"
+
+
+def local_client(api: Api, base_url: str = LOCAL) -> httpx.AsyncClient:
+    """A loopback client of an app without API keys (local-only access)."""
+    app = create_app(api.service, auth=LocalOnlyAuth())
+    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+    return httpx.AsyncClient(transport=transport, base_url=base_url)
+
+
+async def test_another_sites_page_cannot_write_through_the_operators_browser(api: Api) -> None:
+    user = new_user()
+    body = {"text": "Lives in Lyon"}
+    async with local_client(api) as c:
+        refused = [
+            await c.post("/memories", params={"user_id": user}, json=body, headers=headers)
+            for headers in (
+                {"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"},
+                {"Sec-Fetch-Site": "same-site"},
+                {"Origin": "https://evil.example"},  # a browser without Fetch Metadata
+                {"Origin": "null"},  # a sandboxed frame
+            )
+        ]
+        assert [r.status_code for r in refused] == [403] * 4, [r.text for r in refused]
+        assert "cross-site request refused" in refused[0].json()["message"]
+        assert (await c.get("/memories", params={"user_id": user})).json()["items"] == []
+        # The dashboard's own pages, and clients that are not browsers, still write.
+        same = {"Sec-Fetch-Site": "same-origin", "Origin": "http://127.0.0.1:8765"}
+        for headers in (same, {"Origin": "http://127.0.0.1:8765"}, {}):
+            r = await c.post("/memories", params={"user_id": user}, json=body, headers=headers)
+            assert r.status_code == 201, (headers, r.text)
+
+
+async def test_local_only_access_refuses_names_that_are_not_local(api: Api) -> None:
+    # DNS rebinding: a page's own name re-pointed at 127.0.0.1 reaches the server with its
+    # name in Host; reads must be refused too, since the page could see the answer.
+    async with local_client(api, "http://rebound.evil.example:8765/vault/api") as c:
+        r = await c.get("/memories", params={"user_id": new_user()})
+    assert r.status_code == 403
+    assert "local address" in r.json()["message"]
+    for base in ("http://localhost:8765/vault/api", "http://[::1]:8765/vault/api"):
+        async with local_client(api, base) as c:
+            assert (await c.get("/memories", params={"user_id": new_user()})).status_code == 200
 
 
 def test_api_keys_from_the_environment() -> None:

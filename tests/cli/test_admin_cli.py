@@ -145,3 +145,27 @@ def test_rotate_keys(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     shown = as_json(cli("memories", "show", "-u", u, key["key"], "--json"))
     assert isinstance(shown, dict) and shown["text"] == "Sees a therapist"
     bad_input(cli("rotate-keys", "-u", "nobody-here"), "user_id")
+
+
+def test_reembed(cli: Cli) -> None:
+    import psycopg
+
+    from langmem_vault.embeddings import local_embeddings
+
+    u, other = user(), user()
+    added = as_json(cli("memories", "add", "-u", u, "Keeps bees in the garden", "--json"))
+    as_json(cli("memories", "add", "-u", other, "Plays the cello", "--json"))
+    assert isinstance(added, dict)
+    stale = "[" + ",".join(["1"] + ["0"] * 383) + "]"  # as if another model had written it
+    select = f"SELECT prefix, embedding::text FROM {cli.schema}.store_vectors"
+    with psycopg.connect(cli.uri, autocommit=True) as conn:
+        conn.execute(f"UPDATE {cli.schema}.store_vectors SET embedding = %s::vector", (stale,))
+        assert as_json(cli("reembed", "-u", u, "--json")) == {"reembedded": 1}
+        vectors = {
+            p.split(".")[1]: [float(x) for x in e[1:-1].split(",")] for p, e in conn.execute(select)
+        }
+    want = local_embeddings().embed_query("Keeps bees in the garden")
+    assert all(abs(a - b) < 1e-5 for a, b in zip(vectors[u], want, strict=True))
+    assert vectors[other] == [1.0] + [0.0] * 383  # another user's vectors are left alone
+    assert "re-embedded" in cli("reembed").stdout  # everyone
+    bad_input(cli("reembed", "-u", "nobody-here"), "user_id")

@@ -21,6 +21,7 @@ from langmem_vault.db import AsyncDatabase, Database, Query, aopen_pool, open_po
 from langmem_vault.db.embedded import (
     SERVER_SETTINGS,
     SETTINGS_FILE,
+    SHARED_BUFFERS_ENV,
     DataDirError,
     ServerCrashedError,
     check_data_dir,
@@ -191,6 +192,19 @@ def test_server_settings_reach_new_and_existing_data_dirs(server_dir: Path) -> N
     (data_dir / SETTINGS_FILE).unlink()
     assert shared_buffers() == SERVER_SETTINGS["shared_buffers"]
     assert conf.read_text().count(SETTINGS_FILE) == 1
+
+
+def test_shared_buffers_is_a_setting(server_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data_dir = server_dir / "pg"
+    monkeypatch.setenv(SHARED_BUFFERS_ENV, "160MB")  # a small machine's choice
+    with psycopg.connect(embedded_uri(data_dir)) as conn:
+        assert conn.execute("SHOW shared_buffers").fetchone() == ("160MB",)
+    release(data_dir)
+    written = (data_dir / SETTINGS_FILE).read_text()
+    monkeypatch.setenv(SHARED_BUFFERS_ENV, "lots")
+    with pytest.raises(ValueError, match=f"{SHARED_BUFFERS_ENV}.*'lots'"):
+        embedded_uri(data_dir)
+    assert (data_dir / SETTINGS_FILE).read_text() == written  # nothing half-written
 
 
 _HOLDER = textwrap.dedent(

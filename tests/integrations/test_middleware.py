@@ -183,6 +183,24 @@ def test_one_turn_thread_is_not_lost(pg_uri: str, schema: str, index: Any) -> No
         assert texts.count("User lives in Lyon") == 1
 
 
+@pytest.mark.parametrize("run", ["sync", "async"])
+async def test_one_turn_thread_is_not_lost_inline(store: BaseStore, run: str) -> None:
+    """No queue: the one-turn thread's tail waits in the store, and the next thread's first
+    turn extracts it before inject, so its first answer knows."""
+    memory = MemoryMiddleware(OfflineExtractor(use_spacy=False))
+    agent = _agent(RecallChatModel(), memory, store, tools=False)
+    say = _say if run == "sync" else None
+
+    async def ask(thread_id: str, text: str) -> str:
+        return say(agent, thread_id, text) if say else await _asay(agent, thread_id, text)
+
+    await ask("mon", "I moved to Lyon.")
+    assert MemoryVault(store, user_id="dana").list() == []  # 2 messages: a tail
+    assert "you live in Lyon [M1]" in await ask("tue", "Where do I live?")
+    texts = [m.value.text for m in MemoryVault(store, user_id="dana").list()]
+    assert texts == ["User lives in Lyon"]
+
+
 async def test_idle_thread_is_extracted_async(pg_uri: str, schema: str, index: Any) -> None:
     """With no new thread at all, the tail runs once the thread has been idle_seconds."""
     from langmem_vault.jobs.queue import AsyncJobQueue

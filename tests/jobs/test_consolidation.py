@@ -4,6 +4,12 @@ Postgres (VaultStore, JobQueue, AuditLog); only the chat model is scripted."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager, contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -14,7 +20,7 @@ from langmem_vault.db import aopen_pool, open_pool
 from langmem_vault.jobs import AsyncJobQueue, ConsolidationWorker, JobQueue
 from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.consolidation import ConsolidationPolicy, aconsolidate, consolidate
-from langmem_vault.memory.consolidation_judge import ModelJudge
+from langmem_vault.memory.consolidation_judge import FactVerdict, FactView, ModelJudge, OfflineJudge
 from langmem_vault.memory.models import utcnow
 from langmem_vault.memory.usage import usage_namespace
 from langmem_vault.memory.vault import MemoryVault
@@ -157,14 +163,23 @@ async def test_async_prunes_usage_records_of_memories_that_are_gone(astore: Base
     assert await astore.aget(usage_namespace(SEMANTIC), gone) is None
 
 
+@contextmanager
+def _store_and_queue(
+    pg_uri: str, schema: str, index: dict[str, object]
+) -> Iterator[tuple[VaultStore, JobQueue]]:
+    with open_pool(pg_uri, max_size=3) as pool:
+        store = VaultStore(pool, schema=schema, index=index)  # type: ignore[arg-type]
+        store.setup()
+        queue = JobQueue(pool, schema=schema)
+        queue.setup()
+        yield store, queue
+
+
 def test_worker_schedules_hourly_runs_triggers_and_audits(
     pg_uri: str, schema: str, index: dict[str, object]
 ) -> None:
-    with open_pool(pg_uri, max_size=2) as pool:
-        store = VaultStore(pool, schema=schema, index=index)  # type: ignore[arg-type]
-        store.setup()
-        queue, audit = JobQueue(pool, schema=schema), AuditLog(pool, schema=schema)
-        queue.setup()
+    with _store_and_queue(pg_uri, schema, index) as (store, queue):
+        audit = AuditLog(store.conn, schema=schema)
         audit.setup()
         worker = ConsolidationWorker(queue, store, audit=audit)
         first = worker.schedule("u1")
@@ -184,11 +199,7 @@ def test_worker_schedules_hourly_runs_triggers_and_audits(
 def test_worker_never_runs_a_user_twice_at_once(
     pg_uri: str, schema: str, index: dict[str, object]
 ) -> None:
-    with open_pool(pg_uri, max_size=2) as pool:
-        store = VaultStore(pool, schema=schema, index=index)  # type: ignore[arg-type]
-        store.setup()
-        queue = JobQueue(pool, schema=schema)
-        queue.setup()
+    with _store_and_queue(pg_uri, schema, index) as (store, queue):
         worker = ConsolidationWorker(queue, store)
         worker.trigger("u1")
         # Another worker is in the middle of u1's run (it folds u1's usage signals) ...
@@ -201,15 +212,82 @@ def test_worker_never_runs_a_user_twice_at_once(
         assert worker.run_pending() == 1 and queue.list(status="pending") == []
 
 
-async def test_async_worker_runs_a_triggered_job_and_reschedules(
+class SlowJudge(OfflineJudge):
+    """The offline rules, after a wait longer than the worker's lease."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+        self.started = threading.Event()
+
+    def judge_facts(self, facts: Sequence[FactView]) -> FactVerdict:
+        self.started.set()
+        time.sleep(self.seconds)
+        return super().judge_facts(facts)
+
+    async def ajudge_facts(self, facts: Sequence[FactView]) -> FactVerdict:
+        self.started.set()
+        await asyncio.sleep(self.seconds)
+        return super().judge_facts(facts)
+
+
+def test_a_slow_run_keeps_its_lease(pg_uri: str, schema: str, index: dict[str, object]) -> None:
+    with _store_and_queue(pg_uri, schema, index) as (store, queue):
+        judge = SlowJudge(2.0)
+        worker = ConsolidationWorker(queue, store, judge, lease_seconds=0.6)
+        vault = MemoryVault(store, user_id="u1")
+        vault.remember("Likes green tea", source="conversation")
+        vault.remember("Likes green tea!", source="conversation")
+        job = worker.trigger("u1")
+        with ThreadPoolExecutor(1) as pool:
+            run = pool.submit(worker.run_pending)
+            assert judge.started.wait(10)
+            time.sleep(1.2)  # two leases' time into the judge call
+            # Another worker finds nothing to take over: the run renewed its lease.
+            assert queue.claim(["consolidate"], worker_id="other", lease_seconds=60) == []
+            assert run.result() == 1
+        assert queue.get(job).status == "done"  # type: ignore[union-attr]
+
+
+@asynccontextmanager
+async def _astore_and_queue(
     pg_uri: str, schema: str, index: dict[str, object]
-) -> None:
-    pool = await aopen_pool(pg_uri, max_size=2)
+) -> AsyncIterator[tuple[AsyncVaultStore, AsyncJobQueue]]:
+    pool = await aopen_pool(pg_uri, max_size=3)
     try:
         store = AsyncVaultStore(pool, schema=schema, index=index)  # type: ignore[arg-type]
         await store.setup()
-        queue, audit = AsyncJobQueue(pool, schema=schema), AsyncAuditLog(pool, schema=schema)
+        queue = AsyncJobQueue(pool, schema=schema)
         await queue.setup()
+        yield store, queue
+    finally:
+        await pool.close()
+
+
+async def test_async_slow_run_keeps_its_lease(
+    pg_uri: str, schema: str, index: dict[str, object]
+) -> None:
+    async with _astore_and_queue(pg_uri, schema, index) as (store, queue):
+        judge = SlowJudge(2.0)
+        worker = ConsolidationWorker(queue, store, judge, lease_seconds=0.6)
+        vault = MemoryVault(store, user_id="u1")
+        await vault.aremember("Likes green tea", source="conversation")
+        await vault.aremember("Likes green tea!", source="conversation")
+        job = await worker.atrigger("u1")
+        run = asyncio.create_task(worker.arun_pending())
+        while not judge.started.is_set():
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(1.2)
+        assert await queue.claim(["consolidate"], worker_id="other", lease_seconds=60) == []
+        assert await run == 1
+        assert (await queue.get(job)).status == "done"  # type: ignore[union-attr]
+
+
+async def test_async_worker_runs_a_triggered_job_and_reschedules(
+    pg_uri: str, schema: str, index: dict[str, object]
+) -> None:
+    async with _astore_and_queue(pg_uri, schema, index) as (store, queue):
+        audit = AsyncAuditLog(store.conn, schema=schema)
         await audit.setup()
         worker = ConsolidationWorker(queue, store, audit=audit, interval_seconds=3600)
         vault = MemoryVault(store, user_id="u1")
@@ -226,5 +304,3 @@ async def test_async_worker_runs_a_triggered_job_and_reschedules(
         assert await queue.list(status="pending") == []
         await worker.aschedule("u1")
         assert len(await queue.list(status="pending")) == 1
-    finally:
-        await pool.close()

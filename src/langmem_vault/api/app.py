@@ -31,6 +31,7 @@ from starlette.staticfiles import StaticFiles
 
 from langmem_vault.api import dashboard, errors, insights, instructions, memories, privacy
 from langmem_vault.api.auth import ADMIN_KEY_ENV, USER_KEYS_ENV, AuthHook, default_auth
+from langmem_vault.api.origin import CrossOriginGuard
 from langmem_vault.api.resources import open_service
 from langmem_vault.service import MemoryService
 from langmem_vault.service.analytics import LatencyLog
@@ -117,6 +118,7 @@ def create_app(
     if isinstance(service, MemoryService):  # usable before the lifespan runs (tests)
         app.state.vault_service = service
     errors.install(app)
+    app.add_middleware(CrossOriginGuard)  # no page of another site posts here as the operator
     app.include_router(api_router(), prefix=f"{prefix}/api")
     app.include_router(dashboard.build_router(), prefix=prefix)
     static = Path(str(resources.files("langmem_vault.api").joinpath("static")))

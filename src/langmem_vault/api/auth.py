@@ -120,7 +120,7 @@ class ApiKeyAuth:
 
 
 def _is_loopback(host: str | None) -> bool:
-    if host in ("localhost", "testclient"):  # starlette's TestClient/ASGI transport name
+    if host in ("localhost", "testclient", "testserver"):  # names starlette's TestClient uses
         return True
     try:
         return host is not None and ipaddress.ip_address(host).is_loopback
@@ -129,7 +129,9 @@ def _is_loopback(host: str | None) -> bool:
 
 
 class LocalOnlyAuth:
-    """No auth configured: loopback clients act as the admin ``local``; others are refused."""
+    """No auth configured: loopback clients act as the admin ``local``; others are refused,
+    and so are requests addressed to a name that is not local (``Host``): a page that
+    re-points a name of its own at 127.0.0.1 (DNS rebinding) must not read the API."""
 
     local = True
 
@@ -138,6 +140,12 @@ class LocalOnlyAuth:
         if not _is_loopback(client):
             raise PermissionError(
                 f"no auth is configured, so only local clients are served (got {client}); set "
+                f"{ADMIN_KEY_ENV} or {USER_KEYS_ENV}"
+            )
+        if not _is_loopback(request.url.hostname):
+            raise PermissionError(
+                f"no auth is configured, so only requests to a local address are served (Host "
+                f"{request.headers.get('host')!r}); use 127.0.0.1 or localhost, or set "
                 f"{ADMIN_KEY_ENV} or {USER_KEYS_ENV}"
             )
         return Identity.admin("local")

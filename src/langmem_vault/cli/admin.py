@@ -244,6 +244,26 @@ def rotate_keys(
         out.print(f"re-sealed {resealed} private memories of {len(results)} users")
 
 
+def reembed(
+    user: Annotated[
+        str | None, typer.Option("--user", "-u", help="one user (default: everything)")
+    ] = None,
+    page: Annotated[int, typer.Option(min=1, help="vectors per transaction")] = 256,
+    dsn: DsnOption = None,
+    schema: SchemaOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Embed every stored text again with the local model (after a change of embedding model)."""
+    from langmem_vault.memory.namespaces import MemoryNamespaces
+
+    with service_for(dsn, schema, user) as service:
+        prefix: tuple[str, ...] = ()
+        if user is not None:  # the user's label and what comes before it: ("memories", user)
+            prefix = MemoryNamespaces().resolve({"configurable": {"user_id": user}}).semantic[:2]
+        written = service.store.reembed(prefix, page=page)  # type: ignore[attr-defined]
+    emit({"reembedded": written}, as_json, f"re-embedded {written} vectors")
+
+
 def users(
     dsn: DsnOption = None,
     schema: SchemaOption = None,
@@ -265,3 +285,4 @@ def register(app: typer.Typer) -> None:
     for command in (erase, unerase, consent, audit, stats, users):
         app.command()(command)
     app.command("rotate-keys")(rotate_keys)
+    app.command()(reembed)

@@ -59,6 +59,9 @@ SERVER_SETTINGS = {
     "shared_buffers": "512MB",
 }
 SETTINGS_FILE = "langmem_vault.conf"
+#: Overrides ``shared_buffers`` (e.g. ``128MB`` on a small machine), from the server's next start.
+SHARED_BUFFERS_ENV = "LANGMEM_VAULT_SHARED_BUFFERS"
+_SIZE_RE = re.compile(r"^[1-9][0-9]*(kB|MB|GB)$")
 
 # Log lines that mean a backend died or the server gave up (with the DETAIL line after them).
 _CRASH_RE = re.compile(r"terminated by signal|was terminated by exception|PANIC:")
@@ -201,14 +204,35 @@ def check_data_dir(path: Path) -> None:
         )
 
 
+def server_settings() -> dict[str, str]:
+    """:data:`SERVER_SETTINGS` with ``$LANGMEM_VAULT_SHARED_BUFFERS`` applied.
+
+    >>> os.environ[SHARED_BUFFERS_ENV] = "256MB"
+    >>> server_settings()["shared_buffers"]
+    '256MB'
+    >>> del os.environ[SHARED_BUFFERS_ENV]
+    """
+    settings = dict(SERVER_SETTINGS)
+    value = os.environ.get(SHARED_BUFFERS_ENV, "").strip()
+    if value:
+        if not _SIZE_RE.match(value):
+            raise ValueError(
+                f"${SHARED_BUFFERS_ENV}: expected a size in kB, MB or GB such as 128MB or 1GB, "
+                f"got {value!r}"
+            )
+        settings["shared_buffers"] = value
+    return settings
+
+
 def write_settings(data_dir: Path) -> None:
-    """Write :data:`SERVER_SETTINGS` to ``SETTINGS_FILE`` and include it from postgresql.conf
+    """Write :func:`server_settings` to ``SETTINGS_FILE`` and include it from postgresql.conf
     (once; a later ``include_if_exists`` line wins over earlier settings of the same name)."""
     conf = data_dir / "postgresql.conf"
     if not conf.exists():
         return
+    settings = server_settings()  # a bad value stops here, before any file changes
     target = data_dir / SETTINGS_FILE
-    lines = [f"{name} = '{value}'" for name, value in SERVER_SETTINGS.items()]
+    lines = [f"{name} = '{value}'" for name, value in settings.items()]
     target.write_text(
         "# Written by langmem_vault.db.embedded at each start.\n" + "\n".join(lines) + "\n"
     )
@@ -461,6 +485,7 @@ def resolve_dsn(dsn: str | None) -> str:
 __all__ = [
     "DATA_DIR_ENV",
     "DSN_ENV",
+    "SHARED_BUFFERS_ENV",
     "DataDirError",
     "EmbeddedServerError",
     "ServerCrashedError",
@@ -474,5 +499,6 @@ __all__ = [
     "release_all",
     "resolve_dsn",
     "server_major",
+    "server_settings",
     "stop_server",
 ]

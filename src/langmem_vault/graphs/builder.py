@@ -42,7 +42,7 @@ from langmem_vault.graphs.options import (
 )
 from langmem_vault.graphs.state import MemoryContext, MemoryInput, MemoryOutput, MemoryState
 from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.nodes.common import load_model
+from langmem_vault.nodes.common import MemoryNode, load_model
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.reconcile import create_reconcile_node
 from langmem_vault.nodes.respond import DEFAULT_SYSTEM_PROMPT, create_respond_node
@@ -86,18 +86,21 @@ def _memory_nodes(
     reconcile: ReconcileOptions,
     compact: CompactOptions | None,
 ) -> dict[str, Any]:
-    from langmem_vault.nodes.extract import create_extract_node
+    from langmem_vault.nodes.extract import CatchUpThenInject, create_extract_node
 
+    extract_node = create_extract_node(
+        extractor,
+        mode=extract_mode,
+        queue=queue,
+        store=store,
+        namespaces=namespaces,
+        **extract.as_kwargs(),
+    )
+    inject_node = create_inject_node(store=store, namespaces=namespaces, **inject.as_kwargs())
     nodes: dict[str, Any] = {
-        "inject": create_inject_node(store=store, namespaces=namespaces, **inject.as_kwargs()),
-        "extract": create_extract_node(
-            extractor,
-            mode=extract_mode,
-            queue=queue,
-            store=store,
-            namespaces=namespaces,
-            **extract.as_kwargs(),
-        ),
+        # A new thread's first turn extracts the user's unread tails before inject reads.
+        "inject": MemoryNode(CatchUpThenInject(inject_node.node, extract_node), name="inject"),
+        "extract": extract_node,
         "reconcile": create_reconcile_node(
             store=store, namespaces=namespaces, **reconcile.as_kwargs()
         ),

@@ -43,14 +43,13 @@ from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.injected import InjectedMemory
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.compact import create_compact_node
-from langmem_vault.nodes.extract import create_extract_node
+from langmem_vault.nodes.extract import DEFAULT_CATCH_UP_SECONDS, create_extract_node
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.respond import CitationFeedback, memory_system_message, utility_recorder
 
 __all__ = ["DEFAULT_CATCH_UP_SECONDS", "MemoryAgentState", "MemoryMiddleware"]
 
 #: how long a new thread's first turn waits for the user's earlier threads to be extracted
-DEFAULT_CATCH_UP_SECONDS = 5.0
 
 
 class MemoryAgentState(AgentState[Any]):

@@ -25,6 +25,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 
 from langmem_vault.extraction.payload import namespaces_from_payload, namespaces_payload
+from langmem_vault.jobs.lease import aheartbeat, heartbeat
 from langmem_vault.jobs.plans import Job
 from langmem_vault.jobs.queue import DEFAULT_LEASE_SECONDS, AsyncJobQueue, JobQueue
 from langmem_vault.memory.consolidation import (
@@ -44,6 +45,7 @@ logger = logging.getLogger("langmem_vault.jobs")
 
 CONSOLIDATE_JOB = "consolidate"
 DEFAULT_INTERVAL_SECONDS = 3600.0
+DEFAULT_MAX_RUN_SECONDS = 900.0
 _ACTIONS = {"summary": AuditAction.CREATE}
 
 
@@ -82,6 +84,8 @@ class ConsolidationWorker:
     ``model`` is a chat model (one call per cluster, offline rules when it fails), an
     ``init_chat_model`` string, a :class:`~langmem_vault.memory.consolidation_judge.ClusterJudge`,
     or None for the offline rules. ``audit`` is an ``AuditLog``/``AsyncAuditLog`` (or buffer).
+    A run renews its job's lease (every third of ``lease_seconds``) for up to
+    ``max_run_seconds``: a slow judge keeps the job, a hung one loses it.
     """
 
     def __init__(
@@ -98,6 +102,7 @@ class ConsolidationWorker:
         worker_id: str | None = None,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         retry_in_seconds: float = 60.0,
+        max_run_seconds: float = DEFAULT_MAX_RUN_SECONDS,
     ) -> None:
         if interval_seconds <= 0:
             raise ValueError(f"interval_seconds must be > 0, got {interval_seconds!r}")
@@ -111,6 +116,9 @@ class ConsolidationWorker:
         self.worker_id = worker_id or f"{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.lease_seconds = lease_seconds
         self.retry_in_seconds = retry_in_seconds
+        # A run (one judge call per cluster) renews its lease up to this long, so a slow judge
+        # never lets a second worker start the same user's run and fold its signals twice.
+        self.max_run_seconds = max_run_seconds
 
     # -- what a job carries (shared by both drivers) --
 
@@ -158,7 +166,10 @@ class ConsolidationWorker:
         """Run one claimed job: consolidate, audit, complete, schedule the next slot."""
         queue = self._sync_queue()
         plan = consolidation_plan(namespaces_from_payload(job.payload), policy=self.policy)
-        report = run_consolidation(self.store, plan, self.judge)
+        with heartbeat(
+            queue, job, lease_seconds=self.lease_seconds, max_seconds=self.max_run_seconds
+        ):
+            report = run_consolidation(self.store, plan, self.judge)
         events = self._events(job, report)
         if events and self.audit is not None:
             if inspect.iscoroutinefunction(self.audit.record):
@@ -213,7 +224,10 @@ class ConsolidationWorker:
         """Async :meth:`run_job`."""
         queue = self._async_queue()
         plan = consolidation_plan(namespaces_from_payload(job.payload), policy=self.policy)
-        report = await arun_consolidation(self.store, plan, self.judge)
+        async with aheartbeat(
+            queue, job, lease_seconds=self.lease_seconds, max_seconds=self.max_run_seconds
+        ):
+            report = await arun_consolidation(self.store, plan, self.judge)
         events = self._events(job, report)
         if events and self.audit is not None:
             outcome = self.audit.record(events)

@@ -24,9 +24,7 @@ import contextlib
 import logging
 import os
 import threading
-import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from langgraph.store.base import BaseStore
@@ -40,6 +38,7 @@ from langmem_vault.extraction.payload import (
 )
 from langmem_vault.extraction.protocol import as_extractor
 from langmem_vault.extraction.span import aextract_span, extract_span
+from langmem_vault.jobs.lease import aheartbeat, heartbeat
 from langmem_vault.jobs.plans import Job
 from langmem_vault.jobs.queue import DEFAULT_LEASE_SECONDS, AsyncJobQueue, JobQueue
 from langmem_vault.memory.models import Extraction
@@ -108,44 +107,6 @@ class ExtractionWorker:
             raise TypeError("run_pending()/start() need a JobQueue; use arun_pending()/astart()")
         return self.queue
 
-    @contextlib.contextmanager
-    def _heartbeat(self, queue: JobQueue, job: Job) -> Iterator[None]:
-        """Renew ``job``'s lease every third of it while the block runs (the model call)."""
-        stop = threading.Event()
-        deadline = time.monotonic() + self.max_extract_seconds
-
-        def beat() -> None:
-            while not stop.wait(self.lease_seconds / 3) and time.monotonic() < deadline:
-                if not queue.renew(job, self.lease_seconds):
-                    return
-
-        thread = threading.Thread(target=beat, name=f"lease-{job.id}", daemon=True)
-        thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
-
-    @contextlib.asynccontextmanager
-    async def _aheartbeat(self, queue: AsyncJobQueue, job: Job) -> AsyncIterator[None]:
-        """Async twin of :meth:`_heartbeat`."""
-        deadline = time.monotonic() + self.max_extract_seconds
-
-        async def beat() -> None:
-            while True:
-                await asyncio.sleep(self.lease_seconds / 3)
-                if time.monotonic() >= deadline or not await queue.renew(job, self.lease_seconds):
-                    return
-
-        task = asyncio.create_task(beat())
-        try:
-            yield
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
     def run_job(self, job: Job) -> None:
         """Extract (unless a saved result exists), reconcile and complete one claimed job."""
         queue = self._sync_queue()
@@ -154,7 +115,9 @@ class ExtractionWorker:
             extraction = Extraction.model_validate(job.result)
         else:
             messages = messages_from_payload(job.payload)
-            with self._heartbeat(queue, job):
+            with heartbeat(
+                queue, job, lease_seconds=self.lease_seconds, max_seconds=self.max_extract_seconds
+            ):
                 checked = extract_span(
                     self.store,
                     self.extractor,
@@ -274,7 +237,9 @@ class ExtractionWorker:
             extraction = Extraction.model_validate(job.result)
         else:
             messages = messages_from_payload(job.payload)
-            async with self._aheartbeat(queue, job):
+            async with aheartbeat(
+                queue, job, lease_seconds=self.lease_seconds, max_seconds=self.max_extract_seconds
+            ):
                 checked = await aextract_span(
                     self.store,
                     self.extractor,

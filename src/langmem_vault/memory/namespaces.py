@@ -34,6 +34,7 @@ __all__ = [
     "EPISODES",
     "INSTRUCTIONS",
     "SEMANTIC",
+    "TAILS_ROOT",
     "WATERMARK_NAMESPACE",
     "MemoryNamespaces",
     "MissingConfigKeyError",
@@ -42,6 +43,7 @@ __all__ = [
     "encode_label",
     "resolve_namespace",
     "run_context",
+    "tails_namespace",
 ]
 
 NamespaceTemplate = tuple[str, ...]
@@ -52,8 +54,21 @@ INSTRUCTIONS: NamespaceTemplate = ("memories", "{user_id}", "instructions")
 #: Where the extract node keeps each thread's inline watermark (one item per thread id).
 #: Defined here, below both extraction and privacy, so erase finds it without a copy.
 WATERMARK_NAMESPACE: tuple[str, ...] = ("langmem_vault", "watermarks", "extract")
+#: Inline extraction keeps each thread's not-yet-extracted messages (its tail) under
+#: ``tails_namespace(semantic)``, one item per thread id; erase takes them with the user.
+TAILS_ROOT: tuple[str, ...] = ("langmem_vault", "tails")
 
 _FORMATTER = string.Formatter()
+
+
+def tails_namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
+    """Where inline extraction keeps the unextracted tails of the threads whose facts go to
+    ``namespace`` (outside it, so no search of the memories ever returns a tail).
+
+    >>> tails_namespace(("memories", "u1", "semantic"))
+    ('langmem_vault', 'tails', 'memories', 'u1', 'semantic')
+    """
+    return (*TAILS_ROOT, *namespace)
 
 
 class MissingConfigKeyError(KeyError):

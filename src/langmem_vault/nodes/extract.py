@@ -15,7 +15,11 @@ is enqueued too, to run once the thread has been idle ``idle_seconds`` (default 
 later turn merges into that job and pushes it back), and at once when the same user starts a
 new thread (:meth:`_ExtractNode.catch_up`; the agent middleware also waits a little for it, so
 the new thread's first answer already knows). The queue's watermark keeps this free of
-duplicates.
+duplicates. In inline mode the tail is kept in the store (``tails_namespace``, one item per
+thread), and the user's next new thread extracts it on its first turn, before inject reads
+(``build_memory_graph``, ``add_memory`` and the middleware call ``catch_up`` first), so a
+one-exchange chat is remembered in the next one too. With ``idle_seconds=None`` short tails
+wait until their thread reaches the threshold, in both modes.
 
 Background mode needs Postgres for the queue: pass ``queue=`` (a ``JobQueue``, an
 ``AsyncJobQueue`` or a DSN string). Without one the node runs inline and logs that once, so the
@@ -40,16 +44,22 @@ from typing import Any, Literal
 import psycopg
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.store.base import BaseStore
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
 
 from langmem_vault.extraction.apply import aapply, apply
-from langmem_vault.extraction.messages import content_messages, message_id
+from langmem_vault.extraction.messages import (
+    content_messages,
+    deserialize_span,
+    message_id,
+    serialize_span,
+)
 from langmem_vault.extraction.payload import EXTRACT_JOB, WATERMARK_NAMESPACE, payload_builder
 from langmem_vault.extraction.protocol import as_extractor
 from langmem_vault.extraction.span import aextract_span, extract_span
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
 from langmem_vault.jobs.worker import ExtractionWorker
-from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
+from langmem_vault.memory.plans import Step, Steps, StorePlan, arun_steps, run_steps
 from langmem_vault.nodes.common import MemoryNode, resolve_store
 from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
 
@@ -59,13 +69,17 @@ logger = logging.getLogger("langmem_vault.extract")
 FLUSH_KEY = "extract_now"
 DEFAULT_BACKGROUND_DEBOUNCE = 2.0
 DEFAULT_IDLE_SECONDS = 300.0
+#: how long a new thread's first turn waits for the user's caught-up tails (background mode)
+DEFAULT_CATCH_UP_SECONDS = 5.0
 #: how often a catch-up that waits polls the promoted jobs
 _POLL_SECONDS = 0.05
 _SETTLED = ("done", "failed")
+#: how many of the user's other threads' tails a new thread extracts (inline mode), per turn
+MAX_TAILS = 20
 
 Mode = Literal["background", "inline"]
 
-__all__ = ["FLUSH_KEY", "create_extract_node"]
+__all__ = ["DEFAULT_CATCH_UP_SECONDS", "FLUSH_KEY", "CatchUpThenInject", "create_extract_node"]
 
 
 # --- the node ----------------------------------------------------------------------------------
@@ -154,27 +168,101 @@ class _ExtractNode:
         return 1 if flush else self.every_n
 
     def _new_inline(
-        self, span: list[BaseMessage], mark: dict[str, Any] | None, min_new: int
-    ) -> list[BaseMessage] | None:
-        done = set((mark or {}).get("message_ids", []))
-        new = [m for m in span if message_id(m) not in done]
-        if len(new) < min_new:
-            return None
+        self, unseen: list[BaseMessage], mark: dict[str, Any] | None, min_new: int
+    ) -> bool:
+        """Whether the thread's unseen messages are extracted now."""
+        if len(unseen) < min_new:
+            return False
         last = (mark or {}).get("last_run")
         if self.debounce and last and min_new > 1:
             age = (datetime.now(UTC) - datetime.fromisoformat(last)).total_seconds()
             if age < self.debounce:
-                return None  # too soon; these messages wait for the next run
-        return new
+                return False  # too soon; these messages wait for the next run
+        return True
 
     @staticmethod
-    def _mark(span: list[BaseMessage]) -> dict[str, Any]:
+    def _mark(message_ids: list[str]) -> dict[str, Any]:
+        return {"message_ids": message_ids, "last_run": datetime.now(UTC).isoformat()}
+
+    # -- inline: one body of steps for both drivers --
+
+    def _extract_step(
+        self, store: BaseStore, messages: list[BaseMessage], ns: ResolvedNamespaces, thread_id: str
+    ) -> Step:
+        """Extract ``messages`` of ``thread_id`` and apply the result."""
+        kwargs: dict[str, Any] = {
+            "namespaces": ns,
+            "thread_id": thread_id,
+            "similar_limit": self.similar_limit,
+            "redaction": self.redaction,
+        }
+
+        def sync() -> None:
+            apply(store, extract_span(store, self.extractor, messages, **kwargs).extraction, ns)
+
+        async def asyn() -> None:
+            checked = await aextract_span(store, self.extractor, messages, **kwargs)
+            await aapply(store, checked.extraction, ns)
+
+        return Step(sync, asyn)
+
+    def _inline_steps(self, span: list[BaseMessage], config: RunnableConfig) -> Steps[None]:
+        """Extract the thread's unseen messages once ``every_n_messages`` are new; until then
+        keep them as the thread's tail, which the user's next new thread extracts."""
+        thread_id = _thread_id(config)
+        ns = self.namespaces.resolve(config)
+        store = self._store()
+        tails = tails_namespace(ns.semantic)
+        (mark_item,) = yield _batch(store, [GetOp(WATERMARK_NAMESPACE, thread_id)])
+        mark = mark_item.value if mark_item else None
+        done = set((mark or {}).get("message_ids", []))
+        unseen = [m for m in span if message_id(m) not in done]
+        if not self._new_inline(unseen, mark, self._min_new(config)):
+            if unseen and self.idle_seconds is not None:
+                tail = {
+                    "messages": serialize_span(unseen),
+                    "message_ids": [message_id(m) for m in unseen],
+                }
+                yield _batch(store, [PutOp(tails, thread_id, tail, index=False)])
+            return
+        yield self._extract_step(store, unseen, ns, thread_id)
         # Only ids still in state are kept: removed messages cannot come back, so the
         # watermark stays as small as the thread's state.
-        return {
-            "message_ids": [message_id(m) for m in span],
-            "last_run": datetime.now(UTC).isoformat(),
-        }
+        ops: list[Op] = [
+            PutOp(
+                WATERMARK_NAMESPACE,
+                thread_id,
+                self._mark([message_id(m) for m in span]),
+                index=False,
+            )
+        ]
+        if self.idle_seconds is not None:
+            ops.append(PutOp(tails, thread_id, None))
+        yield _batch(store, ops)
+
+    def _tail_steps(self, config: RunnableConfig) -> Steps[None]:
+        """Extract the tails of the user's other threads, oldest first; each tail's ids join
+        its thread's watermark, so the thread never extracts them again."""
+        thread_id = _thread_id(config)
+        ns = self.namespaces.resolve(config)
+        store = self._store()
+        tails = tails_namespace(ns.semantic)
+        (found,) = yield _batch(store, [SearchOp(tails, limit=MAX_TAILS)])
+        for item in sorted(found, key=lambda i: i.updated_at):
+            if item.key == thread_id:
+                continue
+            messages = deserialize_span(item.value["messages"])
+            yield self._extract_step(store, messages, ns, item.key)
+            (mark,) = yield _batch(store, [GetOp(WATERMARK_NAMESPACE, item.key)])
+            seen = mark.value["message_ids"] if isinstance(mark, Item) else []
+            ids = list(dict.fromkeys([*seen, *item.value["message_ids"]]))
+            yield _batch(
+                store,
+                [
+                    PutOp(WATERMARK_NAMESPACE, item.key, self._mark(ids), index=False),
+                    PutOp(tails, item.key, None),
+                ],
+            )
 
     # -- sync --
 
@@ -208,22 +296,9 @@ class _ExtractNode:
             if queued is not None and self.start_worker:
                 self._ensure_thread_worker(queue, self._store())
             return {}
-        store = self._store()
-        mark_item = store.get(WATERMARK_NAMESPACE, thread_id)
-        new = self._new_inline(span, mark_item.value if mark_item else None, self._min_new(config))
-        if new is None:
-            return {}
-        checked = extract_span(
-            store,
-            self.extractor,
-            new,
-            namespaces=ns,
-            thread_id=thread_id,
-            similar_limit=self.similar_limit,
-            redaction=self.redaction,
-        )
-        apply(store, checked.extraction, ns)
-        store.put(WATERMARK_NAMESPACE, thread_id, self._mark(span), index=False)
+        if _first_turn(span):
+            self.catch_up(state, config)
+        run_steps(self._inline_steps(span, config))
         return {}
 
     def _sync_queue(self) -> JobQueue | None:
@@ -286,22 +361,9 @@ class _ExtractNode:
             except psycopg.Error as exc:
                 _enqueue_failed(exc)
                 return {}
-        store = self._store()
-        mark_item = await store.aget(WATERMARK_NAMESPACE, thread_id)
-        new = self._new_inline(span, mark_item.value if mark_item else None, self._min_new(config))
-        if new is None:
-            return {}
-        checked = await aextract_span(
-            store,
-            self.extractor,
-            new,
-            namespaces=ns,
-            thread_id=thread_id,
-            similar_limit=self.similar_limit,
-            redaction=self.redaction,
-        )
-        await aapply(store, checked.extraction, ns)
-        await store.aput(WATERMARK_NAMESPACE, thread_id, self._mark(span), index=False)
+        if _first_turn(span):
+            await self.acatch_up(state, config)
+        await arun_steps(self._inline_steps(span, config))
         return {}
 
     async def _async_queue(self) -> AsyncJobQueue | None:
@@ -321,9 +383,13 @@ class _ExtractNode:
     # -- a new thread catches up with the user's earlier ones --
 
     def _catching_up(self, state: Mapping[str, Any]) -> bool:
-        if self.mode != "background" or self.idle_seconds is None:
-            return False
-        return _first_turn(self._span(dict(state)))
+        return self.idle_seconds is not None and _first_turn(self._span(dict(state)))
+
+    def _catch_up_failed(self, exc: Exception) -> list[int]:
+        # Memory must not break the chat turn: the tails stay for the next new thread.
+        where = "the idle timer still runs them" if self.mode == "background" else "kept"
+        logger.warning("extract: catch-up failed (%s); the tails are %s", exc, where)
+        return []
 
     def catch_up(
         self, state: Mapping[str, Any], config: RunnableConfig, *, wait_seconds: float = 0.0
@@ -331,10 +397,17 @@ class _ExtractNode:
         """On the first turn of a thread, run the user's idle tails (their other threads'
         unextracted messages) now; wait up to ``wait_seconds`` for them to finish.
 
-        Returns the promoted job ids (``[]`` when this is not a first turn, in inline mode, or
-        when the queue is unreachable: memory never breaks the chat turn).
+        Inline mode extracts them here, before returning. Returns the promoted job ids (``[]``
+        when this is not a first turn, in inline mode, or when the queue is unreachable:
+        memory never breaks the chat turn).
         """
         if not self._catching_up(state):
+            return []
+        if self.mode == "inline":
+            try:
+                run_steps(self._tail_steps(config))
+            except Exception as exc:
+                return self._catch_up_failed(exc)
             return []
         queue = self._sync_queue()
         if queue is None:
@@ -349,8 +422,7 @@ class _ExtractNode:
             while ids and not _settled(queue.statuses(ids), ids) and time.monotonic() < deadline:
                 time.sleep(_POLL_SECONDS)
         except psycopg.Error as exc:
-            logger.warning("extract: catch-up failed (%s); the idle timer still runs them", exc)
-            return []
+            return self._catch_up_failed(exc)
         return ids
 
     async def acatch_up(
@@ -358,6 +430,12 @@ class _ExtractNode:
     ) -> list[int]:
         """Async :meth:`catch_up`."""
         if not self._catching_up(state):
+            return []
+        if self.mode == "inline":
+            try:
+                await arun_steps(self._tail_steps(config))
+            except Exception as exc:
+                return self._catch_up_failed(exc)
             return []
         aqueue = await self._async_queue()
         if aqueue is None:  # a sync queue in an async graph: keep the loop free
@@ -375,8 +453,7 @@ class _ExtractNode:
             ):
                 await asyncio.sleep(_POLL_SECONDS)
         except psycopg.Error as exc:
-            logger.warning("extract: catch-up failed (%s); the idle timer still runs them", exc)
-            return []
+            return self._catch_up_failed(exc)
         return ids
 
     # -- lifecycle --
@@ -426,6 +503,15 @@ class _ExtractNode:
         worker.wake()
 
 
+def _batch(store: BaseStore, ops: list[Op]) -> Step:
+    """One store batch as a step."""
+
+    def plan() -> StorePlan[list[Any]]:
+        return (yield ops)
+
+    return Step.store(store, plan())
+
+
 def _first_turn(span: list[BaseMessage]) -> bool:
     """Whether the thread holds exactly one user message: the turn that starts it."""
     return sum(1 for m in span if m.type == "human") == 1
@@ -440,6 +526,29 @@ def _enqueue_failed(exc: Exception) -> None:
     # Memory must not break the chat turn. The watermark did not move, so the next turn
     # enqueues these messages again: nothing is lost.
     logger.warning("extract: enqueue failed (%s); the next turn retries it", exc)
+
+
+class CatchUpThenInject:
+    """An inject node that first lets ``extract`` catch up with the user's other threads (on a
+    thread's first turn), so their short tails are in the memory it injects; the graph
+    builders wire this, as the agent middleware does in ``before_agent``."""
+
+    def __init__(
+        self, inject: Any, extract: MemoryNode, *, wait_seconds: float = DEFAULT_CATCH_UP_SECONDS
+    ) -> None:
+        self.inject = inject
+        self.extract: _ExtractNode = extract.node
+        self.wait_seconds = wait_seconds
+
+    def invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        self.extract.catch_up(state, config, wait_seconds=self.wait_seconds)
+        update: dict[str, Any] = self.inject.invoke(state, config)
+        return update
+
+    async def ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        await self.extract.acatch_up(state, config, wait_seconds=self.wait_seconds)
+        update: dict[str, Any] = await self.inject.ainvoke(state, config)
+        return update
 
 
 def create_extract_node(
@@ -474,9 +583,9 @@ def create_extract_node(
       it off when workers run elsewhere);
     - ``redaction``: the PII policy applied to every proposal before anything is stored
       (:func:`langmem_vault.privacy.redact`); ``None`` turns redaction off;
-    - ``idle_seconds`` (background mode): a tail shorter than ``every_n_messages`` is
-      extracted once the thread has been idle this long, or as soon as the same user starts a
-      new thread; ``None`` leaves short tails until the thread reaches the threshold.
+    - ``idle_seconds``: a tail shorter than ``every_n_messages`` is extracted as soon as the
+      same user starts a new thread, or (background mode) once the thread has been idle this
+      long; ``None`` leaves short tails until the thread reaches the threshold.
 
     >>> node = create_extract_node("openai:gpt-4o-mini", queue=dsn)  # doctest: +SKIP
     >>> builder.add_node("extract", node)                            # doctest: +SKIP

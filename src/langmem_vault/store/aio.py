@@ -28,6 +28,7 @@ from langmem_vault.store.plans import (
     sweep_plan,
 )
 from langmem_vault.store.ranking import SearchRanking
+from langmem_vault.store.reembed import DEFAULT_PAGE, EmbedTexts
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +166,25 @@ class AsyncVaultStore(StoreCore, BaseStore):
     async def analyze(self) -> None:
         """Refresh the statistics search uses to weigh keywords by rarity (see VaultStore)."""
         await self._db.run(analyze_plan(self.schema, self._stats))
+
+    async def reembed(
+        self, namespace_prefix: tuple[str, ...] = (), *, page: int = DEFAULT_PAGE
+    ) -> int:
+        """Async twin of :meth:`VaultStore.reembed`."""
+        steps = self._reembedding(namespace_prefix, page)
+        sent: Any = None
+        while True:
+            try:
+                step = steps.send(sent)
+            except StopIteration as done:
+                return int(done.value)
+            if isinstance(step, EmbedTexts):
+                assert self.embeddings is not None
+                vectors = await self.embeddings.aembed_documents(step.texts)
+                found = self._check_docs(step.texts, vectors)
+                sent = [found[t] for t in step.texts]
+            else:
+                sent = await self._db.run(step)
 
     async def purge_prefixes(
         self, prefixes: Sequence[tuple[str, ...]], *, analyze: bool = True

@@ -7,7 +7,7 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Unpack
+from typing import Any, Unpack
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
@@ -29,6 +29,7 @@ from langmem_vault.store.plans import (
     sweep_plan,
 )
 from langmem_vault.store.ranking import SearchRanking
+from langmem_vault.store.reembed import DEFAULT_PAGE, EmbedTexts
 
 logger = logging.getLogger(__name__)
 
@@ -158,6 +159,29 @@ class VaultStore(StoreCore, BaseStore):
         have the weights at once.
         """
         self._db.run(analyze_plan(self.schema, self._stats))
+
+    def reembed(self, namespace_prefix: tuple[str, ...] = (), *, page: int = DEFAULT_PAGE) -> int:
+        """Embed every indexed text again with the store's embeddings, in place: after a change
+        of embedding model (same ``dims``). Items keep their values and ``updated_at``; a put
+        racing with it wins. Runs a page (``page`` vectors) per transaction, and a re-run after
+        a crash simply does it again. Returns how many vectors were written.
+
+        >>> store.reembed(("memories",))  # doctest: +SKIP
+        1042
+        """
+        steps = self._reembedding(namespace_prefix, page)
+        sent: Any = None
+        while True:
+            try:
+                step = steps.send(sent)
+            except StopIteration as done:
+                return int(done.value)
+            if isinstance(step, EmbedTexts):
+                assert self.embeddings is not None
+                found = self._check_docs(step.texts, self.embeddings.embed_documents(step.texts))
+                sent = [found[t] for t in step.texts]
+            else:
+                sent = self._db.run(step)
 
     def purge_prefixes(self, prefixes: Sequence[tuple[str, ...]], *, analyze: bool = True) -> int:
         """Delete every item under each namespace prefix, expired ones included, with their

@@ -14,6 +14,7 @@ from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.store.lexemes import StatsCache
 from langmem_vault.store.plans import PreparedBatch, StoreSettings, check_vectors
 from langmem_vault.store.ranking import SearchRanking
+from langmem_vault.store.reembed import ReembedSteps, reembed_steps
 from langmem_vault.store.validation import (
     DEFAULT_MAX_VALUE_BYTES,
     InvalidValueError,
@@ -129,6 +130,12 @@ class StoreCore:
 
     def _docs_to_embed(self, batch: PreparedBatch) -> list[str]:
         return batch.doc_texts if self.embeddings is not None else []
+
+    def _reembedding(self, namespace_prefix: tuple[str, ...], page: int) -> ReembedSteps:
+        """The steps of ``reembed`` (see :mod:`langmem_vault.store.reembed`)."""
+        if self.embeddings is None:
+            raise ValueError("reembed needs a store with an index: VaultStore(..., index={...})")
+        return reembed_steps(self.schema, namespace_prefix, page=page)
 
     def _check_docs(self, texts: list[str], vectors: Sequence[Sequence[float]]) -> dict[str, Any]:
         assert self.index_config is not None

@@ -27,10 +27,10 @@ from langgraph.store.base import (
     tokenize_path,
 )
 
-try:
-    from pgvector import Vector
+try:  # re-exported (reembed.py)
+    from pgvector import Vector as Vector
 except ImportError:  # pgvector < 0.4 (langchain-postgres 0.0.x pins 0.3.6) has no top-level names
-    from pgvector.utils import Vector
+    from pgvector.utils import Vector as Vector
 
 from langmem_vault.db.migrations import migrate_plan
 from langmem_vault.db.runner import Pipelined, Plan, Query, Rows, gather

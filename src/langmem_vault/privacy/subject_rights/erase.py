@@ -5,8 +5,9 @@ Hard delete by default. What is removed:
 - **store**: every item under the user's namespace prefixes (from the memory templates:
   ``("memories", user_id)``, plus ``("privacy", user_id)`` for consent, plus any
   ``extra_prefixes``) and under their usage mirrors (``memory.usage.usage_namespace``: the
-  memories' access and citation counts), and the extract node's inline watermarks of the
-  user's threads;
+  memories' access and citation counts) and their tail mirrors
+  (``memory.namespaces.tails_namespace``: messages inline extraction has not read yet), and
+  the extract node's inline watermarks of the user's threads;
 - **checkpoints**: ``saver.delete_user_threads(user_id)`` (every thread in the saver's
   per-user index, with its checkpoints, blobs, elements and writes);
 - **jobs**: extraction jobs of those threads or whose payload targets the user's namespaces,
@@ -52,6 +53,7 @@ from langmem_vault.memory.namespaces import (
     WATERMARK_NAMESPACE,
     MemoryNamespaces,
     encode_label,
+    tails_namespace,
 )
 from langmem_vault.memory.plans import (
     Step,
@@ -139,8 +141,9 @@ def _user_prefixes(
         if user_id not in prefix and encode_label(user_id) not in prefix:
             raise ValueError(f"extra prefix {prefix!r} does not contain the user id")
         prefixes.add(tuple(prefix))
-    # Usage records (access and citation counts) mirror the memories' namespaces.
-    prefixes.update([usage_namespace(p) for p in prefixes])
+    # Usage records (access and citation counts) and inline extraction's unextracted tails
+    # mirror the memories' namespaces.
+    prefixes.update([m for p in prefixes for m in (usage_namespace(p), tails_namespace(p))])
     return sorted(prefixes)
 
 

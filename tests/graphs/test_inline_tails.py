@@ -1,0 +1,112 @@
+"""Inline extraction never loses a short thread: a chat shorter than ``every_n_messages`` is
+kept as its thread's tail, and the user's next thread extracts it before its first inject."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from langchain_core.messages import HumanMessage
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.store.base import BaseStore
+
+from langmem_vault.graphs import ExtractOptions, build_memory_graph
+from langmem_vault.memory.namespaces import WATERMARK_NAMESPACE, tails_namespace
+from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.privacy import erase_user, restore_user
+
+TAILS = tails_namespace(("memories", "dana", "semantic"))
+
+
+def _graph(store: BaseStore, extractor: Any = None, **options: Any) -> Any:
+    return build_memory_graph(
+        RecallChatModel(),
+        store=store,
+        checkpointer=InMemorySaver(),
+        extractor=extractor or OfflineExtractor(use_spacy=False),
+        summarizer=None,
+        extract_options=ExtractOptions(**options),  # every_n_messages: the default 4
+    )
+
+
+def _cfg(thread_id: str, user: str = "dana") -> dict[str, Any]:
+    return {"configurable": {"user_id": user, "thread_id": thread_id}}
+
+
+def _facts(store: BaseStore) -> list[str]:
+    return sorted(m.value.text for m in MemoryVault(store, user_id="dana").list())
+
+
+def test_a_one_exchange_chat_is_known_in_the_next_thread(store: BaseStore) -> None:
+    graph = _graph(store)
+    graph.invoke({"messages": [HumanMessage("I live in Leeds.")]}, _cfg("a"))
+    assert _facts(store) == []  # 2 messages: below the threshold, kept as the tail
+    assert [i.key for i in store.search(TAILS)] == ["a"]
+    out = graph.invoke({"messages": [HumanMessage("Where do I live?")]}, _cfg("b"))
+    assert "Leeds" in out["memory_context"]  # caught up before this turn's inject
+    assert "Leeds" in str(out["messages"][-1].content)
+    assert _facts(store) == ["User lives in Leeds"]
+    assert [i.key for i in store.search(TAILS)] == ["b"]  # a's tail went; b's is new
+    # Thread a goes on: its caught-up messages are in its watermark, never extracted again.
+    graph.invoke({"messages": [HumanMessage("I live in Leeds.")]}, _cfg("a"))
+    graph.invoke({"messages": [HumanMessage("ok")]}, _cfg("a"))
+    mark = store.get(WATERMARK_NAMESPACE, "a")
+    assert mark is not None and len(mark.value["message_ids"]) == 6
+    assert _facts(store) == ["User lives in Leeds"]
+    # Another user's new thread never reads dana's tails.
+    graph.invoke({"messages": [HumanMessage("hello")]}, _cfg("e", user="eve"))
+    assert [i.key for i in store.search(TAILS)] == ["b"]
+
+
+async def test_async_a_one_exchange_chat_is_known_in_the_next_thread(astore: BaseStore) -> None:
+    graph = _graph(astore)
+    await graph.ainvoke({"messages": [HumanMessage("I work at Acme Robotics.")]}, _cfg("a"))
+    assert [i.key for i in await astore.asearch(TAILS)] == ["a"]
+    out = await graph.ainvoke({"messages": [HumanMessage("Where do I work?")]}, _cfg("b"))
+    assert "Acme Robotics" in out["memory_context"]
+    assert [i.key for i in await astore.asearch(TAILS)] == ["b"]
+    mark = await astore.aget(WATERMARK_NAMESPACE, "a")
+    assert mark is not None and len(mark.value["message_ids"]) == 2
+
+
+def test_idle_seconds_none_leaves_short_tails(store: BaseStore) -> None:
+    graph = _graph(store, idle_seconds=None)
+    graph.invoke({"messages": [HumanMessage("I live in Leeds.")]}, _cfg("a"))
+    out = graph.invoke({"messages": [HumanMessage("Where do I live?")]}, _cfg("b"))
+    assert "Leeds" not in out["memory_context"]
+    assert store.search(TAILS) == []
+
+
+class _Broken(OfflineExtractor):
+    def extract(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("model down")
+
+
+def test_a_failed_catch_up_keeps_the_tail_and_the_turn(
+    store: BaseStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    _graph(store).invoke({"messages": [HumanMessage("I live in Leeds.")]}, _cfg("a"))
+    with caplog.at_level(logging.WARNING, logger="langmem_vault.extract"):
+        out = _graph(store, _Broken(use_spacy=False)).invoke(
+            {"messages": [HumanMessage("Where do I live?")]}, _cfg("b")
+        )
+    assert out["messages"][-1].content  # the chat turn still answered
+    assert "catch-up failed (model down)" in caplog.text
+    assert "a" in [i.key for i in store.search(TAILS)]  # kept for the next new thread
+    _graph(store).invoke({"messages": [HumanMessage("Where do I live?")]}, _cfg("c"))
+    assert _facts(store) == ["User lives in Leeds"]
+
+
+def test_erase_takes_the_tails(store: BaseStore) -> None:
+    _graph(store).invoke({"messages": [HumanMessage("I live in Leeds.")]}, _cfg("a"))
+    (tail,) = store.search(TAILS)
+    erase_user(store, "dana", soft_days=30)  # quarantined: out of every node's reach
+    assert store.search(TAILS) == []
+    restore_user(store, "dana")  # back as it was, a tail (not made a memory)
+    (back,) = store.search(TAILS)
+    assert back.value == tail.value and _facts(store) == []
+    erase_user(store, "dana")
+    assert store.search(TAILS) == []
