@@ -43,7 +43,11 @@ from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.injected import InjectedMemory
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.compact import create_compact_node
-from langmem_vault.nodes.extract import DEFAULT_CATCH_UP_SECONDS, create_extract_node
+from langmem_vault.nodes.extract import (
+    DEFAULT_CATCH_UP_SECONDS,
+    CatchUpThenInject,
+    create_extract_node,
+)
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.respond import CitationFeedback, memory_system_message, utility_recorder
 
@@ -129,23 +133,19 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         self.feedback = CitationFeedback(
             cite=cite, store=store, namespaces=namespaces, recorder=utility_recorder(record_utility)
         )
-        self.catch_up_seconds = catch_up_seconds
+        self._catch_up_then_inject = CatchUpThenInject(
+            self.inject_node.node, self.extract_node, wait_seconds=catch_up_seconds
+        )
 
     # -- before_agent: catch up, then inject (once per user turn) --
 
     def before_agent(self, state: MemoryAgentState, runtime: Runtime[Any]) -> dict[str, Any] | None:
-        config = get_config()
-        self.extract_node.node.catch_up(state, config, wait_seconds=self.catch_up_seconds)
-        update: dict[str, Any] = self.inject_node.node.invoke(state, config)
-        return update
+        return self._catch_up_then_inject.invoke(dict(state), get_config())
 
     async def abefore_agent(
         self, state: MemoryAgentState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        config = get_config()
-        await self.extract_node.node.acatch_up(state, config, wait_seconds=self.catch_up_seconds)
-        update: dict[str, Any] = await self.inject_node.node.ainvoke(state, config)
-        return update
+        return await self._catch_up_then_inject.ainvoke(dict(state), get_config())
 
     # -- before_model: compaction (when configured) --
 

@@ -530,8 +530,8 @@ def _enqueue_failed(exc: Exception) -> None:
 
 class CatchUpThenInject:
     """An inject node that first lets ``extract`` catch up with the user's other threads (on a
-    thread's first turn), so their short tails are in the memory it injects; the graph
-    builders wire this, as the agent middleware does in ``before_agent``."""
+    thread's first turn), so their short tails are in the memory it injects. The graph
+    builders and the agent middleware (``before_agent``) inject through it."""
 
     def __init__(
         self, inject: Any, extract: MemoryNode, *, wait_seconds: float = DEFAULT_CATCH_UP_SECONDS
