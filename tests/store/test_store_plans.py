@@ -70,3 +70,28 @@ def test_stale_statistics_are_read_first() -> None:
     assert steps[1].queries[1].params["st_freq"] == "{0.25}"
     assert cache.get() == LexemeStats({"tea": 0.25}, 40.0)
     assert [item.key for item in found.items] == ["a"]
+
+
+def test_a_scoped_search_counts_its_scope_once_a_minute() -> None:
+    cache = StatsCache()
+    cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
+    op = SearchOp(("users", "u1"), query="green tea", limit=2)
+    vectors = {"green tea": [1.0, 0.0]}
+
+    def statement(small: bool) -> str:
+        plan = plans._search_plan(op, _settings(), vectors, cache)
+        rows = [{**_row(k, 0.5), "small_scope": small} for k in "ab"]
+        (step,), _ = drive(plan, [None, rows])
+        assert isinstance(step, Pipelined)
+        return str(step.queries[1].sql)
+
+    counted = statement(True)  # the first search counts, and learns the namespace is small
+    assert "small AS MATERIALIZED" in counted and "small_scope" in counted
+    exact = statement(True)  # the next ones run only the exact branch
+    assert "small" not in exact and "nv AS MATERIALIZED" in exact
+    assert "LIMIT %(k)s" in exact and "<=> %(qv)s::vector\n    LIMIT" not in exact
+    cache.scopes.put(("namespace", "users.u1", "null"), small=False)
+    ann = statement(False)  # a large one: only the HNSW branch
+    assert "small" not in ann and "nv AS" not in ann and "<=> %(qv)s::vector\n    LIMIT" in ann
+    drive(plans.analyze_plan("s1", cache), None)  # ANALYZE forgets the verdicts too
+    assert cache.scopes.get(("namespace", "users.u1", "null")) is None

@@ -594,3 +594,64 @@ def test_keyword_statistics_reach_postgres_intact(pg_uri: str) -> None:
     with psycopg.connect(pg_uri) as conn:
         row = conn.execute("SELECT %(st_lex)s::text[], %(st_freq)s::float8[]", params).fetchone()
     assert row is not None and dict(zip(row[0], row[1], strict=True)) == freqs
+
+
+def _exact_top(emb: TrigramEmbeddings, query: str, texts: dict[str, str]) -> list[float]:
+    """The 10 best cosines of ``query`` against ``texts`` (key -> text)."""
+    q = emb.embed_query(query)
+    cosine = [
+        sum(a * b for a, b in zip(q, emb.embed_query(t), strict=True)) for t in texts.values()
+    ]
+    return sorted(cosine, reverse=True)[:10]
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_a_remembered_scope_size_never_changes_the_results(
+    pg_uri: str, schema: str, is_async: bool
+) -> None:
+    # The store remembers for a minute whether a scope held at most exact_scan_rows items
+    # (scopes.py). ("a",) is counted small, then grows past the bound: still scored exactly.
+    # ("b",) and the filter {"kind": "x"} are counted large, then shrink to 3 items: the HNSW
+    # path still returns all of them.
+    emb = TrigramEmbeddings()
+    ranking = SearchRanking(text_weight=0.0, exact_scan_rows=6)
+    words = ["tea", "teas", "team", "steam", "stream", "dream"]
+    a = {f"a{i}": f"note {i} about {words[i % 6]}" for i in range(30)}
+    b = {f"b{i}": f"memo {i} on {words[i % 6]}" for i in range(20)}
+    searches = [(("a",), None), (("b",), None), ((), {"kind": "x"})]
+
+    def ops() -> tuple[list[PutOp], list[PutOp], list[PutOp]]:
+        first = [PutOp(("a",), k, {"text": t}) for k, t in list(a.items())[:4]]
+        first += [PutOp(("b",), k, {"text": t, "kind": "x"}) for k, t in b.items()]
+        grow = [PutOp(("a",), k, {"text": t}) for k, t in list(a.items())[4:]]
+        shrink = [PutOp(("b",), k, None) for k in list(b)[3:]]
+        return first, grow, shrink
+
+    first, grow, shrink = ops()
+    calls = [SearchOp(ns, query="tea time", filter=flt, limit=10) for ns, flt in searches]
+    if is_async:
+        async with AsyncVaultStore.from_conn_string(
+            pg_uri, schema=schema, index=index_config(emb), ranking=ranking
+        ) as astore:
+            await astore.setup()
+            await astore.abatch(first)
+            await astore.abatch(calls)  # counts each scope
+            await astore.abatch(grow + shrink)
+            before = await astore.abatch(calls)
+            assert astore._stats.scopes.get(("namespace", "a", "null")) is True
+    else:
+        with VaultStore.from_conn_string(
+            pg_uri, schema=schema, index=index_config(emb), ranking=ranking
+        ) as store:
+            store.setup()
+            store.batch(first)
+            store.batch(calls)
+            store.batch(grow + shrink)
+            before = store.batch(calls)
+            assert store._stats.scopes.get(("namespace", "a", "null")) is True
+            assert store._stats.scopes.get(("items", "", '{"kind": "x"}')) is False
+    found_a, found_b, found_x = before
+    left = dict(list(b.items())[:3])
+    assert [h.score for h in found_a] == pytest.approx(_exact_top(emb, "tea time", a), abs=1e-5)
+    assert {h.key for h in found_b} == set(left)
+    assert {h.key for h in found_x} == set(left)

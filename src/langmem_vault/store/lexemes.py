@@ -22,6 +22,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from langmem_vault.store.scopes import ScopeSizes
+
 # Frequencies are clamped so one lexeme in every row still weighs a little, and one never
 # seen does not weigh infinitely.
 _MIN_FREQ, _MAX_FREQ, _UNIFORM_FREQ = 1e-6, 0.99, 0.01
@@ -60,10 +62,12 @@ class LexemeStats:
 
 
 class StatsCache:
-    """The latest :class:`LexemeStats` of one store, refreshed when older than a minute."""
+    """What one store knows about its data for a minute: the latest :class:`LexemeStats`,
+    refreshed when older, and its searches' scope sizes (:class:`ScopeSizes`)."""
 
     def __init__(self, max_age: float = STATS_MAX_AGE_SECONDS) -> None:
         self.max_age = max_age
+        self.scopes = ScopeSizes(max_age)
         self._stats: LexemeStats | None = None
         self._at = 0.0
         self._lock = threading.Lock()
@@ -80,3 +84,4 @@ class StatsCache:
     def clear(self) -> None:
         with self._lock:
             self._stats = None
+        self.scopes.clear()

@@ -9,6 +9,7 @@ last put to a key wins.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -315,20 +316,28 @@ def _search_plan(
         stats = _stats(rows)
         stats_cache.put(stats)
     params |= stats.params()
-    scope = None
+    scope = scope_key = small = None
     if settings.hybrid and (op.namespace_prefix or op.filter):
         scope = "items" if op.filter else "namespace"
         params["exact_rows"] = ranking.exact_scan_rows
+        flt = json.dumps(op.filter, sort_keys=True, default=repr)
+        scope_key = (scope, params.get("ns", ""), flt)
+        small = stats_cache.scopes.get(scope_key)
     if settings.hybrid:
         params["qv"] = Vector(query_vectors[op.query]).to_text()
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
-    sql = q.search_ranked(schema, where, score, order, hybrid=settings.hybrid, scope=scope)
+    sql = q.search_ranked(
+        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small
+    )
     if settings.hybrid:
         ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
         _, rows = yield Pipelined((Query(q.HNSW_SETTINGS, ef), Query(sql, params)))
     else:
         rows = yield Query(sql, params)
+    if scope_key is not None and small is None and rows:
+        # The statement counted the scope: later searches of it skip the count (scopes.py).
+        stats_cache.scopes.put(scope_key, small=bool(rows[0]["small_scope"]))
     ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]
     if len(ranked) < wanted:
         # Fewer candidates than the page needs: score the rest exactly, un-indexed items last

@@ -188,9 +188,12 @@ def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
     # scan of the vector table's primary key, which starts with prefix, so each page is read
     # once however many of its rows match; narrow rows, sorted), then the items of the nearest,
     # in that order, until k match. Same rows and order as _vectors_of_items.
+    # LIMIT 1 (one item per key anyway) keeps the planner from flattening the lateral into a
+    # hash join of every item of the namespace (4.5 ms at 1,000 items): one primary-key probe
+    # per nearest vector, stopping at k.
     return f"""SELECT {columns} FROM nv
     JOIN LATERAL (SELECT * FROM {s}.store_items AS i
-                  WHERE i.prefix = nv.prefix AND i.key = nv.key AND {where}) AS i ON true
+                  WHERE i.prefix = nv.prefix AND i.key = nv.key AND {where} LIMIT 1) AS i ON true
     ORDER BY nv.d
     LIMIT %(k)s"""
 
@@ -209,7 +212,14 @@ _NAMESPACE_ITEMS = """SELECT 1 FROM {s}.store_items AS i
 
 
 def search_ranked(
-    s: str, where: str, score: str, order: str, *, hybrid: bool, scope: str | None = None
+    s: str,
+    where: str,
+    score: str,
+    order: str,
+    *,
+    hybrid: bool,
+    scope: str | None = None,
+    small: bool | None = None,
 ) -> str:
     """The whole search in one statement: the query's terms, candidates from each retriever,
     re-scored exactly, best first.
@@ -217,9 +227,11 @@ def search_ranked(
     ``scope`` (hybrid stores) picks how vector candidates are found: None, by the HNSW index;
     ``"items"`` (a filter), exactly when at most ``%(exact_rows)s`` items match, else by the
     index; ``"namespace"`` (a namespace prefix, no filter), exactly when the namespace holds at
-    most ``%(exact_rows)s`` vectors, else by the index. The statement counts (no further than
-    one past the bound) and runs only the branch the count picks: the other is gated off by a
-    one-time filter, so a scoped search is one round trip too.
+    most ``%(exact_rows)s`` vectors, else by the index. ``small`` is that verdict when the
+    caller knows it (``scopes.ScopeSizes``): the statement then holds only the branch it picks.
+    Else the statement counts (no further than one past the bound), runs only the branch the
+    count picks (the other is gated off by a one-time filter, so a scoped search is one round
+    trip too) and returns the verdict in column ``small_scope``.
 
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
@@ -233,25 +245,33 @@ kw AS (
     ORDER BY ts_rank(i.search_tsv, {tq}) DESC
     LIMIT %(k)s
 )"""
+    verdict = ""
     if hybrid:
         counted = ""
-        if scope is None:
+        if scope is None or small is False:
             vec = f"vec AS (\n    {_vectors_ann(s, columns, where)}\n)"
+        elif small:
+            if scope == "namespace":
+                counted = _NAMESPACE_VECTORS.format(s=s)
+                vec = f"vec AS (\n    {_vectors_of_namespace(s, columns, where)}\n)"
+            else:
+                vec = f"vec AS (\n    {_vectors_of_items(s, columns, where)}\n)"
         else:
-            small = f"{where} AND (SELECT yes FROM small)"
+            gated = f"{where} AND (SELECT yes FROM small)"
             if scope == "namespace":
                 count = _NAMESPACE_ITEMS.format(s=s)
-                exact = _vectors_of_namespace(s, columns, small)
+                exact = _vectors_of_namespace(s, columns, gated)
                 counted = _NAMESPACE_VECTORS.format(s=s)
             else:
                 count = f"SELECT 1 FROM {s}.store_items AS i WHERE {where}"
-                exact = _vectors_of_items(s, columns, small)
+                exact = _vectors_of_items(s, columns, gated)
             counted += f"""
 small AS MATERIALIZED (
     SELECT count(*) <= %(exact_rows)s AS yes FROM ({count} LIMIT %(exact_rows)s + 1) AS x
 ),"""
             ann = _vectors_ann(s, columns, f"{where} AND NOT (SELECT yes FROM small)")
             vec = f"vec AS (\n    ({exact})\n    UNION ALL\n    ({ann})\n)"
+            verdict = ", (SELECT yes FROM small) AS small_scope"
         candidates = f"""{keyword},{counted}
 {vec},
 cand AS (
@@ -268,7 +288,7 @@ WITH {_terms(hybrid=hybrid)},
 scored AS MATERIALIZED (
     SELECT i.*, {cos} AS cos, {_COVERAGE} AS coverage FROM cand AS i
 )
-SELECT namespace, key, value, created_at, updated_at, ttl_minutes, {score} AS score
+SELECT namespace, key, value, created_at, updated_at, ttl_minutes, {score} AS score{verdict}
 FROM scored
 ORDER BY {order} DESC, updated_at DESC LIMIT %(wanted)s"""
 
