@@ -35,6 +35,7 @@ from psycopg import AsyncConnection, AsyncCursor, Connection, Cursor
 from psycopg.rows import DictRow, dict_row
 from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
+from langmem_vault.db import jsonb
 from langmem_vault.db.embedded import dsn_source, naming_crashes, resolve_dsn
 from langmem_vault.db.runner import Plan, arun_plan, run_plan
 
@@ -161,6 +162,13 @@ def open_pool(
     conn_kwargs = _conn_kwargs(prepare_threshold, kwargs)
     conninfo = resolve_dsn(dsn)
     _probe(dsn, conninfo, conn_kwargs)
+    user_configure = pool_options.pop("configure", None)
+
+    def configure(conn: Connection[Any]) -> None:
+        jsonb.configure(conn)  # faster jsonb decoding, same values (see db/jsonb.py)
+        if user_configure is not None:
+            user_configure(conn)
+
     pool: ConnectionPool[Any] = ConnectionPool(
         conninfo,
         min_size=min_size,
@@ -168,6 +176,7 @@ def open_pool(
         kwargs=conn_kwargs,
         check=_check,
         reset=_stamp,
+        configure=configure,
         open=False,
         **pool_options,
     )
@@ -189,6 +198,13 @@ async def aopen_pool(
     conn_kwargs = _conn_kwargs(prepare_threshold, kwargs)
     conninfo = await asyncio.to_thread(resolve_dsn, dsn)  # may start the embedded server
     await _aprobe(dsn, conninfo, conn_kwargs)
+    user_configure = pool_options.pop("configure", None)
+
+    async def configure(conn: AsyncConnection[Any]) -> None:
+        await jsonb.aconfigure(conn)
+        if user_configure is not None:
+            await user_configure(conn)
+
     pool: AsyncConnectionPool[Any] = AsyncConnectionPool(
         conninfo,
         min_size=min_size,
@@ -196,6 +212,7 @@ async def aopen_pool(
         kwargs=conn_kwargs,
         check=_acheck,
         reset=_astamp,
+        configure=configure,
         open=False,
         **pool_options,
     )
