@@ -292,14 +292,17 @@ def _recent_plan(op: SearchOp, schema: str) -> Plan[SearchPage]:
     """A search without a query: the newest matching items first. Within a namespace, an
     ordered walk of the namespace's own rows (``sql.search_recent_in``)."""
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
+    where = _filter_where(op, params)
+    if (op.filter or {}).get("private") is True:
+        # Implied by the filter; lets a prepared (generic) plan use store_items_private_idx,
+        # so inject's every-turn private read is not planned again each turn.
+        where += f" AND {q.PRIVATE_PREDICATE}"
     if op.namespace_prefix:
-        sql = q.search_recent_in(schema, _filter_where(op, params))
+        sql = q.search_recent_in(schema, where)
         _namespace_params(op, params)
     else:
-        sql = q.search_recent(schema, _filter_where(op, params))
-    # A filtered read is planned with its values every time (never a generic plan): only
-    # then can the planner match a partial index such as store_items_private_idx.
-    rows = yield Query(sql, params, prepare=False if op.filter else None)
+        sql = q.search_recent(schema, where)
+    rows = yield Query(sql, params)
     return _page([(r, _search_item(r, None)) for r in rows or []])
 
 

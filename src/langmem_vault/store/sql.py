@@ -5,6 +5,10 @@ from __future__ import annotations
 
 ITEM_COLUMNS = "i.namespace, i.key, i.value, i.created_at, i.updated_at, i.ttl_minutes"
 NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now())"
+# The predicate of store_items_private_idx (store/0002), written as that index's constant: a
+# prepared statement's generic plan can match a partial index only against a constant, never
+# against the filter's parameters (a filter value stays a parameter; this is the store's own).
+PRIVATE_PREDICATE = """i.value @> '{"private": true}'::jsonb"""
 
 # pgvector 0.8: keep scanning the HNSW graph until enough rows pass the filters (without it,
 # a filtered search returns fewer rows than asked for: pgvector #216), and widen the beam to
