@@ -7,9 +7,11 @@
    iterations, outside the timing, as they would be between chat turns. The databases are
    ANALYZEd after the bulk load (as autovacuum soon would). The same node runs on
    langgraph's PostgresStore (and InMemoryStore at 1k) as the reference, in the same run:
-   the stores take turns sample by sample. The query embedding is the default local model
-   (``local_embeddings()``: the ONNX backend unless ``$LANGMEM_VAULT_EMBEDDINGS`` says
-   otherwise); the load average is printed beside each row.
+   the stores take turns sample by sample. ``--others N`` writes N facts of another user
+   after them (the user's rows are then not the newest in the table). The query embedding
+   is the default local model (``local_embeddings()``: the ONNX backend unless
+   ``$LANGMEM_VAULT_EMBEDDINGS`` says otherwise); the load average is printed beside each
+   row.
 2. **recall across sessions**: 25 facts stated over five threads (through the full graph:
    inject, respond, extract with the offline extractor, reconcile), among ``--distractors``
    other stored facts; in a sixth thread 23 questions (paraphrases) ask about them. Share of
@@ -343,6 +345,13 @@ def main(argv: list[str] | None = None) -> None:
         help="recall with RedactionPolicy.strict() and a key: every name and place private, sealed",
     )
     parser.add_argument(
+        "--others",
+        type=int,
+        default=0,
+        help="facts of another user, written after the latency user's (its rows are then "
+        "not the newest in the table, as on a shared server)",
+    )
+    parser.add_argument(
         "--private",
         default="0",
         help="comma-separated counts of private facts among the latency user's facts",
@@ -372,6 +381,8 @@ def main(argv: list[str] | None = None) -> None:
                     db = common.create_database(uri, name) if uri and system != "memory" else None
                     store = common.open_store(system, stack, db, index, {})
                     seed_user(store, user, texts[:size], args.episodes, private=private)
+                    if args.others:  # same texts (their vectors are cached), another user
+                        seed_user(store, "other", texts[: args.others], args.episodes)
                     analyze(db)
                     stores[system] = store
                 load = os.getloadavg()[0]
@@ -382,6 +393,7 @@ def main(argv: list[str] | None = None) -> None:
                 rows.append(
                     [
                         f"{size:,}",
+                        f"{args.others:,}",
                         private,
                         LABELS[system],
                         f"{common.percentile(timings, 50):.1f}",
@@ -398,6 +410,7 @@ def main(argv: list[str] | None = None) -> None:
         common.print_table(
             [
                 "facts/user",
+                "other user's facts",
                 "private",
                 "store",
                 "msg p50",

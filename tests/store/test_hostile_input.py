@@ -212,3 +212,15 @@ async def test_the_documented_limits_fit_in_postgres(driver: Driver) -> None:
     assert got is not None and got.value[path] == "text at the limits"
     hits = await driver.search(namespace[:1], query="text at the limits")
     assert [h.key for h in hits] == [key]
+
+
+async def test_a_refused_namespace_is_refused_every_time(driver: Driver) -> None:
+    """Valid namespaces are remembered between checks; a refused one never is, nor one that
+    joins to the same prefix as a valid one."""
+    await driver.put(("a", "b"), "k", {"text": "fine"})
+    for _ in range(3):
+        with pytest.raises(InvalidNamespaceError, match="periods"):
+            await driver.batch([PutOp(("a.b",), "k", {"v": 1})])
+        with pytest.raises(InvalidNamespaceError, match="lone surrogate"):
+            await driver.search(("\ud800",))
+        assert [i.key for i in await driver.search(("a", "b"))] == ["k"]

@@ -44,8 +44,9 @@ from langmem_vault.db.connection import (
 )
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
 
-# Keys of pool_config our pools set themselves: the idle check and the use stamp (see
-# connection.py) would be lost, and "open" is ours to call.
+# Keys of pool_config our pools decide: "check" is the idle check (with its use stamp, see
+# connection.py), "reset" would send every returned connection through a worker thread (a
+# thread handoff per operation; connection.py), and "open" is ours to call.
 _RESERVED = frozenset({"conninfo", "check", "reset", "open"})
 
 

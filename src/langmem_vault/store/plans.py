@@ -249,17 +249,26 @@ def _like_prefix(prefix: str) -> str:
     return escaped + ".%"
 
 
-def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
+def _filter_where(op: SearchOp, params: dict[str, Any]) -> str:
+    """A search's clauses besides its namespace: not expired, and its filter."""
     builder = FilterBuilder("i.value")
     builder.add(op.filter)
     params.update(builder.params)
-    clauses = [q.NOT_EXPIRED, builder.sql()]
-    if op.namespace_prefix:
-        params["ns"] = prefix_of(op.namespace_prefix)
-        params["ns_like"] = _like_prefix(params["ns"])
-        params["ns_end"] = params["ns"] + "/"  # after every "ns" and "ns.*" (byte order)
-        clauses.insert(0, "(i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s)")
-    return " AND ".join(clauses)
+    return f"{q.NOT_EXPIRED} AND {builder.sql()}"
+
+
+def _namespace_params(op: SearchOp, params: dict[str, Any]) -> None:
+    params["ns"] = prefix_of(op.namespace_prefix)
+    params["ns_like"] = _like_prefix(params["ns"])
+    params["ns_end"] = params["ns"] + "/"  # after every "ns" and "ns.*" (byte order)
+
+
+def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
+    where = _filter_where(op, params)
+    if not op.namespace_prefix:
+        return where
+    _namespace_params(op, params)
+    return f"(i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s) AND {where}"
 
 
 def _stats(rows: Rows) -> LexemeStats:
@@ -280,6 +289,24 @@ def _page(rows: list[tuple[dict[str, Any], SearchItem]]) -> SearchPage:
     return SearchPage([i for _, i in rows], expiring)
 
 
+def _recent_plan(op: SearchOp, schema: str) -> Plan[SearchPage]:
+    """A search without a query: the newest matching items first. Within a namespace, an
+    ordered walk of the namespace's own rows (``sql.search_recent_in``)."""
+    params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
+    where = _filter_where(op, params)
+    if (op.filter or {}).get("private") is True:
+        # Implied by the filter; lets a prepared (generic) plan use store_items_private_idx,
+        # so inject's every-turn private read is not planned again each turn.
+        where += f" AND {q.PRIVATE_PREDICATE}"
+    if op.namespace_prefix:
+        sql = q.search_recent_in(schema, where)
+        _namespace_params(op, params)
+    else:
+        sql = q.search_recent(schema, where)
+    rows = yield Query(sql, params)
+    return _page([(r, _search_item(r, None)) for r in rows or []])
+
+
 def _search_plan(
     op: SearchOp,
     settings: StoreSettings,
@@ -290,16 +317,11 @@ def _search_plan(
     for a scoped search, counts the scope itself) with its HNSW settings. The keyword
     statistics are read first when the cache is stale (once a minute). :func:`batch_plan`
     runs a batch's searches side by side."""
-    params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
-    where = _search_where(op, params)
     schema = settings.schema
     if not op.query:
-        # A filtered read is planned with its values every time (never a generic plan): only
-        # then can the planner match a partial index such as store_items_private_idx.
-        prepare = False if op.filter else None
-        rows = yield Query(q.search_recent(schema, where), params, prepare=prepare)
-        return _page([(r, _search_item(r, None)) for r in rows or []])
-
+        return (yield from _recent_plan(op, schema))
+    params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
+    where = _search_where(op, params)
     wanted = op.offset + op.limit
     ranking = settings.ranking
     params |= {

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 ITEM_COLUMNS = "i.namespace, i.key, i.value, i.created_at, i.updated_at, i.ttl_minutes"
 NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now())"
+# The predicate of store_items_private_idx (store/0002), written as that index's constant: a
+# prepared statement's generic plan can match a partial index only against a constant, never
+# against the filter's parameters (a filter value stays a parameter; this is the store's own).
+PRIVATE_PREDICATE = """i.value @> '{"private": true}'::jsonb"""
 
 # pgvector 0.8: keep scanning the HNSW graph until enough rows pass the filters (without it,
 # a filtered search returns fewer rows than asked for: pgvector #216), and widen the beam to
@@ -157,9 +161,36 @@ FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(fields)s::text[], %(embedd
 
 
 def search_recent(s: str, where: str) -> str:
+    """Every namespace's matching items, newest first (a search without a namespace)."""
     return f"""
 SELECT {ITEM_COLUMNS} FROM {s}.store_items AS i
 WHERE {where}
+ORDER BY i.updated_at DESC, i.prefix, i.key
+LIMIT %(limit)s OFFSET %(offset)s"""
+
+
+def search_recent_in(s: str, where: str) -> str:
+    """A namespace's matching items (``%(ns)s`` and the namespaces under it), newest first.
+
+    Two branches, each an ordered walk of ``store_items_prefix_updated_idx`` cut at
+    offset + limit: the namespace itself (``prefix = ns``: the index's order is the search's
+    order) and its sub-namespaces (a range of prefixes, merged and cut). One ``prefix = ns OR
+    prefix LIKE ...`` clause could use neither walk: it read the global ``updated_at`` index
+    and skipped every newer row of other namespaces (store/0003)."""
+
+    def branch(scope: str) -> str:
+        return f"""(SELECT {ITEM_COLUMNS}, i.prefix FROM {s}.store_items AS i
+    WHERE {scope} AND {where}
+    ORDER BY i.updated_at DESC, i.prefix, i.key
+    LIMIT %(limit)s + %(offset)s)"""
+
+    below = "i.prefix > %(ns)s AND i.prefix < %(ns_end)s AND i.prefix LIKE %(ns_like)s"
+    return f"""
+SELECT * FROM (
+    {branch("i.prefix = %(ns)s")}
+    UNION ALL
+    {branch(below)}
+) AS i
 ORDER BY i.updated_at DESC, i.prefix, i.key
 LIMIT %(limit)s OFFSET %(offset)s"""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 from typing import Any
 
 from langgraph.store.base import InvalidNamespaceError
@@ -75,6 +76,15 @@ def check_namespace(namespace: tuple[str, ...], *, allow_empty: bool = False) ->
             raise InvalidNamespaceError(
                 f"Namespace labels must be strings, got {label!r} in {namespace!r}"
             )
+    _check_labels(namespace)
+
+
+# A pure function of the labels, called dozens of times a turn with the same few namespaces
+# (inject's 50 usage reads share one): valid ones are remembered (a refusal raises, so it is
+# never cached and is checked again each time).
+@lru_cache(maxsize=1024)
+def _check_labels(namespace: tuple[str, ...]) -> None:
+    for label in namespace:
         if not label:
             raise InvalidNamespaceError(f"Namespace labels cannot be empty strings: {namespace!r}")
         if "." in label:

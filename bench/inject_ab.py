@@ -1,0 +1,130 @@
+"""inject on two source trees of this package, in lockstep: before/after figures from one run.
+
+Each tree runs in a worker process of its own (``PYTHONPATH`` = the tree's ``src``), on its
+own embedded server, with the setting of ``nodes_bench.py``: a user with ``--facts`` facts,
+10 instructions and 20 episodes (optionally ``--others`` facts of another user written after
+them), the default local model embedding each query, access stamps flushed outside the
+timing. The driver asks the workers for one inject each in turn, so a busy machine slows
+both alike: first ``--samples`` turns with a user message, then as many without.
+
+    git archive <commit> src | tar -x -C /tmp/before
+    python bench/inject_ab.py --before /tmp/before/src --after src [--facts 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).parent
+
+
+def worker(facts: int, others: int) -> None:
+    """Seed, then answer each "msg"/"nomsg" line with "<ms> <embedding ms>"."""
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE / "data"))
+    from contextlib import ExitStack
+
+    import common
+    import nodes_bench
+    from langchain_core.messages import HumanMessage
+
+    from langmem_vault.nodes.inject import create_inject_node
+
+    texts = nodes_bench.distractor_texts(max(facts, 1000))
+    recall = nodes_bench.distractor_texts(1000, seed=11)
+    all_texts = list(dict.fromkeys(texts + recall))  # the texts nodes_bench caches vectors of
+    emb = nodes_bench.LiveQueryEmbeddings(
+        all_texts, common.cached_vectors(all_texts, "nodes-facts")
+    )
+    index = {"dims": 384, "embed": emb, "fields": ["text"]}
+    uri = common.temp_server_uri()
+    with ExitStack() as stack:
+        db = common.create_database(uri, "ab")
+        store = common.open_store("vault", stack, db, index, {})
+        nodes_bench.seed_user(store, "u", texts[:facts])
+        if others:
+            nodes_bench.seed_user(store, "other", texts[:others])
+        nodes_bench.analyze(db)
+        node: Any = create_inject_node(store=store, emit_events=False).node
+        config = {"configurable": {"user_id": "u", "thread_id": "bench"}}
+        print("ready", flush=True)
+        for turn, line in enumerate(sys.stdin):
+            question = nodes_bench.QUESTIONS_LATENCY[turn % 8] + f" ({turn})"
+            state = {"messages": [HumanMessage(question)] if line.strip() == "msg" else []}
+            before = len(emb.query_ms)
+            start = time.perf_counter()
+            node.invoke(state, config)
+            elapsed = (time.perf_counter() - start) * 1000
+            node.recorder.flush()
+            print(f"{elapsed:.3f} {sum(emb.query_ms[before:]):.3f}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, help="the src folder of the reference tree")
+    parser.add_argument("--after", default=str(HERE.parent / "src"))
+    parser.add_argument("--facts", type=int, default=10000)
+    parser.add_argument("--others", type=int, default=0)
+    parser.add_argument("--samples", type=int, default=60)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.facts, args.others)
+        return
+    sys.path.insert(0, str(HERE))
+    import common
+
+    procs = {}
+    for name in ("before", "after"):
+        env = {**os.environ, "PYTHONPATH": str(Path(getattr(args, name)).resolve())}
+        command = [sys.executable, __file__, "--worker", "--before", "-"]
+        command += ["--facts", str(args.facts), "--others", str(args.others)]
+        procs[name] = subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+    for proc in procs.values():
+        assert proc.stdout is not None
+        while proc.stdout.readline().strip() != "ready":
+            pass
+    load = os.getloadavg()[0]
+    rows = []
+    for mode in ("msg", "nomsg"):
+        times: dict[str, list[float]] = {n: [] for n in procs}
+        net: dict[str, list[float]] = {n: [] for n in procs}
+        for i in range(args.samples + 5):
+            for name, proc in procs.items():
+                assert proc.stdin is not None and proc.stdout is not None
+                proc.stdin.write(mode + "\n")
+                proc.stdin.flush()
+                ms, embed = (float(x) for x in proc.stdout.readline().split())
+                if i >= 5:  # warm-up
+                    times[name].append(ms)
+                    net[name].append(ms - embed)
+        for name in procs:
+            p50, p95 = common.percentile(times[name], 50), common.percentile(times[name], 95)
+            n50, n95 = common.percentile(net[name], 50), common.percentile(net[name], 95)
+            rows.append([mode, name, f"{p50:.2f}", f"{p95:.2f}", f"{n50:.2f}", f"{n95:.2f}"])
+        b, a = times["before"], times["after"]
+        ratio = [common.ratio(common.percentile(a, q), common.percentile(b, q)) for q in (50, 95)]
+        rows.append([mode, "after / before", *ratio, "", ""])
+    for proc in procs.values():
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait()
+    print(
+        f"\ninject, {args.facts:,} facts, {args.others:,} of another user; load {load:.1f}"
+        f"-{os.getloadavg()[0]:.1f}"
+    )
+    common.print_table(
+        ["path", "tree", "p50 ms", "p95 ms", "excl. embedding p50", "excl. embedding p95"], rows
+    )
+
+
+if __name__ == "__main__":
+    main()
