@@ -373,11 +373,25 @@ async def test_another_sites_page_cannot_write_through_the_operators_browser(api
         assert [r.status_code for r in refused] == [403] * 4, [r.text for r in refused]
         assert "cross-site request refused" in refused[0].json()["message"]
         assert (await c.get("/memories", params={"user_id": user})).json()["items"] == []
-        # The dashboard's own pages, and clients that are not browsers, still write.
+        # The dashboard's own pages, clients that are not browsers, and requests carrying
+        # credentials a page cannot make a browser add (a CORS preflight would stop it) write.
         same = {"Sec-Fetch-Site": "same-origin", "Origin": "http://127.0.0.1:8765"}
-        for headers in (same, {"Origin": "http://127.0.0.1:8765"}, {}):
+        keyed = {"Sec-Fetch-Site": "cross-site", "Authorization": "Bearer k"}
+        for headers in (same, {"Origin": "http://127.0.0.1:8765"}, {}, keyed):
             r = await c.post("/memories", params={"user_id": user}, json=body, headers=headers)
             assert r.status_code == 201, (headers, r.text)
+
+
+async def test_routes_outside_the_prefix_are_not_guarded(api: Api) -> None:
+    # Mounted in a LangGraph server, the app's middleware sees the server's own routes too;
+    # Studio posts to them from its own site.
+    app = create_app(api.service, auth=LocalOnlyAuth())
+    app.add_api_route("/runs", lambda: {"ok": True}, methods=["POST"])
+    transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 5000))
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:2024") as c:
+        studio = {"Sec-Fetch-Site": "cross-site", "Origin": "https://smith.langchain.com"}
+        assert (await c.post("/runs", headers=studio)).status_code == 200
+        assert (await c.post("/vault/ui/erase", headers=studio)).status_code == 403
 
 
 async def test_local_only_access_refuses_names_that_are_not_local(api: Api) -> None:

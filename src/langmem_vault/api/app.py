@@ -118,7 +118,9 @@ def create_app(
     if isinstance(service, MemoryService):  # usable before the lifespan runs (tests)
         app.state.vault_service = service
     errors.install(app)
-    app.add_middleware(CrossOriginGuard)  # no page of another site posts here as the operator
+    # No page of another site posts here as the operator; other routes of a server this app
+    # is mounted in (LangGraph's, which Studio calls from its own site) are left alone.
+    app.add_middleware(CrossOriginGuard, prefix=prefix)
     app.include_router(api_router(), prefix=f"{prefix}/api")
     app.include_router(dashboard.build_router(), prefix=prefix)
     static = Path(str(resources.files("langmem_vault.api").joinpath("static")))

@@ -120,7 +120,7 @@ class ApiKeyAuth:
 
 
 def _is_loopback(host: str | None) -> bool:
-    if host in ("localhost", "testclient", "testserver"):  # names starlette's TestClient uses
+    if host in ("localhost", "testclient"):  # testclient: the client starlette's TestClient names
         return True
     try:
         return host is not None and ipaddress.ip_address(host).is_loopback
