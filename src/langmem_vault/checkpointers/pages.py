@@ -31,7 +31,9 @@ HASH_BYTES = 16
 # The loose elements and the pages holding ids of the ranges in ``r`` (thread_id, ids
 # int4range), each as a per-range index scan: joined flat, the planner would rather hash the
 # whole table (its row estimate for the ranges is a guess). A page spanning two ranges comes
-# back once per range; readers keep one.
+# back once per range; readers keep one. Pages are aligned, so a page ending at or after a
+# range's first id starts less than a page before it: that bound starts the index scan there,
+# not at the thread's first page (a compacted long thread reads only its late ids).
 LOOSE_FROM = """r CROSS JOIN LATERAL (
     SELECT e.elem_id, e.type, e.blob, e.hash FROM {schema}.saver_elements e
     WHERE e.thread_id = r.thread_id AND e.elem_id >= lower(r.ids) AND e.elem_id < upper(r.ids)
@@ -40,6 +42,7 @@ LOOSE_FROM = """r CROSS JOIN LATERAL (
 PAGES_FROM = """r CROSS JOIN LATERAL (
     SELECT p.first_id, p.type, p.blob, p.hashes, p.sizes FROM {schema}.saver_pages p
     WHERE p.thread_id = r.thread_id AND p.first_id < upper(r.ids) AND p.last_id >= lower(r.ids)
+      AND p.first_id > lower(r.ids) - """ + str(PAGE_SIZE) + """
     OFFSET 0
 ) AS p"""
 
