@@ -237,3 +237,26 @@ async def test_query_validation(drive: Driver) -> None:
     assert user.value.field == "user_id"
     with pytest.raises(InvalidInput):
         await drive("list_memories", "ana", MemoryQuery(), kind="semantic")
+
+
+async def test_reembed_one_user_or_everyone(drive: Driver) -> None:
+    await drive("add_memory", "ana", "Prefers green tea", category="preference")
+    await drive("add_memory", "bob", "Lives in Lyon", category="personal")
+    assert await drive("reembed", "ana") == 1
+    assert await drive("reembed") == 2  # an admin, everyone
+    with pytest.raises(NotFound) as unknown:
+        await drive("reembed", "nobody")
+    assert unknown.value.field == "user_id"
+    ana = drive.service.acting_as(Identity.for_user("ana"))
+    with pytest.raises(Forbidden):
+        ana.reembed() if drive.mode == "sync" else await ana.areembed()
+
+
+def test_reembed_needs_a_vault_store() -> None:
+    from langgraph.store.memory import InMemoryStore
+
+    from langmem_vault.service import MemoryService
+
+    with pytest.raises(InvalidInput) as bad:
+        MemoryService(InMemoryStore()).reembed()
+    assert bad.value.field == "store"

@@ -39,12 +39,16 @@ LOOSE_FROM = """r CROSS JOIN LATERAL (
     WHERE e.thread_id = r.thread_id AND e.elem_id >= lower(r.ids) AND e.elem_id < upper(r.ids)
     OFFSET 0
 ) AS e"""
-PAGES_FROM = """r CROSS JOIN LATERAL (
+PAGES_FROM = (
+    """r CROSS JOIN LATERAL (
     SELECT p.first_id, p.type, p.blob, p.hashes, p.sizes FROM {schema}.saver_pages p
     WHERE p.thread_id = r.thread_id AND p.first_id < upper(r.ids) AND p.last_id >= lower(r.ids)
-      AND p.first_id > lower(r.ids) - """ + str(PAGE_SIZE) + """
+      AND p.first_id > lower(r.ids) - """
+    + str(PAGE_SIZE)
+    + """
     OFFSET 0
 ) AS p"""
+)
 
 
 def page_start(elem_id: int) -> int:

@@ -246,21 +246,16 @@ def rotate_keys(
 
 def reembed(
     user: Annotated[
-        str | None, typer.Option("--user", "-u", help="one user (default: everything)")
+        str | None, typer.Option("--user", "-u", help="one user (default: everyone)")
     ] = None,
-    page: Annotated[int, typer.Option(min=1, help="vectors per transaction")] = 256,
     dsn: DsnOption = None,
     schema: SchemaOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Embed every stored text again with the local model (after a change of embedding model)."""
-    from langmem_vault.memory.namespaces import MemoryNamespaces
-
-    with service_for(dsn, schema, user) as service:
-        prefix: tuple[str, ...] = ()
-        if user is not None:  # the user's label and what comes before it: ("memories", user)
-            prefix = MemoryNamespaces().resolve({"configurable": {"user_id": user}}).semantic[:2]
-        written = service.store.reembed(prefix, page=page)  # type: ignore[attr-defined]
+    """Embed every stored text again with the package's local model (all-MiniLM-L6-v2), in
+    place: after the store was written with another model of the same dimensions."""
+    with service_for(dsn, schema, None) as service:
+        written = service.reembed(user)
     emit({"reembedded": written}, as_json, f"re-embedded {written} vectors")
 
 

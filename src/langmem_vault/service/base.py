@@ -9,7 +9,8 @@ async twin with ``arun_steps``. Errors of the layers below (pydantic validation,
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Self, TypeVar
 
@@ -186,6 +187,38 @@ class ServiceBase:
             lambda: saver.list_threads(user_id, limit=limit),
             lambda: saver.alist_threads(user_id, limit=limit),
         )
+
+    # -- maintenance ----------------------------------------------------------------------
+
+    def _reembed_steps(self, user_id: str | None) -> Steps[int]:
+        reembed: Callable[[tuple[str, ...]], Any] | None = getattr(self.store, "reembed", None)
+        if reembed is None:
+            raise InvalidInput("store", "reembed needs a VaultStore or an AsyncVaultStore")
+        if user_id is None:
+            self._require_admin()
+            prefixes: list[tuple[str, ...]] = [()]
+        else:
+            uid = self._authorize(user_id)
+            yield from self._require_user_steps(uid)
+            prefixes = sorted({user_prefix(t, uid) for t in self._templates()})
+        total = 0
+        for prefix in prefixes:
+            total += yield Step.same(functools.partial(reembed, prefix))
+        return total
+
+    def reembed(self, user_id: str | None = None) -> int:
+        """Embed the stored texts of ``user_id`` (everyone's, for an admin, when None) again
+        with the store's embeddings, in place (see ``VaultStore.reembed``); returns how many
+        vectors were written.
+
+        >>> service.reembed("alice")  # doctest: +SKIP
+        12
+        """
+        return self._run(self._reembed_steps(user_id))
+
+    async def areembed(self, user_id: str | None = None) -> int:
+        """Async :meth:`reembed`."""
+        return await self._arun(self._reembed_steps(user_id))
 
     # -- audit ----------------------------------------------------------------------------
 

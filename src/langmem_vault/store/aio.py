@@ -180,9 +180,7 @@ class AsyncVaultStore(StoreCore, BaseStore):
                 return int(done.value)
             if isinstance(step, EmbedTexts):
                 assert self.embeddings is not None
-                vectors = await self.embeddings.aembed_documents(step.texts)
-                found = self._check_docs(step.texts, vectors)
-                sent = [found[t] for t in step.texts]
+                sent = self._reembedded(step, await self.embeddings.aembed_documents(step.texts))
             else:
                 sent = await self._db.run(step)
 

@@ -178,8 +178,7 @@ class VaultStore(StoreCore, BaseStore):
                 return int(done.value)
             if isinstance(step, EmbedTexts):
                 assert self.embeddings is not None
-                found = self._check_docs(step.texts, self.embeddings.embed_documents(step.texts))
-                sent = [found[t] for t in step.texts]
+                sent = self._reembedded(step, self.embeddings.embed_documents(step.texts))
             else:
                 sent = self._db.run(step)
 

@@ -14,7 +14,7 @@ from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.store.lexemes import StatsCache
 from langmem_vault.store.plans import PreparedBatch, StoreSettings, check_vectors
 from langmem_vault.store.ranking import SearchRanking
-from langmem_vault.store.reembed import ReembedSteps, reembed_steps
+from langmem_vault.store.reembed import EmbedTexts, ReembedSteps, reembed_steps
 from langmem_vault.store.validation import (
     DEFAULT_MAX_VALUE_BYTES,
     InvalidValueError,
@@ -136,6 +136,11 @@ class StoreCore:
         if self.embeddings is None:
             raise ValueError("reembed needs a store with an index: VaultStore(..., index={...})")
         return reembed_steps(self.schema, namespace_prefix, page=page)
+
+    def _reembedded(self, step: EmbedTexts, vectors: Sequence[Sequence[float]]) -> list[Any]:
+        """What ``reembed`` sends back for an :class:`EmbedTexts` step: the checked vectors."""
+        found = self._check_docs(step.texts, vectors)
+        return [found[text] for text in step.texts]
 
     def _check_docs(self, texts: list[str], vectors: Sequence[Sequence[float]]) -> dict[str, Any]:
         assert self.index_config is not None

@@ -124,7 +124,7 @@ def _string_leaves(obj: Any) -> Iterable[str]:
             yield from _string_leaves(v)
 
 
-def _texts(value: Mapping[str, Any], paths: Sequence[str]) -> list[tuple[str, str]]:
+def index_texts(value: Mapping[str, Any], paths: Sequence[str]) -> list[tuple[str, str]]:
     """(field name, text) pairs to index, named as InMemoryStore names its vectors."""
     found: list[tuple[str, str]] = []
     for path in paths:
@@ -153,12 +153,12 @@ def _prepare_put(op: PutOp, settings: StoreSettings) -> PreparedPut:
         for path in op.index:
             check_field(path, "index path")
     paths = op.index if op.index is not None else settings.fields
-    pairs = _texts(op.value, paths)
+    pairs = index_texts(op.value, paths)
     if not pairs and op.index is None and paths != ["$"]:
         # None of the store's index fields is in this value. LangMem's tools store
         # {"content": ...} where the memory nodes index ["text"]: index "content" too rather
         # than leave LangMem's memories unsearchable with a score of None.
-        pairs = _texts(op.value, FALLBACK_FIELDS)
+        pairs = index_texts(op.value, FALLBACK_FIELDS)
     if not settings.hybrid and paths == ["$"]:
         # Keyword-only stores index the value's strings, not its JSON syntax.
         pairs = [("$", "\n".join(_string_leaves(op.value)))] if op.value else []
@@ -257,17 +257,18 @@ def _filter_where(op: SearchOp, params: dict[str, Any]) -> str:
     return f"{q.NOT_EXPIRED} AND {builder.sql()}"
 
 
-def _namespace_params(op: SearchOp, params: dict[str, Any]) -> None:
-    params["ns"] = prefix_of(op.namespace_prefix)
-    params["ns_like"] = _like_prefix(params["ns"])
-    params["ns_end"] = params["ns"] + "/"  # after every "ns" and "ns.*" (byte order)
+def namespace_params(namespace_prefix: tuple[str, ...]) -> dict[str, str]:
+    """A namespace-prefix clause's parameters: ``ns`` (the prefix), ``ns_like`` (its
+    sub-namespaces, for LIKE) and ``ns_end`` (sorts after ``ns`` and every ``ns.*``)."""
+    ns = prefix_of(namespace_prefix)
+    return {"ns": ns, "ns_like": _like_prefix(ns), "ns_end": ns + "/"}  # "/" follows "." in C
 
 
 def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
     where = _filter_where(op, params)
     if not op.namespace_prefix:
         return where
-    _namespace_params(op, params)
+    params.update(namespace_params(op.namespace_prefix))
     return f"(i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s) AND {where}"
 
 
@@ -300,7 +301,7 @@ def _recent_plan(op: SearchOp, schema: str) -> Plan[SearchPage]:
         where += f" AND {q.PRIVATE_PREDICATE}"
     if op.namespace_prefix:
         sql = q.search_recent_in(schema, where)
-        _namespace_params(op, params)
+        params.update(namespace_params(op.namespace_prefix))
     else:
         sql = q.search_recent(schema, where)
     rows = yield Query(sql, params)

@@ -2,12 +2,13 @@
 embedding model: another model of the same dimensions, or the ONNX export of the torch one).
 
 The store is read a page of vector rows at a time, in primary-key order (prefix, key, field),
-each with its item's value and ``updated_at``. Each row's text is taken from the value again,
-by the field the row was indexed under; the texts are embedded in one call; one statement
-writes the page's vectors back, skipping rows whose item changed since the page was read (a
-put has re-embedded it already). Items keep their value and ``updated_at``, so "newest
-first" orders do not move, and keyword search is untouched. A re-run does the same work
-again, so a crash halfway needs only a re-run.
+each with its item's value. Each row's text is taken from the value again, by the field the
+row was indexed under; the texts are embedded in one call; one statement writes the page's
+vectors back, but only where the item's value is still the one read: a put that changed it
+meanwhile (a new text, or a counter-only rewrite that kept the old vector) sends its rows
+round again, read afresh, up to :data:`ATTEMPTS` times. Items keep their value and
+``updated_at``, so "newest first" orders do not move, and keyword search is untouched. A
+re-run does the same work again, so a crash halfway needs only a re-run.
 
 :func:`reembed_steps` is the one body; ``VaultStore.reembed`` and
 ``AsyncVaultStore.reembed`` drive it (a step is a database plan or an :class:`EmbedTexts`).
@@ -15,19 +16,23 @@ again, so a crash halfway needs only a re-run.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Generator
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from langmem_vault.db.runner import Plan, Query
-from langmem_vault.store.plans import Vector, _like_prefix, _texts, prefix_of
+from langmem_vault.store.plans import Vector, index_texts, namespace_params
 from langmem_vault.store.validation import check_namespace
 
-__all__ = ["EmbedTexts", "ReembedSteps", "reembed_steps"]
+__all__ = ["ATTEMPTS", "DEFAULT_PAGE", "EmbedTexts", "ReembedSteps", "reembed_steps"]
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_PAGE = 256
+#: how many times a row whose item keeps changing is read and embedded again
+ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,26 +44,37 @@ class EmbedTexts:
 
 
 ReembedSteps = Generator["Plan[Any] | EmbedTexts", Any, int]
+Row = tuple[str, str, str]  # prefix, key, field: a store_vectors primary key
 
-_PAGE = """
-SELECT v.prefix, v.key, v.field, i.value, i.updated_at
-FROM {s}.store_vectors AS v JOIN {s}.store_items AS i USING (prefix, key)
-WHERE (v.prefix, v.key, v.field) > (%(prefix)s, %(key)s, %(field)s) {scope}
+_COLUMNS = "v.prefix, v.key, v.field, i.value, i.value::text AS value_text"
+
+_PAGE = f"""
+SELECT {_COLUMNS}
+FROM {{s}}.store_vectors AS v JOIN {{s}}.store_items AS i USING (prefix, key)
+WHERE (v.prefix, v.key, v.field) > (%(prefix)s, %(key)s, %(field)s) {{scope}}
 ORDER BY v.prefix, v.key, v.field
 LIMIT %(limit)s"""
 
-_SCOPE = "AND (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s)"
+# The page under a namespace prefix: the primary key's range from ns to ns_end.
+_SCOPE = "AND v.prefix < %(ns_end)s AND (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s)"
+
+_AGAIN = f"""
+SELECT {_COLUMNS}
+FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(fields)s::text[]) AS u(prefix, key, field)
+JOIN {{s}}.store_vectors AS v ON v.prefix = u.prefix AND v.key = u.key AND v.field = u.field
+JOIN {{s}}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key"""
 
 _WRITE = """
 UPDATE {s}.store_vectors AS v SET embedding = u.embedding::vector
 FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(fields)s::text[],
-            %(embeddings)s::text[], %(stamps)s::timestamptz[])
-    AS u(prefix, key, field, embedding, updated_at)
+            %(embeddings)s::text[], %(values)s::text[])
+    AS u(prefix, key, field, embedding, value_text)
 JOIN {s}.store_items AS i ON i.prefix = u.prefix AND i.key = u.key
 WHERE v.prefix = u.prefix AND v.key = u.key AND v.field = u.field
-  AND i.updated_at = u.updated_at"""
+  AND i.value::text = u.value_text
+RETURNING v.prefix, v.key, v.field"""
 
-# "tags.2": the third text of a list at path "tags" (see plans._texts, which names them so).
+# "tags.2": the third text of a list at path "tags" (see plans.index_texts, which names them).
 _ELEMENT = re.compile(r"^(?P<path>.+)\.\d+$")
 
 
@@ -66,21 +82,49 @@ def _text_of(value: dict[str, Any], field: str) -> str | None:
     """The text a vector row named ``field`` was made from, read from ``value`` again."""
     match = _ELEMENT.match(field)
     paths = [field, match.group("path")] if match else [field]
-    for name, text in _texts(value, paths):
+    for name, text in index_texts(value, paths):
         if name == field:
             return text
     return None  # the value no longer holds it: the row stays as it is
 
 
-def _page_plan(schema: str, params: dict[str, Any]) -> Plan[list[dict[str, Any]]]:
-    scope = _SCOPE if "ns" in params else ""
-    rows = yield Query(_PAGE.format(s=schema, scope=scope), params)
+def _rows_plan(sql: str, params: dict[str, Any]) -> Plan[list[dict[str, Any]]]:
+    rows = yield Query(sql, params)
     return rows or []
 
 
-def _write_plan(schema: str, params: dict[str, Any]) -> Plan[int]:
-    rows = yield Query(_WRITE.format(s=schema) + "\nRETURNING 1", params)
-    return len(rows or [])
+def _columns(rows: list[Row]) -> dict[str, list[str]]:
+    return {
+        "prefixes": [r[0] for r in rows],
+        "keys": [r[1] for r in rows],
+        "fields": [r[2] for r in rows],
+    }
+
+
+def _embed_rows(schema: str, rows: list[dict[str, Any]]) -> ReembedSteps:
+    """Embed and write ``rows``; a row whose item changed is read again and retried."""
+    written = 0
+    for _ in range(ATTEMPTS):
+        targets = [(r, _text_of(r["value"], r["field"])) for r in rows]
+        found = [(r, text) for r, text in targets if text is not None]
+        if not found:
+            return written
+        vectors = yield EmbedTexts([text for _, text in found])
+        keys: list[Row] = [(r["prefix"], r["key"], r["field"]) for r, _ in found]
+        params = {
+            **_columns(keys),
+            "embeddings": [Vector(v).to_text() for v in vectors],
+            "values": [r["value_text"] for r, _ in found],
+        }
+        done = yield _rows_plan(_WRITE.format(s=schema), params)
+        written += len(done)
+        missed = sorted(set(keys) - {(d["prefix"], d["key"], d["field"]) for d in done})
+        if not missed:
+            return written
+        rows = yield _rows_plan(_AGAIN.format(s=schema), _columns(missed))
+    if rows:
+        logger.warning("reembed: %d vectors kept changing and were left as they were", len(rows))
+    return written
 
 
 def reembed_steps(
@@ -92,30 +136,17 @@ def reembed_steps(
     if page < 1:
         raise ValueError(f"page must be >= 1, got {page!r}")
     params: dict[str, Any] = {"prefix": "", "key": "", "field": "", "limit": page}
+    scope = ""
     if namespace_prefix:
         check_namespace(tuple(namespace_prefix))
-        params["ns"] = prefix_of(tuple(namespace_prefix))
-        params["ns_like"] = _like_prefix(params["ns"])
+        params.update(namespace_params(tuple(namespace_prefix)))
+        params["prefix"] = params["ns"]  # keys are never empty: (ns, "", "") precedes ns's rows
+        scope = _SCOPE
+    sql = _PAGE.format(s=schema, scope=scope)
     written = 0
     while True:
-        rows: list[dict[str, Any]] = yield _page_plan(schema, dict(params))
-        targets: list[tuple[str, str, str, datetime, str]] = []
-        for row in rows:
-            text = _text_of(row["value"], row["field"])
-            if text is not None:
-                targets.append((row["prefix"], row["key"], row["field"], row["updated_at"], text))
-        if targets:
-            vectors = yield EmbedTexts([t[4] for t in targets])
-            written += yield _write_plan(
-                schema,
-                {
-                    "prefixes": [t[0] for t in targets],
-                    "keys": [t[1] for t in targets],
-                    "fields": [t[2] for t in targets],
-                    "embeddings": [Vector(v).to_text() for v in vectors],
-                    "stamps": [t[3] for t in targets],
-                },
-            )
+        rows: list[dict[str, Any]] = yield _rows_plan(sql, dict(params))
+        written += yield from _embed_rows(schema, rows)
         if len(rows) < page:
             return written
         last = rows[-1]
