@@ -11,9 +11,11 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
+from langmem_vault.extraction.messages import serialize_span
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
 from langmem_vault.memory.namespaces import WATERMARK_NAMESPACE, tails_namespace
 from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.nodes.extract import MAX_TAILS, TAIL_TTL_MINUTES
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel
 from langmem_vault.privacy import erase_user, restore_user
@@ -110,3 +112,43 @@ def test_erase_takes_the_tails(store: BaseStore) -> None:
     assert back.value == tail.value and _facts(store) == []
     erase_user(store, "dana")
     assert store.search(TAILS) == []
+
+
+def test_a_first_turn_catches_up_at_most_max_tails(store: BaseStore) -> None:
+    for t in range(MAX_TAILS + 1):  # tails of threads that ended, as the node keeps them
+        said = [HumanMessage(f"I like topic{t}.", id=f"h{t}")]
+        store.put(TAILS, f"old{t}", {"messages": serialize_span(said), "message_ids": [f"h{t}"]})
+    _graph(store).invoke({"messages": [HumanMessage("hello")]}, _cfg("new"))
+    left = sorted(i.key for i in store.search(TAILS))
+    assert left == ["new", f"old{MAX_TAILS}"]  # the newest old tail waits for the next thread
+
+
+def test_a_tail_rewritten_during_the_catch_up_stays(store: BaseStore) -> None:
+    graph = _graph(store, every_n_messages=6)  # a's second turn is still a tail
+    graph.invoke({"messages": [HumanMessage("I live in Leeds.")]}, _cfg("a"))
+    node = graph.nodes["extract"].bound.node  # the extract node object
+    steps = node._tail_steps(_cfg("b"))
+    sent: Any = None
+    for n in range(3):  # the tails' search, a's extraction, then the bookkeeping reads
+        step = steps.send(sent)
+        sent = step.sync()
+        if n == 1:  # thread a takes another turn meanwhile: its tail now holds more
+            graph.invoke({"messages": [HumanMessage("ok")]}, _cfg("a"))
+    with pytest.raises(StopIteration):
+        steps.send(steps.send(sent).sync())
+    (kept,) = [i for i in store.search(TAILS) if i.key == "a"]
+    assert len(kept.value["message_ids"]) == 4
+
+
+def test_tails_expire_where_the_store_has_ttls(pg_uri: str, schema: str, index: Any) -> None:
+    from langmem_vault.store import VaultStore
+
+    with VaultStore.from_conn_string(pg_uri, schema=schema, index=index) as vault:
+        vault.setup()
+        _graph(vault).invoke({"messages": [HumanMessage("I live in Leeds.")]}, _cfg("a"))
+        with vault.conn.connection() as conn:  # type: ignore[union-attr]
+            row = conn.execute(
+                f"SELECT ttl_minutes FROM {schema}.store_items WHERE prefix LIKE %s",
+                ("langmem_vault.tails.%",),
+            ).fetchone()
+    assert row is not None and row[0] == TAIL_TTL_MINUTES

@@ -58,9 +58,8 @@ DELETE FROM {schema}.saver_writes w USING d
 WHERE w.thread_id = d.thread_id AND w.checkpoint_ns = d.checkpoint_ns
   AND w.checkpoint_id = d.checkpoint_id"""
 
-# Blobs no checkpoint of their thread and namespace refers to any more, then elements no
-# blob refers to (a page goes when none of its elements is used: it is never rewritten).
-# The reference sets are materialised once and anti-joined by hash.
+# Blobs no checkpoint of their thread and namespace refers to any more (the reference set
+# is materialised once and anti-joined).
 GC_BLOBS_SQL = """
 WITH refs AS MATERIALIZED (
     SELECT c.thread_id, c.checkpoint_ns, v.key AS channel, v.value AS version
@@ -77,6 +76,8 @@ WITH refs AS MATERIALIZED (
 )
 SELECT count(*) AS n FROM d"""
 
+# Then elements no blob refers to, by id range; a page goes when none of its elements is
+# used (it is never rewritten, so a partly used page stays whole).
 GC_ELEMENTS_SQL = """
 WITH refs AS MATERIALIZED (
     SELECT b.thread_id,

@@ -98,8 +98,11 @@ def _memory_nodes(
     )
     inject_node = create_inject_node(store=store, namespaces=namespaces, **inject.as_kwargs())
     nodes: dict[str, Any] = {
-        # A new thread's first turn extracts the user's unread tails before inject reads.
-        "inject": MemoryNode(CatchUpThenInject(inject_node.node, extract_node), name="inject"),
+        # A new thread's first turn extracts the user's unread tails before inject reads
+        # (inline); in background mode it hands them to the workers and does not wait.
+        "inject": MemoryNode(
+            CatchUpThenInject(inject_node.node, extract_node, wait_seconds=0.0), name="inject"
+        ),
         "extract": extract_node,
         "reconcile": create_reconcile_node(
             store=store, namespaces=namespaces, **reconcile.as_kwargs()

@@ -53,8 +53,6 @@ from langmem_vault.nodes.respond import CitationFeedback, memory_system_message,
 
 __all__ = ["DEFAULT_CATCH_UP_SECONDS", "MemoryAgentState", "MemoryMiddleware"]
 
-#: how long a new thread's first turn waits for the user's earlier threads to be extracted
-
 
 class MemoryAgentState(AgentState[Any]):
     """The agent's state plus the memory keys (the same as the graphs' ``MemoryState``)."""

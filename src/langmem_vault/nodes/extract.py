@@ -16,10 +16,11 @@ later turn merges into that job and pushes it back), and at once when the same u
 new thread (:meth:`_ExtractNode.catch_up`; the agent middleware also waits a little for it, so
 the new thread's first answer already knows). The queue's watermark keeps this free of
 duplicates. In inline mode the tail is kept in the store (``tails_namespace``, one item per
-thread), and the user's next new thread extracts it on its first turn, before inject reads
-(``build_memory_graph``, ``add_memory`` and the middleware call ``catch_up`` first), so a
-one-exchange chat is remembered in the next one too. With ``idle_seconds=None`` short tails
-wait until their thread reaches the threshold, in both modes.
+thread), and the user's next new thread extracts it on its first turn, before inject reads:
+``build_memory_graph``, ``add_memory`` and the middleware inject through
+:class:`CatchUpThenInject` (a graph wired by hand does the same), so a one-exchange chat is
+remembered in the next one too. With ``idle_seconds=None`` short tails wait until their
+thread reaches the threshold, in both modes.
 
 Background mode needs Postgres for the queue: pass ``queue=`` (a ``JobQueue``, an
 ``AsyncJobQueue`` or a DSN string). Without one the node runs inline and logs that once, so the
@@ -53,7 +54,13 @@ from langmem_vault.extraction.messages import (
     message_id,
     serialize_span,
 )
-from langmem_vault.extraction.payload import EXTRACT_JOB, WATERMARK_NAMESPACE, payload_builder
+from langmem_vault.extraction.payload import (
+    EXTRACT_JOB,
+    WATERMARK_NAMESPACE,
+    namespaces_from_payload,
+    namespaces_payload,
+    payload_builder,
+)
 from langmem_vault.extraction.protocol import as_extractor
 from langmem_vault.extraction.span import aextract_span, extract_span
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
@@ -74,8 +81,12 @@ DEFAULT_CATCH_UP_SECONDS = 5.0
 #: how often a catch-up that waits polls the promoted jobs
 _POLL_SECONDS = 0.05
 _SETTLED = ("done", "failed")
-#: how many of the user's other threads' tails a new thread extracts (inline mode), per turn
-MAX_TAILS = 20
+#: how many of the user's other threads' tails a new thread extracts (inline mode), per turn:
+#: each is an extraction call the first answer waits for; the rest wait for the next thread
+MAX_TAILS = 5
+#: a tail nobody caught up is dropped after this long (where the store has TTLs): it holds
+#: the raw messages, as a job payload does, and the checkpointer keeps the thread anyway
+TAIL_TTL_MINUTES = 30 * 24 * 60.0
 
 Mode = Literal["background", "inline"]
 
@@ -222,8 +233,10 @@ class _ExtractNode:
                 tail = {
                     "messages": serialize_span(unseen),
                     "message_ids": [message_id(m) for m in unseen],
+                    "namespaces": namespaces_payload(ns),  # where its facts go
                 }
-                yield _batch(store, [PutOp(tails, thread_id, tail, index=False)])
+                ttl = TAIL_TTL_MINUTES if store.supports_ttl else None
+                yield _batch(store, [PutOp(tails, thread_id, tail, index=False, ttl=ttl)])
             return
         yield self._extract_step(store, unseen, ns, thread_id)
         # Only ids still in state are kept: removed messages cannot come back, so the
@@ -247,22 +260,29 @@ class _ExtractNode:
         ns = self.namespaces.resolve(config)
         store = self._store()
         tails = tails_namespace(ns.semantic)
-        (found,) = yield _batch(store, [SearchOp(tails, limit=MAX_TAILS)])
-        for item in sorted(found, key=lambda i: i.updated_at):
-            if item.key == thread_id:
-                continue
+        (found,) = yield _batch(store, [SearchOp(tails, limit=MAX_TAILS + 1)])
+        others = [i for i in found if i.key != thread_id]
+        for item in sorted(others, key=lambda i: i.updated_at)[:MAX_TAILS]:
             messages = deserialize_span(item.value["messages"])
-            yield self._extract_step(store, messages, ns, item.key)
-            (mark,) = yield _batch(store, [GetOp(WATERMARK_NAMESPACE, item.key)])
-            seen = mark.value["message_ids"] if isinstance(mark, Item) else []
-            ids = list(dict.fromkeys([*seen, *item.value["message_ids"]]))
-            yield _batch(
-                store,
-                [
-                    PutOp(WATERMARK_NAMESPACE, item.key, self._mark(ids), index=False),
-                    PutOp(tails, item.key, None),
-                ],
+            target = namespaces_from_payload(item.value) if "namespaces" in item.value else ns
+            yield self._extract_step(store, messages, target, item.key)
+            done = item.value["message_ids"]
+            (mark, now) = yield _batch(
+                store, [GetOp(WATERMARK_NAMESPACE, item.key), GetOp(tails, item.key)]
             )
+            seen = mark.value["message_ids"] if isinstance(mark, Item) else []
+            ops: list[Op] = [
+                PutOp(
+                    WATERMARK_NAMESPACE,
+                    item.key,
+                    self._mark(list(dict.fromkeys([*seen, *done]))),
+                    index=False,
+                )
+            ]
+            # A tail its thread rewrote meanwhile (a new turn) stays for next time.
+            if isinstance(now, Item) and now.value["message_ids"] == done:
+                ops.append(PutOp(tails, item.key, None))
+            yield _batch(store, ops)
 
     # -- sync --
 
@@ -296,8 +316,6 @@ class _ExtractNode:
             if queued is not None and self.start_worker:
                 self._ensure_thread_worker(queue, self._store())
             return {}
-        if _first_turn(span):
-            self.catch_up(state, config)
         run_steps(self._inline_steps(span, config))
         return {}
 
@@ -361,8 +379,6 @@ class _ExtractNode:
             except psycopg.Error as exc:
                 _enqueue_failed(exc)
                 return {}
-        if _first_turn(span):
-            await self.acatch_up(state, config)
         await arun_steps(self._inline_steps(span, config))
         return {}
 
