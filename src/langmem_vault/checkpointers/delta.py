@@ -119,10 +119,8 @@ def delta_history_plan(
         )
         elements = ReadElements()
         for r in found or []:
-            if r["kind"] == "e":
-                elements.add_loose(r["elem_id"], r["type"], r["blob"])
-            elif r["kind"] == "p":
-                elements.add_page(r["elem_id"], r["type"], r["blob"], r["elems"], r["hash"])
+            if r["kind"] in ("e", "p"):
+                elements.add_row(r, "elem_id")
         for r in found or []:
             if r["kind"] == "b":
                 seeds[r["channel"]] = codec.decode_value(

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from langmem_vault.checkpointers.compression import pack, unpack
 
@@ -131,6 +131,14 @@ class ReadElements:
         self, first_id: int, type_: str, blob: bytes, sizes: list[int], hashes: bytes
     ) -> None:
         self._pages[first_id] = (type_, blob, sizes, hashes)
+
+    def add_row(self, row: Mapping[str, Any], id_column: str) -> None:
+        """A row of a read (kind ``e``: a loose element, ``p``: a page; its id in
+        ``id_column``, its hashes in ``hash``, a page's sizes in ``elems``)."""
+        if row["kind"] == "e":
+            self.add_loose(row[id_column], row["type"], row["blob"], row.get("hash"))
+        else:
+            self.add_page(row[id_column], row["type"], row["blob"], row["elems"], row["hash"])
 
     def hash(self, elem_id: int) -> bytes | None:
         loose = self._loose.get(elem_id)

@@ -122,10 +122,7 @@ def _assemble(
             found = elements.get(row["thread_id"])
             if found is None:
                 found = elements[row["thread_id"]] = ReadElements()
-            if kind == "e":
-                found.add_loose(row["idx"], row["type"], row["blob"], row["hash"])
-            else:
-                found.add_page(row["idx"], row["type"], row["blob"], row["elems"], row["hash"])
+            found.add_row(row, "idx")
             continue
         key = (row["thread_id"], row["checkpoint_ns"], row["checkpoint_id"])
         if kind == "c":

@@ -6,10 +6,11 @@ langgraph #7259). A single caller connection can only run one statement at a tim
 that case takes a lock. Caller connections are used as they are: our cursors set their own
 row factory and ``conn.transaction()`` works with and without autocommit.
 
-Our pools check a connection before handing it out only when it has sat idle for a while
-(when a server restart or an idle-killing proxy, langgraph #5675, would have broken it):
-checking every time would add a round trip to every operation. :func:`retry_broken` runs an
-idempotent operation once more if its connection turns out to be dead anyway.
+Our pools check a connection before handing it out only when it was last handed out a while
+ago, so it may have sat idle (when a server restart or an idle-killing proxy, langgraph
+#5675, would have broken it): checking every time would add a round trip to every
+operation. :func:`retry_broken` runs an idempotent operation once more if its connection
+turns out to be dead anyway.
 
 A transaction that Postgres aborts on a deadlock or a serialization failure did nothing, and
 runs again from its start when the caller passed a plan *factory* to ``run`` (a generator
