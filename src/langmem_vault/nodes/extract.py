@@ -547,7 +547,17 @@ def _enqueue_failed(exc: Exception) -> None:
 class CatchUpThenInject:
     """An inject node that first lets ``extract`` catch up with the user's other threads (on a
     thread's first turn), so their short tails are in the memory it injects. The graph
-    builders and the agent middleware (``before_agent``) inject through it."""
+    builders and the agent middleware (``before_agent``) inject through it; a graph wired by
+    hand does the same:
+
+    >>> from langmem_vault.nodes import create_inject_node
+    >>> from langmem_vault.nodes.common import MemoryNode
+    >>> from langmem_vault.offline.extractor import OfflineExtractor
+    >>> extract = create_extract_node(OfflineExtractor(), mode="inline")
+    >>> inject = create_inject_node()
+    >>> MemoryNode(CatchUpThenInject(inject.node, extract), name="inject").name
+    'inject'
+    """
 
     def __init__(
         self, inject: Any, extract: MemoryNode, *, wait_seconds: float = DEFAULT_CATCH_UP_SECONDS
