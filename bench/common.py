@@ -302,3 +302,23 @@ def stores(
     """The named stores, opened and set up, closed on exit."""
     with ExitStack() as stack:
         yield {s: open_store(s, stack, uri, index, vault_kw) for s in systems}
+
+
+@contextmanager
+def captured_statements() -> Iterator[list[tuple[Any, Any]]]:
+    """Every statement (and its parameters) psycopg's cursors execute in the block, for the
+    profile scripts to run again under EXPLAIN (ANALYZE, BUFFERS)."""
+    import psycopg
+
+    found: list[tuple[Any, Any]] = []
+    execute = psycopg.Cursor.execute
+
+    def capture(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
+        found.append((query, params))
+        return execute(self, query, params, **kw)
+
+    psycopg.Cursor.execute = capture  # type: ignore[method-assign]
+    try:
+        yield found
+    finally:
+        psycopg.Cursor.execute = execute  # type: ignore[method-assign]

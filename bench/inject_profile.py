@@ -33,21 +33,8 @@ from langchain_core.messages import HumanMessage
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.store import VaultStore
 
-captured: list[tuple[Any, Any]] = []
-capturing = False
-_execute = psycopg.Cursor.execute
 
-
-def _capture(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
-    if capturing:
-        captured.append((query, params))
-    return _execute(self, query, params, **kw)
-
-
-psycopg.Cursor.execute = _capture  # type: ignore[method-assign]
-
-
-def explain(db: str) -> None:
+def explain(db: str, captured: list[tuple[Any, Any]]) -> None:
     with psycopg.connect(db, autocommit=True) as conn:
         for query, params in captured:
             text = query if isinstance(query, str) else query.as_string(conn)
@@ -61,7 +48,6 @@ def explain(db: str) -> None:
 
 
 def main() -> None:
-    global capturing
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--facts", type=int, default=10000)
     parser.add_argument("--others", type=int, default=0)
@@ -89,12 +75,10 @@ def main() -> None:
                 node.invoke(state, config)  # type: ignore[arg-type]
                 node.recorder.flush()
             print(f"\n=== inject {'with' if with_message else 'without'} a message")
-            captured.clear()
-            capturing = True
-            node.invoke(state, config)  # type: ignore[arg-type]
-            node.recorder.flush()
-            capturing = False
-            explain(db)
+            with common.captured_statements() as captured:
+                node.invoke(state, config)  # type: ignore[arg-type]
+                node.recorder.flush()
+            explain(db, captured)
             profile = cProfile.Profile()
             start = time.perf_counter()
             profile.enable()

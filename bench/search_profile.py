@@ -35,19 +35,6 @@ import store_speed
 
 from langmem_vault.db import embedded_uri
 
-captured: list[tuple[Any, Any]] = []
-capturing = False
-_execute = psycopg.Cursor.execute
-
-
-def _capture(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
-    if capturing:
-        captured.append((query, params))
-    return _execute(self, query, params, **kw)
-
-
-psycopg.Cursor.execute = _capture  # type: ignore[method-assign]
-
 
 def _walk(node: dict[str, Any], depth: int = 0) -> list[str]:
     line = (
@@ -95,7 +82,6 @@ def explain(
 
 
 def main() -> None:
-    global capturing
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--size", type=int, default=100000)
@@ -134,11 +120,9 @@ def main() -> None:
                 times, hits, plans = [], [], []
                 for prefix, flt, q in calls:
                     store.search(prefix, query=q, filter=flt, limit=10)  # warm
-                    captured.clear()
-                    capturing = True
-                    store.search(prefix, query=q, filter=flt, limit=10)
-                    capturing = False
-                    total, hit, lines = explain(conns[system], list(captured))
+                    with common.captured_statements() as captured:
+                        store.search(prefix, query=q, filter=flt, limit=10)
+                    total, hit, lines = explain(conns[system], captured)
                     times.append(total)
                     hits.append(hit)
                     plans.append(lines)

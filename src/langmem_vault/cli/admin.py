@@ -12,6 +12,7 @@ from rich.markup import escape
 
 from langmem_vault.cli.context import (
     DsnOption,
+    EveryoneOption,
     JsonOption,
     SchemaOption,
     UserOption,
@@ -185,9 +186,7 @@ def audit(
 
 
 def stats(
-    user: Annotated[
-        str | None, typer.Option("--user", "-u", help="one user (default: everyone)")
-    ] = None,
+    user: EveryoneOption = None,
     days: Annotated[int, typer.Option(help="days of growth to show")] = 14,
     dsn: DsnOption = None,
     schema: SchemaOption = None,
@@ -215,9 +214,7 @@ def stats(
 
 
 def rotate_keys(
-    user: Annotated[
-        str | None, typer.Option("--user", "-u", help="one user (default: everyone)")
-    ] = None,
+    user: EveryoneOption = None,
     dsn: DsnOption = None,
     schema: SchemaOption = None,
     as_json: JsonOption = False,
@@ -245,9 +242,7 @@ def rotate_keys(
 
 
 def reembed(
-    user: Annotated[
-        str | None, typer.Option("--user", "-u", help="one user (default: everyone)")
-    ] = None,
+    user: EveryoneOption = None,
     dsn: DsnOption = None,
     schema: SchemaOption = None,
     as_json: JsonOption = False,

@@ -27,6 +27,7 @@ from langmem_vault.service import Identity, MemoryService, ServiceError
 __all__ = [
     "BAD_INPUT",
     "DsnOption",
+    "EveryoneOption",
     "JsonOption",
     "SchemaOption",
     "UserOption",
@@ -55,6 +56,9 @@ SchemaOption = Annotated[
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="print JSON instead of a table")]
 UserOption = Annotated[str, typer.Option("--user", "-u", help="the user id")]
+EveryoneOption = Annotated[
+    str | None, typer.Option("--user", "-u", help="one user (default: everyone)")
+]
 
 out = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
