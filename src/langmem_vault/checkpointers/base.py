@@ -68,12 +68,16 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
     def _setup_plan(self) -> Plan[list[int]]:
         return migrate_plan(self.schema, MIGRATION_TRACK)
 
+    def _user(self, config: RunnableConfig | None) -> str | None:
+        """The user whose ownership of the thread a call checks (None: no check)."""
+        return None if self.shared_threads or config is None else user_id_of(config)
+
     def _owned(
         self, config: RunnableConfig | None, thread_id: str, plan: Plan[T], *, reads: bool = False
     ) -> Plan[T]:
         """``plan`` behind the owner check, unless threads are shared or no user is named.
         ``reads``: the plan has no side effects, so the check may travel with its first query."""
-        user_id = None if self.shared_threads or config is None else user_id_of(config)
+        user_id = self._user(config)
         if user_id is None:
             return plan
         wrap = owned_read_plan if reads else owned_plan
@@ -81,10 +85,10 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
 
     def _get_tuple_plan(self, config: RunnableConfig) -> Plan[CheckpointTuple | None]:
         where = target(config, "get_tuple")
-        plan = queries.get_tuple_plan(
-            self.schema, self.serde, where, self.get_next_version, self._decoded
+        # The owner check travels inside the read's one statement.
+        return queries.get_tuple_plan(
+            self.schema, self.serde, where, self.get_next_version, self._decoded, self._user(config)
         )
-        return self._owned(config, where.thread_id, plan, reads=True)
 
     def _list_plan(
         self,
@@ -98,7 +102,7 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         if filter is not None and not isinstance(filter, dict):
             raise TypeError("list: filter must be a dict of metadata keys and values")
         where = scope(config)
-        plan = queries.list_plan(
+        return queries.list_plan(
             self.schema,
             self.serde,
             where,
@@ -107,8 +111,8 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
             limit=limit,
             get_next=self.get_next_version,
             cache=self._decoded,
+            user_id=self._user(config),
         )
-        return plan if where is None else self._owned(config, where.thread_id, plan, reads=True)
 
     def _put_plan(
         self,

@@ -24,14 +24,13 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 from langmem_vault.checkpointers.compression import pack, unpack
 from langmem_vault.checkpointers.decoded import MAX_CHUNKS_PER_READ, MISSING, DecodedCache
-from langmem_vault.checkpointers.msgpack_frames import join_array, split_array
+from langmem_vault.checkpointers.msgpack_frames import split_array
 from langmem_vault.checkpointers.msgpack_load import loads
-from langmem_vault.checkpointers.pages import ReadElements
+from langmem_vault.checkpointers.pages import MSGPACK, ReadElements
 
 # The blob type of a channel value stored as element ranges (never a serde type name).
 ELEMENTS_TYPE = "vault.elements"
 EMPTY_TYPE = "empty"
-MSGPACK = "msgpack"
 # A list is split into elements only when that saves space: enough bytes in total, and
 # elements big enough that a row per element (about 60 bytes of overhead) is cheap.
 MIN_LIST_BYTES = 512
@@ -129,24 +128,20 @@ def decode_value(
     if type_ != ELEMENTS_TYPE:
         return loads(serde, unpack(type_, blob))
     ids = decode_ranges(elems or [])
-    keys: list[bytes] | None = None
-    if cache is not None:
-        found = [elements.hash(i) for i in ids]
-        keys = None if None in found else found  # type: ignore[assignment]
-    out: list[Any]
+    keys = elements.hashes(ids) if cache is not None else None
+    out: list[Any] = []
     touched = 0
     if keys is not None and cache is not None:
         out, touched = cache.get_many(keys)
-    else:
-        out = [MISSING] * len(ids)
+    if not touched:  # nothing cached (a cold read): the whole list in one go
+        out = _decode_elements(serde, elements, ids)
+        if keys is not None and cache is not None:
+            cache.put_many(keys, out)
+        return out
     todo = [pos for pos, value in enumerate(out) if value is MISSING]
     if not todo:
         return out
-    parts = elements.raw_many([ids[pos] for pos in todo])
-    if all(t == MSGPACK for t, _ in parts):
-        decoded = loads(serde, (MSGPACK, join_array([b for _, b in parts])))
-    else:
-        decoded = [loads(serde, part) for part in parts]
+    decoded = _decode_elements(serde, elements, [ids[pos] for pos in todo])
     for pos, value in zip(todo, decoded, strict=True):
         out[pos] = value
     if keys is not None and cache is not None:
@@ -155,6 +150,14 @@ def decode_value(
         else:
             cache.put_many([keys[pos] for pos in todo], decoded)
     return out
+
+
+def _decode_elements(serde: SerializerProtocol, elements: ReadElements, ids: list[int]) -> Any:
+    """The elements ``ids``, decoded: msgpack ones as one array (one serde call)."""
+    joined = elements.msgpack_array(ids)
+    if joined is not None:
+        return loads(serde, (MSGPACK, joined))
+    return [loads(serde, part) for part in elements.raw_many(ids)]
 
 
 def dump_writes(

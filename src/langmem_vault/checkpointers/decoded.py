@@ -89,6 +89,8 @@ class DecodedCache:
         wanted: dict[int, bytes] = {}
         where: list[tuple[int, int] | None] = []
         with self._lock:
+            if not self._index:  # empty (a cold process): no lookups
+                return [MISSING] * len(keys), 0
             for key in keys:
                 at = self._index.get(key)
                 where.append(at)
@@ -112,15 +114,17 @@ class DecodedCache:
         chunk; nothing is kept if one of them is not a plain value or pydantic model."""
         if not self.max_bytes or not keys:
             return
+        with self._lock:
+            index, seen = self._index, self._seen
+            admit = [k in index or k in seen for k in keys]
+            # First sight of all (a cold read): only noted, so the values need no check.
+            seen.update(dict.fromkeys(k for k, known in zip(keys, admit, strict=True) if not known))
+            while len(seen) > self._max_seen:
+                seen.popitem(last=False)
+        if not any(admit):
+            return
         if not all(isinstance(v, BaseModel) or type(v) in _PLAIN for v in values):
             return
-        with self._lock:
-            admit = [k in self._index or k in self._seen for k in keys]
-            for key, known in zip(keys, admit, strict=True):
-                if not known:
-                    self._seen[key] = None
-            while len(self._seen) > self._max_seen:
-                self._seen.popitem(last=False)
         if not all(admit):
             keys = [k for k, known in zip(keys, admit, strict=True) if known]
             values = [v for v, known in zip(values, admit, strict=True) if known]

@@ -95,13 +95,15 @@ def split_array(data: bytes) -> list[bytes] | None:
     return out if pos == len(data) else None
 
 
+def array_header(n: int) -> bytes:
+    """The header of a msgpack array of ``n`` elements (its elements' bytes follow it)."""
+    if n < 16:
+        return bytes([0x90 | n])
+    if n < 1 << 16:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
+
+
 def join_array(parts: Sequence[bytes]) -> bytes:
     """The msgpack array whose elements are the already-serialized ``parts``."""
-    n = len(parts)
-    if n < 16:
-        header = bytes([0x90 | n])
-    elif n < 1 << 16:
-        header = b"\xdc" + n.to_bytes(2, "big")
-    else:
-        header = b"\xdd" + n.to_bytes(4, "big")
-    return header + b"".join(parts)
+    return array_header(len(parts)) + b"".join(parts)

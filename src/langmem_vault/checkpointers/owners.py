@@ -7,7 +7,9 @@ owner, every read and write of the thread first checks they match; a config with
 whose users share threads turn the check off with ``shared_threads=True``.
 
 The check costs one indexed lookup (a primary-key read) per call that carries a user_id. For
-reads it travels with the read's first statement (one round trip, see :func:`owned_read_plan`).
+reads it travels with the read's first statement (one round trip, see :func:`owned_read_plan`);
+``get_tuple`` and ``list`` carry it inside their one statement (``queries.load_sql``), which
+then sends no rows of a thread the user may not read.
 """
 
 from __future__ import annotations
@@ -27,7 +29,9 @@ class ThreadAccessError(PermissionError):
     """A user_id asked for a thread another user owns; nothing was read or written."""
 
 
-def _check(thread_id: str, user_id: str, rows: Rows) -> None:
+def check_owner(thread_id: str, user_id: str, rows: Rows) -> None:
+    """Raise :class:`ThreadAccessError` unless ``rows`` (of :data:`OWNER_SQL`) name
+    ``user_id`` or no owner."""
     owner = rows[0]["user_id"] if rows else None
     if owner is not None and owner != user_id:
         raise ThreadAccessError(
@@ -41,7 +45,7 @@ def owned_plan(schema: str, thread_id: str, user_id: str | None, plan: Plan[T]) 
     """``plan``, once ``user_id`` (stored form) is known to own ``thread_id`` (or no one does)."""
     if user_id is not None:
         rows = yield Query(render(OWNER_SQL, schema), {"thread_id": thread_id})
-        _check(thread_id, user_id, rows)
+        check_owner(thread_id, user_id, rows)
     return (yield from plan)
 
 
@@ -55,18 +59,18 @@ def owned_read_plan(schema: str, thread_id: str, user_id: str | None, plan: Plan
     try:
         step = next(plan)
     except StopIteration as done:  # nothing to read
-        _check(thread_id, user_id, (yield owner))
+        check_owner(thread_id, user_id, (yield owner))
         return done.value  # type: ignore[no-any-return]
     if isinstance(step, Query) and step.many:  # executemany cannot join a pipeline
-        _check(thread_id, user_id, (yield owner))
+        check_owner(thread_id, user_id, (yield owner))
         result = yield step
     elif isinstance(step, Pipelined):
         answers = yield Pipelined((owner, *step.queries))
-        _check(thread_id, user_id, answers[0])
+        check_owner(thread_id, user_id, answers[0])
         result = answers[1:]
     else:
         owner_rows, result = yield Pipelined((owner, step))
-        _check(thread_id, user_id, owner_rows)
+        check_owner(thread_id, user_id, owner_rows)
     while True:
         try:
             step = plan.send(result)

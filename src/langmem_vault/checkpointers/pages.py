@@ -19,14 +19,17 @@ format are frozen: changing either means a new table, or stored pages would be m
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from langmem_vault.checkpointers.compression import pack, unpack
+from langmem_vault.checkpointers.msgpack_frames import array_header
 
 PAGE_SIZE = 32
 HASH_BYTES = 16
+MSGPACK = "msgpack"
+NO_RUN = -2  # ids start at 1: no id follows this one
 
 # The loose elements and the pages holding ids of the ranges in ``r`` (thread_id, ids
 # int4range), each as a per-range index scan: joined flat, the planner would rather hash the
@@ -148,6 +151,23 @@ class ReadElements:
         k = (elem_id - start) * HASH_BYTES
         return self._pages[start][3][k : k + HASH_BYTES]
 
+    def hashes(self, ids: Iterable[int]) -> list[bytes] | None:
+        """:meth:`hash` of each of ``ids``; None if one is unknown (a loose row read without
+        its hash). One loop: a cold read asks for hundreds."""
+        out = []
+        loose, pages = self._loose, self._pages
+        for elem_id in ids:
+            found = loose.get(elem_id)
+            if found is not None:
+                if found[2] is None:
+                    return None
+                out.append(found[2])
+                continue
+            start = (elem_id - 1) // PAGE_SIZE * PAGE_SIZE + 1
+            k = (elem_id - start) * HASH_BYTES
+            out.append(pages[start][3][k : k + HASH_BYTES])
+        return out
+
     def raw(self, elem_id: int) -> tuple[str, bytes]:
         """``(serde type, serialized bytes)`` of one element."""
         return self.raw_many([elem_id])[0]
@@ -166,6 +186,41 @@ class ReadElements:
             k = elem_id - start
             out.append((page[0], page[1][page[2][k] : page[2][k + 1]]))
         return out
+
+    def msgpack_array(self, ids: Sequence[int]) -> bytes | None:
+        """The msgpack array of the elements ``ids``, when all of them are msgpack (else
+        None): what :func:`~.msgpack_frames.join_array` makes of their :meth:`raw_many`, but
+        each run of consecutive ids inside a page is one slice of the page, not one per id."""
+        pieces: list[bytes] = []
+        loose, inflated = self._loose, self._inflated
+        data, offsets = b"", [0]
+        start = lo = hi = 0
+        last = NO_RUN  # the id the current run inside a page ends with
+        for elem_id in ids:
+            k = elem_id - start
+            if elem_id == last + 1 and k < len(offsets) - 1 and elem_id not in loose:
+                hi, last = offsets[k + 1], elem_id  # the run goes on in the same page
+                continue
+            if last != NO_RUN:
+                pieces.append(data[lo:hi])
+                last = NO_RUN
+            found = loose.get(elem_id)
+            if found is not None:
+                type_, blob = unpack(found[0], found[1])
+                if type_ != MSGPACK:
+                    return None
+                pieces.append(blob)
+                continue
+            start = (elem_id - 1) // PAGE_SIZE * PAGE_SIZE + 1
+            page = inflated.get(start) or self._inflate(start)
+            if page[0] != MSGPACK:
+                return None
+            _, data, offsets = page
+            k = elem_id - start
+            lo, hi, last = offsets[k], offsets[k + 1], elem_id
+        if last != NO_RUN:
+            pieces.append(data[lo:hi])
+        return array_header(len(ids)) + b"".join(pieces)
 
     def _inflate(self, start: int) -> tuple[str, bytes, list[int]]:
         type_, blob, sizes, _ = self._pages[start]

@@ -8,6 +8,7 @@ the list elements they use come back as rows of one ``UNION ALL``, told apart by
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,13 +24,14 @@ from langmem_vault.checkpointers import codec
 from langmem_vault.checkpointers.compression import unpack_json
 from langmem_vault.checkpointers.config import Scope, Target, render
 from langmem_vault.checkpointers.decoded import DecodedCache
+from langmem_vault.checkpointers.owners import check_owner
 from langmem_vault.checkpointers.pages import LOOSE_FROM, PAGES_FROM, ReadElements
 from langmem_vault.checkpointers.text import from_db, tree_from_db, tree_to_db
-from langmem_vault.db.runner import Plan, Query
+from langmem_vault.db.runner import Plan, Query, Rows
 
 # {select} is the statement choosing checkpoint rows; everything else hangs off it.
 LOAD_SQL = """
-WITH c AS MATERIALIZED ({select}),
+WITH {checkpoints},
 bl AS MATERIALIZED (
     SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, b.channel, b.type, b.blob, b.elems
     FROM c
@@ -90,8 +92,35 @@ UNION ALL
 -- Pages (see pages.py): idx is the first id, elems the sizes, hash the hashes.
 SELECT 'p', r.thread_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
        NULL, p.type, p.blob, p.sizes, NULL, NULL, p.first_id, p.hashes
-FROM {pages}
+FROM {pages}{owner_row}
 """.replace("{loose}", LOOSE_FROM).replace("{pages}", PAGES_FROM)
+
+# The checkpoints of a read that checks no owner...
+CHECKPOINTS = "c AS MATERIALIZED ({select})"
+# ...and of one that does (owners.py): the thread's owner, and the checkpoints only if
+# %(user_id)s may read them (the owner or no one), so another user's read sends no rows of
+# the thread; the owner comes back as one row of kind 'o' (in task_id) for the check to raise.
+OWNED_CHECKPOINTS = """o AS MATERIALIZED (
+    SELECT user_id FROM {schema}.saver_threads WHERE thread_id = %(thread_id)s
+),
+c AS MATERIALIZED (
+    SELECT * FROM ({select}) AS s
+    WHERE NOT EXISTS (SELECT 1 FROM o WHERE o.user_id <> %(user_id)s)
+)"""
+OWNER_ROW = """
+UNION ALL
+SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       NULL, NULL, NULL, NULL, o.user_id, NULL, NULL, NULL
+FROM o"""
+
+
+@functools.lru_cache(maxsize=64)
+def load_sql(select: str, schema: str, owned: bool) -> str:
+    """LOAD_SQL for the checkpoints ``select`` chooses; ``owned``: with the owner check."""
+    checkpoints = OWNED_CHECKPOINTS if owned else CHECKPOINTS
+    sql = LOAD_SQL.replace("{checkpoints}", checkpoints).replace("{select}", select)
+    return render(sql.replace("{owner_row}", OWNER_ROW if owned else ""), schema)
+
 
 SELECT_ONE_SQL = """
 SELECT * FROM {schema}.saver_checkpoints
@@ -118,6 +147,8 @@ def _assemble(
     elements: dict[str, ReadElements] = {}
     for row in rows:
         kind = row["kind"]
+        if kind == "o":  # the owner check's row (see _owner_checked)
+            continue
         if kind == "e" or kind == "p":
             found = elements.get(row["thread_id"])
             if found is None:
@@ -189,22 +220,38 @@ def _assemble(
     return out
 
 
+def _owner_checked(thread_id: str | None, user_id: str | None, rows: Rows) -> Rows:
+    """``rows`` of a read, once the owner check its statement carried passed (see
+    :func:`~.owners.check_owner`; raises otherwise)."""
+    if user_id is not None and thread_id is not None:
+        owners = [{"user_id": r["task_id"]} for r in rows or () if r["kind"] == "o"]
+        check_owner(thread_id, user_id, owners)
+    return rows
+
+
 def get_tuple_plan(
     schema: str,
     serde: SerializerProtocol,
     where: Target,
     get_next: Any,
     cache: DecodedCache | None = None,
+    user_id: str | None = None,
 ) -> Plan[CheckpointTuple | None]:
-    """The checkpoint ``where`` names, or the thread's latest in its namespace."""
+    """The checkpoint ``where`` names, or the thread's latest in its namespace.
+
+    ``user_id`` (stored form): the read is refused unless that user owns the thread or no
+    one does; the check travels inside the read's statement.
+    """
     select = SELECT_ONE_SQL if where.checkpoint_id else SELECT_LATEST_SQL
-    sql = render(LOAD_SQL.replace("{select}", select), schema)
     params = {
         "thread_id": where.thread_id,
         "checkpoint_ns": where.checkpoint_ns,
         "checkpoint_id": where.checkpoint_id,
     }
-    rows = yield Query(sql, params)
+    if user_id is not None:
+        params["user_id"] = user_id
+    rows = yield Query(load_sql(select, schema, user_id is not None), params)
+    rows = _owner_checked(where.thread_id, user_id, rows)
     found = _assemble(serde, rows or [], get_next, cache)
     return found[0] if found else None
 
@@ -219,10 +266,14 @@ def list_plan(
     limit: int | None,
     get_next: Any,
     cache: DecodedCache | None = None,
+    user_id: str | None = None,
 ) -> Plan[list[CheckpointTuple]]:
-    """Checkpoints matching the thread/namespace/id of ``where``, ``filter`` and ``before``."""
+    """Checkpoints matching the thread/namespace/id of ``where``, ``filter`` and ``before``;
+    ``user_id`` as in :func:`get_tuple_plan` (when ``where`` names a thread)."""
     clauses: list[str] = []
     params: dict[str, Any] = {}
+    if where is None:
+        user_id = None
     if where is not None:
         clauses.append("thread_id = %(thread_id)s")
         params["thread_id"] = where.thread_id
@@ -245,7 +296,10 @@ def list_plan(
     if limit is not None:
         select += " LIMIT %(limit)s"
         params["limit"] = int(limit)
-    rows = yield Query(render(LOAD_SQL.replace("{select}", select), schema), params)
+    if user_id is not None:
+        params["user_id"] = user_id
+    rows = yield Query(load_sql(select, schema, user_id is not None), params)
+    rows = _owner_checked(where.thread_id if where else None, user_id, rows)
     return _assemble(serde, rows or [], get_next, cache)
 
 
