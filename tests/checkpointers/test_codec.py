@@ -12,8 +12,10 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from langmem_vault.checkpointers.codec import (
     ELEMENTS_TYPE,
+    Element,
     decode_ranges,
     decode_value,
+    element_hash,
     encode_ranges,
     encode_value,
 )
@@ -122,7 +124,6 @@ def test_complete_pages_seal_and_read_back_with_loose_elements() -> None:
 
 
 def test_a_page_of_mixed_types_stays_loose() -> None:
-    from langmem_vault.checkpointers.codec import Element
 
     elements = {
         i: Element(bytes([i]) * 16, "msgpack" if i != 5 else "json", b"x") for i in range(1, 33)
@@ -130,3 +131,55 @@ def test_a_page_of_mixed_types_stays_loose() -> None:
     assert to_seal(elements, sealed=()) == []
     elements[5] = Element(b"5" * 16, "msgpack", b"y")
     assert len(to_seal(elements, sealed=())) == 1
+
+
+def _read_elements(count: int, sealed: set[int]) -> tuple[ReadElements, dict[int, Element]]:
+    """Elements 1..count of a list, pages whose first id is in ``sealed`` stored as pages and
+    the others loose; with their serialized form by id."""
+    serde = JsonPlusSerializer()
+    messages = [HumanMessage(f"m{i} " * (i % 5 + 1), id=f"m{i}") for i in range(count)]
+    frames = split_array(serde.dumps_typed(messages)[1])
+    assert frames is not None
+    by_id = {i + 1: Element(element_hash("msgpack", f), "msgpack", f) for i, f in enumerate(frames)}
+    read = ReadElements()
+    pages = [p for p in to_seal(by_id, sealed=[]) if p.first_id in sealed]
+    for p in pages:
+        read.add_page(p.first_id, p.type, p.blob, list(p.sizes), p.hashes)
+    in_pages = {i for p in pages for i in range(p.first_id, p.last_id + 1)}
+    for i, e in by_id.items():
+        if i not in in_pages:
+            read.add_loose(i, *pack(e.type, e.blob), e.hash)
+    return read, by_id
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(min_value=1, max_value=100).flatmap(
+        lambda n: st.tuples(
+            st.just(n),
+            st.sets(st.sampled_from([1, 33, 65])),
+            st.lists(st.integers(min_value=1, max_value=n), max_size=120),
+        )
+    )
+)
+def test_a_read_joins_any_ids_as_one_msgpack_array(case: tuple[int, set[int], list[int]]) -> None:
+    # Runs of consecutive ids inside a page are taken as one slice: any order, repeats,
+    # runs crossing a page's end or broken by a loose element give the same array.
+    count, sealed, ids = case
+    read, by_id = _read_elements(count, sealed)
+    assert read.msgpack_array(ids) == join_array([by_id[i].blob for i in ids])
+    assert read.hashes(ids) == [by_id[i].hash for i in ids]
+    sorted_ids = sorted(by_id)
+    assert read.msgpack_array(sorted_ids) == join_array([by_id[i].blob for i in sorted_ids])
+
+
+def test_a_read_with_an_element_of_another_serde_type_is_not_joined() -> None:
+    serde = JsonPlusSerializer()
+    read, by_id = _read_elements(40, {1})
+    read.add_loose(41, "json", b'"x"', b"h" * 16)
+    read.add_loose(42, "msgpack", b"\xa1y")  # read without its hash
+    assert read.msgpack_array([1, 2, 41]) is None
+    assert read.msgpack_array([1, 2, 42]) == join_array([by_id[1].blob, by_id[2].blob, b"\xa1y"])
+    assert read.hashes([1, 42]) is None
+    expected = [serde.loads_typed(read.raw(i)) for i in (3, 41, 4)]
+    assert decode_value(serde, ELEMENTS_TYPE, None, encode_ranges([3, 41, 4]), read) == expected

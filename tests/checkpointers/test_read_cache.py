@@ -126,8 +126,9 @@ def test_the_cache_stays_within_its_bound_and_evicts_oldest_first() -> None:
 
 def test_only_values_that_pickle_exactly_are_kept() -> None:
     cache = DecodedCache()
-    cache.put_many([b"a", b"b"], [HumanMessage("hi"), object()])
-    cache.put_many([b"c"], [lambda: 1])
+    for _ in range(2):  # the first sight only notes the keys; the second would keep them
+        cache.put_many([b"a", b"b"], [HumanMessage("hi"), object()])
+        cache.put_many([b"c"], [lambda: 1])
     assert len(cache) == 0
     # A re-chunked key leaves its old chunk once no key points there.
     for _ in range(2):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 
 from langmem_vault.checkpointers import AsyncVaultSaver, ThreadAccessError, VaultSaver
+from langmem_vault.checkpointers.queries import SELECT_LATEST_SQL, load_sql
 from tests.checkpointers.test_graphs import Runner, chat_graph, texts
 
 
@@ -58,3 +60,34 @@ async def test_async_shared_threads_switch(pg_uri: str, schema: str) -> None:
         await graph.ainvoke({"messages": [HumanMessage("team notes")]}, conf("t", "alice"))
         out = await graph.ainvoke({"messages": [HumanMessage("more")]}, conf("t", "bob"))
         assert len(out["messages"]) == 4
+
+
+async def test_a_thread_without_owner_is_read_by_any_user(
+    any_saver: VaultSaver | AsyncVaultSaver,
+) -> None:
+    run = Runner(chat_graph(any_saver), isinstance(any_saver, AsyncVaultSaver))
+    await run.invoke({"messages": [HumanMessage("service note")]}, conf("t0", None))
+    state = await run.state(conf("t0", "bob"))
+    assert texts(state.values["messages"]) == ["human:service note", "ai:echo service note"]
+    assert len(await run.history(conf("t0", "bob"))) >= 2
+
+
+def test_another_users_read_sends_no_rows_of_the_thread(pg_uri: str, schema: str) -> None:
+    # The owner check travels inside get_tuple's and list's statement: refused, it sends
+    # only the owner row, never the thread's checkpoints, values or messages.
+    with VaultSaver.from_conn_string(pg_uri, schema=schema) as saver:
+        saver.setup()
+        chat_graph(saver).invoke(
+            {"messages": [HumanMessage("alice's secret")]}, conf("t1", "alice")
+        )
+    params = {"thread_id": "t1", "checkpoint_ns": "", "checkpoint_id": None}
+    listing = "SELECT * FROM {schema}.saver_checkpoints WHERE thread_id = %(thread_id)s"
+    with psycopg.connect(pg_uri) as conn:
+        for select in (SELECT_LATEST_SQL, listing):
+            sql = load_sql(select, schema, True)
+
+            def kinds(user: str, sql: str = sql) -> set[str]:
+                return {r[0] for r in conn.execute(sql, {**params, "user_id": user})}
+
+            assert kinds("bob") == {"o"}
+            assert kinds("alice") >= {"o", "c", "b"}

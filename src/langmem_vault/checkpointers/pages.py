@@ -198,7 +198,7 @@ class ReadElements:
         last = NO_RUN  # the id the current run inside a page ends with
         for elem_id in ids:
             k = elem_id - start
-            if elem_id == last + 1 and k < len(offsets) - 1 and elem_id not in loose:
+            if elem_id == last + 1 and k < len(offsets) - 1:
                 hi, last = offsets[k + 1], elem_id  # the run goes on in the same page
                 continue
             if last != NO_RUN:
