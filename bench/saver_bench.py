@@ -12,6 +12,7 @@ Measures, on the same server (a fresh temporary data directory):
 
 Run:  python bench/saver_bench.py [--turns 200] [--steps 40] [--rounds 3] [--samples 40]
       python bench/saver_bench.py --reads-only --samples 30   # section 4 alone
+      python bench/saver_bench.py --reads-only --distribution  # and each cold get_tuple
 """
 
 from __future__ import annotations
@@ -233,8 +234,12 @@ def latency_both(uri: str, samples: int) -> dict[int, tuple[dict[str, float], di
 READ_OPS = ("graph turn (invoke)", "get_tuple", "graph.get_state")
 
 
-def read_latency(uri: str, turns: int, samples: int) -> dict[tuple[str, str], list[list[float]]]:
-    """ms of each read path on a thread of ``turns`` graph turns, per saver, cold and warm.
+def read_latency(
+    uri: str, turns: int, samples: int, cpu: dict[tuple[str, str], list[list[float]]] | None = None
+) -> dict[tuple[str, str], list[list[float]]]:
+    """ms of each read path on a thread of ``turns`` graph turns, per saver, cold and warm;
+    ``cpu`` (if given) gets the same keys with this thread's CPU ms of each call, which
+    other jobs on the machine inflate far less than wall time.
 
     Both savers hold the same conversation (run through a real graph). Each sample times,
     saver by saver (alternating which goes first), one more graph turn, a get_tuple and a
@@ -247,6 +252,8 @@ def read_latency(uri: str, turns: int, samples: int) -> dict[tuple[str, str], li
     out: dict[tuple[str, str], list[list[float]]] = {
         (op, mode): [[], []] for op in READ_OPS for mode in ("cold", "warm")
     }
+    if cpu is not None:
+        cpu.update({key: [[], []] for key in out})
     with (
         PostgresSaver.from_conn_string(uri) as theirs,
         VaultSaver.from_conn_string(uri, schema=SCHEMA, pool_size=2) as ours,
@@ -269,7 +276,7 @@ def read_latency(uri: str, turns: int, samples: int) -> dict[tuple[str, str], li
                     for op in READ_OPS:
                         if mode == "cold":
                             ours._decoded.clear()
-                        t0 = time.perf_counter()
+                        t0, c0 = time.perf_counter(), time.thread_time()
                         if op == "get_tuple":
                             saver.get_tuple(config)
                         elif op == "graph.get_state":
@@ -277,6 +284,8 @@ def read_latency(uri: str, turns: int, samples: int) -> dict[tuple[str, str], li
                         else:
                             graph.invoke({"messages": [human(turn + k)]}, config)
                         out[(op, mode)][i].append((time.perf_counter() - t0) * 1000)
+                        if cpu is not None:
+                            cpu[(op, mode)][i].append((time.thread_time() - c0) * 1000)
         states = [g.get_state(config).values["messages"] for g in graphs]
         if texts(states[0]) != texts(states[1]):
             raise AssertionError("the two savers' threads differ after the read benchmark")
@@ -297,16 +306,22 @@ def main() -> None:
     parser.add_argument(
         "--reads-only", action="store_true", help="only the turn-N read latencies, cold and warm"
     )
+    parser.add_argument(
+        "--distribution",
+        action="store_true",
+        help="also print every cold get_tuple sample (wall / CPU ms), sorted, per saver",
+    )
     args = parser.parse_args()
 
     uri = common.temp_server_uri()  # removed at exit, once the server has stopped
+    cpu: dict[tuple[str, str], list[list[float]]] = {}
     if args.reads_only:
-        reads = read_latency(uri, args.turns, args.samples)
+        reads = read_latency(uri, args.turns, args.samples, cpu)
     else:
         size = storage(uri, args.turns)
         their_rate, our_rate = asyncio.run(throughput_both(uri, args.steps, args.rounds))
         lat = latency_both(uri, args.samples)
-        reads = read_latency(uri, args.turns, args.samples)
+        reads = read_latency(uri, args.turns, args.samples, cpu)
 
     def kib(x: float) -> str:
         return f"{x / 1024:,.0f} KiB"
@@ -327,6 +342,23 @@ def main() -> None:
                     "<= 1.0x",
                 )
             )
+        for q, name in ((0.5, "p50"), (0.95, "p95")):
+            theirs_cpu, ours_cpu = cpu[(op, mode)]
+            print(
+                row(
+                    f"{op} CPU {name} at turn {args.turns}, {mode} (this process's thread)",
+                    quantile(theirs_cpu, q),
+                    quantile(ours_cpu, q),
+                    ms,
+                    "-",
+                )
+            )
+    if args.distribution:
+        for i, name in enumerate(("PostgresSaver", "VaultSaver")):
+            walls, cpus = reads[("get_tuple", "cold")][i], cpu[("get_tuple", "cold")][i]
+            pairs = sorted(zip(walls, cpus, strict=True))
+            print(f"cold get_tuple, {name}, wall/CPU ms sorted by wall:")
+            print("  " + " ".join(f"{w:.1f}/{c:.1f}" for w, c in pairs))
     if args.reads_only:
         return
     print(

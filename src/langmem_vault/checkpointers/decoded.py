@@ -116,20 +116,19 @@ class DecodedCache:
             return
         with self._lock:
             index, seen = self._index, self._seen
-            admit = [k in index or k in seen for k in keys]
-            # First sight of all (a cold read): only noted, so the values need no check.
-            seen.update(dict.fromkeys(k for k, known in zip(keys, admit, strict=True) if not known))
+            fresh = [k for k in keys if k not in index and k not in seen]
+            seen.update(dict.fromkeys(fresh))
             while len(seen) > self._max_seen:
                 seen.popitem(last=False)
-        if not any(admit):
+        # First sight of all (a cold read): only noted, so the values need no check.
+        if len(fresh) == len(keys):
             return
         if not all(isinstance(v, BaseModel) or type(v) in _PLAIN for v in values):
             return
-        if not all(admit):
-            keys = [k for k, known in zip(keys, admit, strict=True) if known]
-            values = [v for v, known in zip(values, admit, strict=True) if known]
-            if not keys:
-                return
+        if fresh:
+            first_sight = set(fresh)
+            kept = [(k, v) for k, v in zip(keys, values, strict=True) if k not in first_sight]
+            keys, values = [k for k, _ in kept], [v for _, v in kept]
         try:
             data = pickle.dumps(list(values), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # an unpicklable field: decode these every time instead
