@@ -106,6 +106,21 @@ def test_prepare_threshold_is_configurable(
         assert s2.get_tuple(config("p")) is None
 
 
+def test_reads_are_prepared_from_their_first_use(pg_uri: str, schema: str) -> None:
+    # A fresh connection would otherwise plan the long read statement again for each of its
+    # first reads (psycopg prepares at the fifth); other statements keep that threshold.
+    kwargs = {"autocommit": True, "prepare_threshold": 5}
+    with ConnectionPool(pg_uri, min_size=1, max_size=1, kwargs=kwargs) as pool:
+        saver = VaultSaver(pool, schema=schema)
+        saver.setup()
+        saver.get_tuple(config("p"))
+        list(saver.list(config("p")))
+        with pool.connection() as conn:
+            rows = conn.execute("SELECT statement FROM pg_prepared_statements").fetchall()
+    reads = [r[0] for r in rows if "saver_pages" in r[0]]
+    assert len(reads) == 2 and len(rows) == 2
+
+
 async def test_async_saver_sync_methods_work_from_worker_threads(asaver: AsyncVaultSaver) -> None:
     await put_chain(asaver, "bridge", 2)
     got = await asyncio.to_thread(asaver.get_tuple, config("bridge"))
