@@ -13,6 +13,7 @@ Measures, on the same server (a fresh temporary data directory):
 Run:  python bench/saver_bench.py [--turns 200] [--steps 40] [--rounds 3] [--samples 40]
       python bench/saver_bench.py --reads-only --samples 30   # section 4 alone
       python bench/saver_bench.py --reads-only --distribution  # and each cold get_tuple
+      python bench/saver_bench.py --reads-only --first-use 10  # and a fresh saver's reads
 """
 
 from __future__ import annotations
@@ -292,6 +293,30 @@ def read_latency(
     return out
 
 
+def first_use(uri: str, samples: int, reads: int = 8) -> list[list[list[tuple[float, float]]]]:
+    """Wall and CPU ms of reads 1..``reads`` of the read benchmark's thread by a saver opened
+    just before (its own new connection or pool), per saver, ``samples`` times, interleaved:
+    what a process meets after a restart, beyond an emptied cache."""
+    config = {"configurable": {"thread_id": "bench-reads", "user_id": "bench"}}
+    out: list[list[list[tuple[float, float]]]] = [[], []]
+    for k in range(samples):
+        for i in (0, 1) if k % 2 == 0 else (1, 0):
+            opened = (
+                PostgresSaver.from_conn_string(uri)
+                if i == 0
+                else VaultSaver.from_conn_string(uri, schema=SCHEMA)
+            )
+            with opened as saver:
+                times = []
+                for _ in range(reads):
+                    t0, c0 = time.perf_counter(), time.thread_time()
+                    saver.get_tuple(config)
+                    wall = (time.perf_counter() - t0) * 1000
+                    times.append((wall, (time.thread_time() - c0) * 1000))
+            out[i].append(times)
+    return out
+
+
 def row(name: str, theirs: float, ours: float, fmt: Callable[[float], str], target: str) -> str:
     ratio = ours / theirs if theirs else float("nan")
     return f"| {name} | {fmt(theirs)} | {fmt(ours)} | {ratio:.2f}x | {target} |"
@@ -310,6 +335,13 @@ def main() -> None:
         "--distribution",
         action="store_true",
         help="also print every cold get_tuple sample (wall / CPU ms), sorted, per saver",
+    )
+    parser.add_argument(
+        "--first-use",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time reads 1-8 of a freshly opened saver, N samples (after section 4)",
     )
     args = parser.parse_args()
 
@@ -353,6 +385,16 @@ def main() -> None:
                     "-",
                 )
             )
+    if args.first_use:
+        fresh = first_use(uri, args.first_use)
+        print(f"\nreads of a freshly opened saver, median wall / CPU ms, {args.first_use} samples:")
+        for i, name in enumerate(("PostgresSaver", "VaultSaver")):
+            cells = [
+                f"#{n + 1} {statistics.median(s[n][0] for s in fresh[i]):.1f}"
+                f" / {statistics.median(s[n][1] for s in fresh[i]):.1f}"
+                for n in range(len(fresh[i][0]))
+            ]
+            print(f"  {name}: " + "  ".join(cells))
     if args.distribution:
         for i, name in enumerate(("PostgresSaver", "VaultSaver")):
             walls, cpus = reads[("get_tuple", "cold")][i], cpu[("get_tuple", "cold")][i]
