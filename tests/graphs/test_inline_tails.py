@@ -18,7 +18,7 @@ from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.extract import MAX_TAILS, TAIL_TTL_MINUTES
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel
-from langmem_vault.privacy import erase_user, restore_user
+from langmem_vault.privacy import aexport_user, erase_user, export_user, restore_user
 
 TAILS = tails_namespace(("memories", "dana", "semantic"))
 
@@ -152,3 +152,23 @@ def test_tails_expire_where_the_store_has_ttls(pg_uri: str, schema: str, index: 
                 ("langmem_vault.tails.%",),
             ).fetchone()
     assert row is not None and row[0] == TAIL_TTL_MINUTES
+
+
+def test_export_shows_the_pending_tails(store: BaseStore) -> None:
+    _graph(store).invoke({"messages": [HumanMessage("I live in Leeds.")]}, _cfg("a"))
+    _graph(store).invoke({"messages": [HumanMessage("hello")]}, _cfg("e", user="eve"))
+    doc = export_user(store, "dana")
+    (pending,) = doc["pending"]  # dana's tail only, not eve's
+    assert pending["thread_id"] == "a"
+    said = [m["data"]["content"] for m in pending["messages"]]
+    assert said[0] == "I live in Leeds." and len(said) == 2
+    assert pending["kept_at"] == store.get(TAILS, "a").updated_at.isoformat()  # type: ignore[union-attr]
+    erase_user(store, "dana")
+    assert export_user(store, "dana")["pending"] == []
+
+
+async def test_async_export_shows_the_pending_tails(astore: BaseStore) -> None:
+    await _graph(astore).ainvoke({"messages": [HumanMessage("I live in Leeds.")]}, _cfg("a"))
+    doc = await aexport_user(astore, "dana")
+    assert [p["thread_id"] for p in doc["pending"]] == ["a"]
+    assert doc["pending"][0]["messages"][0]["data"]["content"] == "I live in Leeds."

@@ -216,7 +216,13 @@ def test_export_and_import_are_audited(store: VaultStore, audit: AuditLog) -> No
     import_user(store, doc, user_id="alice2", audit=audit, actor="ops")
     [exported] = audit.query("alice")
     assert exported.action == "export" and exported.actor == "alice"
-    assert exported.detail == {"memories": 1, "instructions": 0, "episodes": 0, "threads": 0}
+    assert exported.detail == {
+        "memories": 1,
+        "instructions": 0,
+        "episodes": 0,
+        "threads": 0,
+        "pending": 0,
+    }
     [imported] = audit.query("alice2")
     assert imported.action == "import" and imported.detail["memories"] == 1
     with pytest.raises(InvalidExportError):

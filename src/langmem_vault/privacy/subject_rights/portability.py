@@ -14,15 +14,19 @@ Format ``langmem-vault-export``, version 1 (a JSON object)::
       "instructions": [{"key": "...", "value": {...Instruction...}}, ...],
       "episodes":     [{"key": "...", "value": {...Episode...}}, ...],
       "consent": {"allow_extraction": true, ...} | null,
-      "threads": [{"thread_id", "title", "message_count", "started_at", "last_activity"}]
+      "threads": [{"thread_id", "title", "message_count", "started_at", "last_activity"}],
+      "pending": [{"thread_id", "messages": [{"type", "data"}, ...], "kept_at"}]
     }
 
 Each list is sorted by key; each value is the stored dict as the memory model writes it
 (see :mod:`langmem_vault.memory.models`), with private facts decrypted when a keyring is given
 (the user gets their words back), or left sealed (``"enc"``, ``"enc_kid"``) otherwise.
 ``threads`` is the saver's per-user thread index, for transparency: conversations are not
-exported, so import does not recreate threads. Unknown top-level keys are ignored by import;
-a higher ``version`` is refused.
+exported, so import does not recreate threads. ``pending`` holds what inline extraction keeps
+of a thread's messages until it reads them (``memory.namespaces.tails_namespace``; LangChain's
+``messages_to_dict`` form): words the user said that are held but not yet learnt from. It is
+there for the same transparency and import skips it too. Unknown top-level keys are ignored
+by import; a higher ``version`` is refused.
 
 With ``audit=`` (an audit log or buffer) each export and import is logged, with counts.
 
@@ -52,7 +56,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 from pydantic import ValidationError
 
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact
-from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
+from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.sealing import Keyring, decrypt_fact, is_sealed
 from langmem_vault.memory.usage import read_usage_plan, usage_namespace, with_usage
@@ -147,6 +151,15 @@ def _export_plan(
     (consent,) = yield [GetOp(consent_namespace(user_id), CONSENT_KEY)]
     doc["consent"] = dict(consent.value) if isinstance(consent, Item) else None
     doc["threads"] = threads
+    tails = yield from _list_all(tails_namespace(ns.semantic))
+    doc["pending"] = [
+        {
+            "thread_id": item.key,
+            "messages": item.value.get("messages", []),
+            "kept_at": item.updated_at.isoformat(),
+        }
+        for item in sorted(tails, key=lambda i: i.key)
+    ]
     return doc
 
 
@@ -340,7 +353,7 @@ def _write_plan(ops: list[PutOp], report: ImportReport) -> StorePlan[ImportRepor
 
 
 def _export_event(doc: Mapping[str, Any], actor: str | None) -> AuditEvent:
-    counts = {s: len(doc[s]) for s, _, _ in SECTIONS} | {"threads": len(doc["threads"])}
+    counts = {s: len(doc[s]) for s in (*(s for s, _, _ in SECTIONS), "threads", "pending")}
     return AuditEvent(doc["user_id"], "export", "portability", actor=actor, detail=counts)
 
 
