@@ -304,6 +304,7 @@ def candidates_plan(
     if opts.include_private:
         # Private facts are not in the index: read them by filter, rank them in process.
         facts.append(private_search_op(ns.semantic, limit=opts.max_private))
+    # list[Any]: a MirrorSearchOp is the store's own op, outside langgraph's Op union
     ops: list[Any] = [
         SearchOp(ns.instructions, filter={"active": True}, limit=100, refresh_ttl=False),
         # Recent episodes without a query (one embedding per turn is enough): the first page
