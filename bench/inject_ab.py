@@ -25,7 +25,8 @@ HERE = Path(__file__).parent
 
 
 def worker(facts: int, others: int) -> None:
-    """Seed, then answer each "msg"/"nomsg" line with "<ms> <embedding ms>"."""
+    """Seed, then answer each "msg"/"nomsg" line with "<ms> <embedding ms> <client CPU ms>"
+    (the CPU time of the calling thread: what a busy machine does not inflate much)."""
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE / "data"))
     from contextlib import ExitStack
@@ -58,11 +59,12 @@ def worker(facts: int, others: int) -> None:
             question = nodes_bench.QUESTIONS_LATENCY[turn % 8] + f" ({turn})"
             state = {"messages": [HumanMessage(question)] if line.strip() == "msg" else []}
             before = len(emb.query_ms)
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.thread_time()
             node.invoke(state, config)
             elapsed = (time.perf_counter() - start) * 1000
+            cpu = (time.thread_time() - cpu) * 1000
             node.recorder.flush()
-            print(f"{elapsed:.3f} {sum(emb.query_ms[before:]):.3f}", flush=True)
+            print(f"{elapsed:.3f} {sum(emb.query_ms[before:]):.3f} {cpu:.3f}", flush=True)
 
 
 def main() -> None:
@@ -97,22 +99,29 @@ def main() -> None:
     for mode in ("msg", "nomsg"):
         times: dict[str, list[float]] = {n: [] for n in procs}
         net: dict[str, list[float]] = {n: [] for n in procs}
+        cpu: dict[str, list[float]] = {n: [] for n in procs}
         for i in range(args.samples + 5):
             for name, proc in procs.items():
                 assert proc.stdin is not None and proc.stdout is not None
                 proc.stdin.write(mode + "\n")
                 proc.stdin.flush()
-                ms, embed = (float(x) for x in proc.stdout.readline().split())
+                ms, embed, used = (float(x) for x in proc.stdout.readline().split())
                 if i >= 5:  # warm-up
                     times[name].append(ms)
                     net[name].append(ms - embed)
+                    cpu[name].append(used)
         for name in procs:
             p50, p95 = common.percentile(times[name], 50), common.percentile(times[name], 95)
             n50, n95 = common.percentile(net[name], 50), common.percentile(net[name], 95)
-            rows.append([mode, name, f"{p50:.2f}", f"{p95:.2f}", f"{n50:.2f}", f"{n95:.2f}"])
+            c50 = common.percentile(cpu[name], 50)
+            rows.append(
+                [mode, name, f"{p50:.2f}", f"{p95:.2f}", f"{n50:.2f}", f"{n95:.2f}", f"{c50:.2f}"]
+            )
         b, a = times["before"], times["after"]
         ratio = [common.ratio(common.percentile(a, q), common.percentile(b, q)) for q in (50, 95)]
-        rows.append([mode, "after / before", *ratio, "", ""])
+        c_after, c_before = (common.percentile(cpu[n], 50) for n in ("after", "before"))
+        used = common.ratio(c_after, c_before)
+        rows.append([mode, "after / before", *ratio, "", "", used])
     for proc in procs.values():
         assert proc.stdin is not None
         proc.stdin.close()
@@ -122,7 +131,16 @@ def main() -> None:
         f"-{os.getloadavg()[0]:.1f}"
     )
     common.print_table(
-        ["path", "tree", "p50 ms", "p95 ms", "excl. embedding p50", "excl. embedding p95"], rows
+        [
+            "path",
+            "tree",
+            "p50 ms",
+            "p95 ms",
+            "excl. embedding p50",
+            "excl. embedding p95",
+            "client CPU p50",
+        ],
+        rows,
     )
 
 

@@ -42,6 +42,21 @@ def test_loads_gives_what_json_gives(value: Any) -> None:
     assert repr(jsonb.loads(text.encode())) == repr(json.loads(text))  # types too (int vs float)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "18446744073709551615",  # the largest unsigned 64-bit integer: orjson keeps it exact
+        "18446744073709551616",  # one more: orjson would give a float
+        "-9223372036854775809",  # one below the smallest signed 64-bit integer
+        '{"a": [1, 99999999999999999999999, "x"]}',
+        "1234567890.123456789012",  # 19 digits, but not in a row
+        '"0123456789012345678"',  # 19 digits in a string
+    ],
+)
+def test_integers_past_64_bits_stay_exact(text: str) -> None:
+    assert repr(jsonb.loads(text.encode())) == repr(json.loads(text))
+
+
 def test_lone_surrogate_goes_to_json() -> None:
     assert jsonb.loads(b'{"s": "\\ud800"}') == {"s": "\ud800"}
 

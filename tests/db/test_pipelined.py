@@ -116,3 +116,29 @@ async def test_async_pipelined_steps_and_pipeline_transactions(pg_uri: str) -> N
         assert _count(pg_uri) == 2
         gathered = await db.run_direct(lambda: gather([_two_steps("a"), _one_step("b")]))
         assert gathered == [["a1", "a2"], "b"]
+
+
+def _shapes() -> Plan[list[object]]:
+    # A statement's rows, or None when it returns none: in a step of its own and pipelined.
+    plain = []
+    for text in _SHAPES:
+        plain.append((yield Query(text)))
+    pipelined = yield Pipelined(tuple(Query(text) for text in _SHAPES))
+    return [*plain, *pipelined]
+
+
+# rows; no columns, still a row set ("SELECT ;"); none; an empty row set
+_SHAPES = ["SELECT 1 AS n", "SELECT", "SET LOCAL application_name = 'x'", "SELECT 1 WHERE false"]
+_SHAPED = [[{"n": 1}], [{}], None, []]
+
+
+def test_statements_without_rows_give_none(pg_uri: str) -> None:
+    with open_pool(pg_uri, max_size=1) as pool:
+        assert Database(pool).run(_shapes()) == _SHAPED * 2
+        assert Database(pool).run_direct(_shapes) == _SHAPED * 2
+
+
+async def test_statements_without_rows_give_none_async(pg_uri: str) -> None:
+    async with await aopen_pool(pg_uri, max_size=1) as pool:
+        assert await AsyncDatabase(pool).run(_shapes()) == _SHAPED * 2
+        assert await AsyncDatabase(pool).run_direct(_shapes) == _SHAPED * 2

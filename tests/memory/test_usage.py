@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from typing import Any
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -15,6 +16,7 @@ from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.state import MemoryState
+from langmem_vault.memory import utility
 from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.usage import usage_namespace
 from langmem_vault.memory.vault import MemoryVault
@@ -155,3 +157,26 @@ def test_recorders_in_one_process_lose_nothing_without_atomic_increments(
         fact = vault.get(key)
         assert fact is not None and fact.value.access_count == 2 * TURNS
         assert _citations(pg_store, key) == 2 * TURNS
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        None,
+        {},
+        {"access_count": 7, "last_accessed": "2026-01-01T00:00:00+00:00"},
+        {"access_count": 2, "utility_shift": 0.125, "velocity": 0.05},
+        {"access_count": 2, "utility_shift": 0.9},  # clipped to 1
+        {"utility_shift": -0.7},  # clipped to 0
+        {"citations": 2, "folded_citations": 2, "utility_shift": 0.1},  # all folded already
+        {"folded_citations": 1},  # a count below its fold still moves it
+        {"citations": 1, "velocity": 0.02},
+        {"uncited": 3, "folded_access_count": 4},
+        {"signal": -0.3, "folded_signal": 0.3},
+    ],
+)
+@pytest.mark.parametrize("base", [0.0, 0.5, 0.93])
+def test_current_utility_is_the_full_fold(base: float, usage: dict[str, Any] | None) -> None:
+    """Records without signals skip the fold's bookkeeping: same value as the full fold."""
+    _, after, _ = utility._step(base, usage or {}, utility.DEFAULT_UTILITY)
+    assert utility.current_utility(base, usage) == round(after, 6)

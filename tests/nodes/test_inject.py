@@ -12,8 +12,11 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory import MissingConfigKeyError
+from langmem_vault.memory import plans as store_plans
+from langmem_vault.memory.usage import arecord_usage, record_usage, usage_increments
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node, latest_user_text
+from langmem_vault.store.mirrors import runs_mirror_search
 from tests.support.stores import thread
 
 CFG = thread("u1", "t1")
@@ -243,3 +246,73 @@ def test_pending_facts_join_only_when_nothing_better_matches(store: BaseStore) -
     off = create_inject_node(store=store, record_access=False, max_pending=0).node
     asked = off.invoke({"messages": [HumanMessage("Which languages can I speak?")]}, CFG)
     assert "Portuguese" not in asked["memory_context"]
+
+
+# Two facts alike but for their usage (the older one cited three times) and a private fact
+# cited once.
+USAGE_FACTS = [
+    ("tea", "Likes green tea", "preference", False),
+    ("coffee", "Likes black coffee", "preference", False),
+    ("name", "Is called Dana", "personal", True),
+]
+
+
+def _citations(vault: MemoryVault, keys: dict[str, str]) -> list[Any]:
+    now = datetime.now(UTC)
+    cite = [(vault.ns.semantic, keys["tea"])] * 3 + [(vault.ns.semantic, keys["name"])]
+    return [usage_increments([], [target], now) for target in cite]
+
+
+def _check_usage_counted(out: dict[str, Any], keys: dict[str, str], tea: Any, name: Any) -> None:
+    shown = list(out["memory_refs"].values())
+    # the older fact's citations outweigh the newer one's recency
+    assert shown.index(keys["tea"]) < shown.index(keys["coffee"])
+    scores = {m["key"]: m["scores"] for m in out["memory_items"] if m["kind"] == "fact"}
+    assert scores[keys["tea"]]["utility"] == round(tea.value.utility, 4) > 0.5
+    assert scores[keys["coffee"]]["utility"] == 0.5
+    assert scores[keys["name"]]["utility"] == round(name.value.utility, 4) > 0.5
+
+
+def test_usage_records_count_in_the_score_in_one_batch(
+    store: BaseStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    keys = {
+        name: vault.remember(text, category=category, confidence=0.9, private=private).key
+        for name, text, category, private in USAGE_FACTS
+    }
+    for increments in _citations(vault, keys):
+        record_usage(store, increments)
+    batches: list[int] = []
+    batch = store_plans._batch
+    monkeypatch.setattr(store_plans, "_batch", lambda s, ops: batches.append(1) or batch(s, ops))
+    node = create_inject_node(store=store, record_access=False).node
+    out = node.invoke({"messages": []}, CFG)
+    # VaultStore reads the usage records with the searches: one batch, not two
+    assert len(batches) == (1 if runs_mirror_search(store) else 2)
+    _check_usage_counted(out, keys, vault.get(keys["tea"]), vault.get(keys["name"]))
+
+
+async def test_usage_records_count_in_the_score_in_one_batch_async(
+    astore: BaseStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    keys = {}
+    for name, text, category, private in USAGE_FACTS:
+        fact = await vault.aremember(text, category=category, confidence=0.9, private=private)
+        keys[name] = fact.key
+    for increments in _citations(vault, keys):
+        await arecord_usage(astore, increments)
+    batches: list[int] = []
+    abatch = store_plans._abatch
+
+    async def counted(s: BaseStore, ops: Any) -> Any:
+        batches.append(1)
+        return await abatch(s, ops)
+
+    monkeypatch.setattr(store_plans, "_abatch", counted)
+    node = create_inject_node(store=astore, record_access=False).node
+    out = await node.ainvoke({"messages": []}, CFG)
+    assert len(batches) == (1 if runs_mirror_search(astore) else 2)
+    tea, name = await vault.aget(keys["tea"]), await vault.aget(keys["name"])
+    _check_usage_counted(out, keys, tea, name)

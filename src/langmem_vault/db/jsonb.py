@@ -14,7 +14,6 @@ surrogate escape). Connections a caller passes in are left as they are.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
@@ -24,14 +23,26 @@ from psycopg.types.json import set_json_loads
 __all__ = ["aconfigure", "configure", "loads"]
 
 # A run of 19 digits may be an integer past 64 bits (the longest int64 has 19): json keeps
-# it exact. Digits inside strings take this path too, which only costs time.
-_LONG_DIGITS = re.compile(rb"\d{19}")
+# it exact. Digits inside strings take this path too, which only costs time. Found by mapping
+# every digit to "0" and every other byte to "." (bytes.translate, then a substring search):
+# 1.2 us for a 590-byte fact, where the regex \d{19} took 5.7 us, more than orjson's decoding.
+_DIGITS_ONLY = bytes(0x30 if 0x30 <= b <= 0x39 else 0x2E for b in range(256))
+_LONG_RUN = b"0" * 19
+
+
+def _long_digit_run(raw: bytes) -> bool:
+    """Whether ``raw`` holds 19 digits in a row.
+
+    >>> _long_digit_run(b'{"n": 1234567890123456789}'), _long_digit_run(b'{"n": 1.5e300}')
+    (True, False)
+    """
+    return _LONG_RUN in raw.translate(_DIGITS_ONLY)
 
 
 def loads(data: bytes | str) -> Any:
     """``json.loads``, by orjson where orjson gives the same value."""
     raw = data.encode() if isinstance(data, str) else data
-    if _LONG_DIGITS.search(raw) is None:
+    if not _long_digit_run(raw):
         try:
             return orjson.loads(raw)
         except orjson.JSONDecodeError:

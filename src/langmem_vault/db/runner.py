@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 
 import psycopg
 from psycopg import AsyncCursor, Cursor, sql
+from psycopg.pq import ExecStatus
 from psycopg.rows import DictRow
 
 T = TypeVar("T")
@@ -90,8 +91,19 @@ def gather(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     return results
 
 
+# What ``cursor.description is not None`` tests, without building a Column per field on every
+# statement (about 3% of a small pipelined read's client time).
+_ROW_STATUSES = frozenset({ExecStatus.TUPLES_OK, ExecStatus.SINGLE_TUPLE})
+
+
+def _returns_rows(cur: Cursor[DictRow] | AsyncCursor[DictRow]) -> bool:
+    """Whether the cursor's current result has rows to fetch (a SELECT, not a SET)."""
+    res = cur.pgresult
+    return res is not None and (res.nfields > 0 or res.status in _ROW_STATUSES)
+
+
 def _rows(cur: Cursor[DictRow]) -> Rows:
-    return cur.fetchall() if cur.description is not None else None
+    return cur.fetchall() if _returns_rows(cur) else None
 
 
 def _run_pipelined(
@@ -128,14 +140,12 @@ async def _arun_pipelined(
                 each.format = cur.format
                 await each.execute(query.sql, query.params, prepare=query.prepare)
             await pipe.sync()
-            return [
-                await each.fetchall() if each.description is not None else None for each in cursors
-            ]
+            return [await each.fetchall() if _returns_rows(each) else None for each in cursors]
         async with conn.pipeline():
             for each, query in zip(cursors, step.queries, strict=True):
                 each.format = cur.format
                 await each.execute(query.sql, query.params, prepare=query.prepare)
-        return [await each.fetchall() if each.description is not None else None for each in cursors]
+        return [await each.fetchall() if _returns_rows(each) else None for each in cursors]
     finally:
         for each in cursors:
             await each.close()
@@ -160,7 +170,7 @@ def run_plan(cur: Cursor[DictRow], plan: Plan[T], pipe: psycopg.Pipeline | None 
                 rows = None
             else:
                 cur.execute(query.sql, query.params, prepare=query.prepare)
-                rows = cur.fetchall() if cur.description is not None else None
+                rows = cur.fetchall() if _returns_rows(cur) else None
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]
 
@@ -182,6 +192,6 @@ async def arun_plan(
                 rows = None
             else:
                 await cur.execute(query.sql, query.params, prepare=query.prepare)
-                rows = await cur.fetchall() if cur.description is not None else None
+                rows = await cur.fetchall() if _returns_rows(cur) else None
     except StopIteration as done:
         return done.value  # type: ignore[no-any-return]

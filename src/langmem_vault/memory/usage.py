@@ -40,11 +40,12 @@ from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
 
 from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.scoring import as_datetime
 from langmem_vault.memory.utility import current_utility
+from langmem_vault.store.mirrors import Mirrored, MirrorSearchOp
 
 __all__ = [
     "USAGE_ROOT",
@@ -54,8 +55,10 @@ __all__ = [
     "arecord_usage",
     "read_usage_plan",
     "record_usage",
+    "split_usage",
     "usage_increments",
     "usage_namespace",
+    "usage_search_op",
     "with_usage",
 ]
 
@@ -167,6 +170,29 @@ def read_usage_plan(targets: Iterable[Target]) -> StorePlan[dict[Target, dict[st
         return {}
     found = yield [GetOp(usage_namespace(ns), key, refresh_ttl=False) for ns, key in keys]
     return {k: dict(i.value) for k, i in zip(keys, found, strict=True) if isinstance(i, Item)}
+
+
+def usage_search_op(op: SearchOp) -> MirrorSearchOp:
+    """``op`` with each result's usage record read in the search's own statement, saving the
+    round trip of :func:`read_usage_plan`. Only for stores that run it
+    (:func:`~langmem_vault.store.mirrors.runs_mirror_search`: VaultStore, AsyncVaultStore);
+    :func:`split_usage` reads its result.
+
+    >>> usage_search_op(SearchOp(("memories", "u1", "semantic"))).mirror
+    ('langmem_vault', 'usage')
+    """
+    return MirrorSearchOp(op, USAGE_ROOT)
+
+
+def split_usage(found: Sequence[Mirrored]) -> tuple[list[SearchItem], dict[Target, dict[str, Any]]]:
+    """The items of a :func:`usage_search_op`, and their usage records as
+    :func:`read_usage_plan` returns them (memories never used are absent)."""
+    usage = {
+        (tuple(m.item.namespace), m.item.key): dict(m.mirror.value)
+        for m in found
+        if m.mirror is not None
+    }
+    return [m.item for m in found], usage
 
 
 def with_usage(value: Mapping[str, Any], usage: Mapping[str, Any] | None) -> dict[str, Any]:

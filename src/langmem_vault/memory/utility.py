@@ -44,6 +44,10 @@ __all__ = [
 
 #: the signal counters of a usage record and their folded shadows
 _COUNTERS = ("access_count", "citations", "uncited", "signal")
+#: the fields that can make a gradient (injections alone move no utility)
+_GRADIENT_FIELDS = frozenset(
+    name for signal in ("citations", "uncited", "signal") for name in (signal, f"folded_{signal}")
+)
 
 
 @dataclass(frozen=True)
@@ -139,7 +143,12 @@ def current_utility(
     base: float, usage: Mapping[str, Any] | None, policy: UtilityPolicy = DEFAULT_UTILITY
 ) -> float:
     """The utility a reader sees: the folded utility, with the pending signals folded in."""
-    _, after, _ = _step(float(base), usage or {}, policy)
+    usage = usage or {}
+    if _GRADIENT_FIELDS.isdisjoint(usage):
+        # Most records only count injections (inject reads ~50 a turn): no gradient, so the
+        # folded utility as it is, as _step would return it, without its bookkeeping.
+        return round(_clip(float(base) + _num(usage, "utility_shift")), 6)
+    _, after, _ = _step(float(base), usage, policy)
     return round(after, 6)
 
 

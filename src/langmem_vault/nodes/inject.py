@@ -1,10 +1,11 @@
 """inject: put standing instructions, the most useful facts and recent episodes in front of
 the model, within a token budget, as a state key (``memory_context``), not a message.
 
-Two store round trips per turn: the instruction, fact and episode reads go in one ``batch``
-(only the fact search embeds the user message), then the usage records of the candidate facts
-(their last access and citations count in the score). Usage counts are written in the
-background, to records of their own: injecting a memory never rewrites it.
+One store round trip per turn on VaultStore: the instruction, fact and episode reads go in
+one ``batch`` (only the fact search embeds the user message), and the fact searches return
+each candidate's usage record (its last access and citations count in the score) from the
+same statement. Other stores take a second round trip for the usage records. Usage counts are
+written in the background, to records of their own: injecting a memory never rewrites it.
 
 >>> from langgraph.graph import StateGraph, START
 >>> from langmem_vault.graphs.state import MemoryState
@@ -63,9 +64,10 @@ from langmem_vault.memory.scoring import (
     score_parts,
 )
 from langmem_vault.memory.sealing import Keyring, default_keyring
-from langmem_vault.memory.usage import read_usage_plan
+from langmem_vault.memory.usage import Target, read_usage_plan, split_usage, usage_search_op
 from langmem_vault.nodes.common import MemoryNode, resolve_store
 from langmem_vault.nodes.documents import append_documents, render_documents
+from langmem_vault.store.mirrors import runs_mirror_search
 
 __all__ = [
     "InjectNode",
@@ -288,25 +290,41 @@ def candidates_plan(
     config: Mapping[str, Any] | None,
     opts: InjectOptions,
     now: datetime,
+    *,
+    joined_usage: bool = False,
 ) -> StorePlan[Candidates]:
-    """The store reads of one inject turn, in one batch (driven sync or async)."""
+    """The store reads of one inject turn, in one batch (driven sync or async).
+
+    ``joined_usage``: the store runs ``MirrorSearchOp`` (``store.mirrors``), so the fact
+    searches bring their usage records along; else a second batch reads them.
+    """
     ns = opts.namespaces.resolve(config)
     message = latest_user_text(messages)
-    ops = [
+    facts = [fact_search_op(ns.semantic, message, candidates=opts.candidates)]
+    if opts.include_private:
+        # Private facts are not in the index: read them by filter, rank them in process.
+        facts.append(private_search_op(ns.semantic, limit=opts.max_private))
+    # list[Any]: a MirrorSearchOp is the store's own op, outside langgraph's Op union
+    ops: list[Any] = [
         SearchOp(ns.instructions, filter={"active": True}, limit=100, refresh_ttl=False),
-        fact_search_op(ns.semantic, message, candidates=opts.candidates),
         # Recent episodes without a query (one embedding per turn is enough): the first page
         # of the namespace, sorted below by the episodes' own end time.
         scan_op(ns.episodes),
+        *(usage_search_op(op) if joined_usage else op for op in facts),
     ]
-    if opts.include_private:
-        # Private facts are not in the index: read them by filter, rank them in process.
-        ops.append(private_search_op(ns.semantic, limit=opts.max_private))
     results = yield ops
-    instruction_items, fact_items, episode_items = results[:3]
-    private = list(results[3]) if opts.include_private else []
-    targets = [(tuple(i.namespace), i.key) for i in [*fact_items, *private]]
-    usage = yield from read_usage_plan(targets)
+    instruction_items, episode_items = results[:2]
+    pages: list[Any] = results[2:]
+    usage: dict[Target, dict[str, Any]] = {}
+    if joined_usage:
+        for i, page in enumerate(pages):
+            pages[i], records = split_usage(page)
+            usage |= records
+    else:
+        targets = [(tuple(i.namespace), i.key) for page in pages for i in page]
+        usage = yield from read_usage_plan(targets)
+    fact_items = pages[0]
+    private = list(pages[1]) if opts.include_private else []
     recent = yield from newest_plan(
         ns.episodes, "ended_at", max(opts.max_episodes * 5, 10), first=episode_items
     )
@@ -447,7 +465,13 @@ class InjectNode:
         """Run inject synchronously; returns the state update."""
         store = resolve_store(self.store)
         now = utcnow()
-        plan = candidates_plan(state.get("messages", []), config, self.options, now)
+        plan = candidates_plan(
+            state.get("messages", []),
+            config,
+            self.options,
+            now,
+            joined_usage=runs_mirror_search(store),
+        )
         found = run_store_plan(store, plan)
         opened = open_private(found.private, self.keyring)
         private = self.ranker.rank(store, found.message, opened)
@@ -462,7 +486,13 @@ class InjectNode:
         """Run inject asynchronously; returns the state update."""
         store = resolve_store(self.store)
         now = utcnow()
-        plan = candidates_plan(state.get("messages", []), config, self.options, now)
+        plan = candidates_plan(
+            state.get("messages", []),
+            config,
+            self.options,
+            now,
+            joined_usage=runs_mirror_search(store),
+        )
         found = await arun_store_plan(store, plan)
         opened = open_private(found.private, self.keyring)
         private = await self.ranker.arank(store, found.message, opened)

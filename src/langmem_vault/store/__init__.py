@@ -1,8 +1,37 @@
-"""VaultStore and AsyncVaultStore: langgraph BaseStores on Postgres + pgvector."""
+"""VaultStore and AsyncVaultStore: langgraph BaseStores on Postgres + pgvector.
 
-from langmem_vault.store.aio import AsyncVaultStore
-from langmem_vault.store.base import VaultStore
-from langmem_vault.store.ranking import SearchRanking
-from langmem_vault.store.validation import InvalidValueError
+Names load on first use (see ``langmem_vault._lazy``), so code that needs only the store's op
+types (``store.mirrors``: the memory layer and the nodes) does not load psycopg and the pool.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from langmem_vault._lazy import LazyNames
+
+if TYPE_CHECKING:
+    from langmem_vault.store.aio import AsyncVaultStore
+    from langmem_vault.store.base import VaultStore
+    from langmem_vault.store.ranking import SearchRanking
+    from langmem_vault.store.validation import InvalidValueError
 
 __all__ = ["AsyncVaultStore", "InvalidValueError", "SearchRanking", "VaultStore"]
+
+_NAMES = LazyNames(
+    globals(),
+    {
+        "langmem_vault.store.aio": ("AsyncVaultStore",),
+        "langmem_vault.store.base": ("VaultStore",),
+        "langmem_vault.store.ranking": ("SearchRanking",),
+        "langmem_vault.store.validation": ("InvalidValueError",),
+    },
+)
+
+
+def __getattr__(name: str) -> Any:
+    return _NAMES.load(name)
+
+
+def __dir__() -> list[str]:
+    return _NAMES.listing()

@@ -84,6 +84,8 @@ class StoreCore:
     """Configuration and helpers shared by the sync and async stores."""
 
     supports_ttl: bool = True
+    #: ``batch`` runs MirrorSearchOp (store/mirrors.py)
+    supports_mirror_search: bool = True
 
     def __init__(
         self,

@@ -38,6 +38,14 @@ from langmem_vault.db.runner import Pipelined, Plan, Query, Rows, gather
 from langmem_vault.store import sql as q
 from langmem_vault.store.filters import FilterBuilder
 from langmem_vault.store.lexemes import LexemeStats, StatsCache
+from langmem_vault.store.mirrors import (
+    Mirrored,
+    MirrorSearchOp,
+    check_mirror,
+    mirror_of,
+    mirror_params,
+    mirrored_sql,
+)
 from langmem_vault.store.ranking import MAX_EF_SEARCH, SearchRanking
 from langmem_vault.store.validation import (
     InvalidValueError,
@@ -90,9 +98,13 @@ class PreparedPut:
     reindex: bool = True
 
 
+#: what ``batch`` takes: langgraph's ops, and this store's own (store/mirrors.py)
+StoreOp = Op | MirrorSearchOp
+
+
 @dataclass
 class PreparedBatch:
-    ops: list[Op]
+    ops: list[StoreOp]
     puts: dict[Key, PreparedPut]
     queries: list[str]  # distinct search queries, to embed
 
@@ -167,8 +179,11 @@ def _prepare_put(op: PutOp, settings: StoreSettings) -> PreparedPut:
     return PreparedPut(prefix, op.key, value_json, op.ttl, text, pairs if settings.hybrid else [])
 
 
-def _check_read(op: Op) -> None:
-    if isinstance(op, GetOp):
+def _check_read(op: StoreOp) -> None:
+    if isinstance(op, MirrorSearchOp):
+        check_mirror(op)
+        _check_read(op.search)
+    elif isinstance(op, GetOp):
         check_namespace(op.namespace)
         check_key(op.key)
     elif isinstance(op, SearchOp):
@@ -193,7 +208,7 @@ def _check_read(op: Op) -> None:
         raise ValueError(f"Unknown operation type: {type(op)}")
 
 
-def prepare_batch(ops: Iterable[Op], settings: StoreSettings) -> PreparedBatch:
+def prepare_batch(ops: Iterable[StoreOp], settings: StoreSettings) -> PreparedBatch:
     """Validate every op and collect the work; raises before any I/O on bad input."""
     ops = list(ops)
     puts: dict[Key, PreparedPut] = {}
@@ -202,8 +217,10 @@ def prepare_batch(ops: Iterable[Op], settings: StoreSettings) -> PreparedBatch:
         _check_read(op)
         if isinstance(op, PutOp):
             puts[(op.namespace, op.key)] = _prepare_put(op, settings)
-        elif isinstance(op, SearchOp) and op.query and settings.hybrid:
-            queries[op.query] = None
+            continue
+        search = op.search if isinstance(op, MirrorSearchOp) else op
+        if isinstance(search, SearchOp) and search.query and settings.hybrid:
+            queries[search.query] = None
     return PreparedBatch(ops, puts, list(queries))
 
 
@@ -283,14 +300,29 @@ class SearchPage:
 
     items: list[SearchItem]
     expiring: list[Key]
+    #: each item's mirror, for a MirrorSearchOp (store/mirrors.py)
+    mirrors: list[Item | None] | None = None
 
 
-def _page(rows: list[tuple[dict[str, Any], SearchItem]]) -> SearchPage:
+def _page(
+    rows: list[tuple[dict[str, Any], SearchItem]], mirror: MirrorSearchOp | None = None
+) -> SearchPage:
     expiring = [(i.namespace, i.key) for r, i in rows if r["ttl_minutes"] is not None]
-    return SearchPage([i for _, i in rows], expiring)
+    mirrors = None if mirror is None else [mirror_of(r, mirror.mirror) for r, _ in rows]
+    return SearchPage([i for _, i in rows], expiring, mirrors)
 
 
-def _recent_plan(op: SearchOp, schema: str) -> Plan[SearchPage]:
+def _mirrored(schema: str, sql: str, params: dict[str, Any], mirror: MirrorSearchOp | None) -> str:
+    """``sql``, with each row's mirror when the search is a MirrorSearchOp's."""
+    if mirror is None:
+        return sql
+    params.update(mirror_params(mirror))
+    return mirrored_sql(schema, sql)
+
+
+def _recent_plan(
+    op: SearchOp, schema: str, mirror: MirrorSearchOp | None = None
+) -> Plan[SearchPage]:
     """A search without a query: the newest matching items first. Within a namespace, an
     ordered walk of the namespace's own rows (``sql.search_recent_in``)."""
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
@@ -304,8 +336,8 @@ def _recent_plan(op: SearchOp, schema: str) -> Plan[SearchPage]:
         params.update(namespace_params(op.namespace_prefix))
     else:
         sql = q.search_recent(schema, where)
-    rows = yield Query(sql, params)
-    return _page([(r, _search_item(r, None)) for r in rows or []])
+    rows = yield Query(_mirrored(schema, sql, params, mirror), params)
+    return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
 
 
 def _search_plan(
@@ -313,6 +345,7 @@ def _search_plan(
     settings: StoreSettings,
     query_vectors: dict[str, list[float]],
     stats_cache: StatsCache,
+    mirror: MirrorSearchOp | None = None,
 ) -> Plan[SearchPage]:
     """A search in one round trip: the ranked statement (which finds the query's lexemes and,
     for a scoped search, counts the scope itself) with its HNSW settings. The keyword
@@ -320,7 +353,7 @@ def _search_plan(
     runs a batch's searches side by side."""
     schema = settings.schema
     if not op.query:
-        return (yield from _recent_plan(op, schema))
+        return (yield from _recent_plan(op, schema, mirror))
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
     where = _search_where(op, params)
     wanted = op.offset + op.limit
@@ -353,6 +386,7 @@ def _search_plan(
     sql = q.search_ranked(
         schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small
     )
+    sql = _mirrored(schema, sql, params, mirror)
     if settings.hybrid:
         ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
         _, rows = yield Pipelined((Query(q.HNSW_SETTINGS, ef), Query(sql, params)))
@@ -369,9 +403,9 @@ def _search_plan(
         params["ranked_prefixes"] = [prefix_of(item.namespace) for _, item in ranked]
         params["ranked_keys"] = [item.key for _, item in ranked]
         fill = q.search_fill(schema, where, score, hybrid=settings.hybrid)
-        rest = yield Query(fill, params)
+        rest = yield Query(_mirrored(schema, fill, params, mirror), params)
         ranked += [(r, _search_item(r, r["score"])) for r in rest or []]
-    return _page(ranked[op.offset : wanted])
+    return _page(ranked[op.offset : wanted], mirror)
 
 
 def _list_namespaces_plan(op: ListNamespacesOp, schema: str) -> Plan[list[tuple[str, ...]]]:
@@ -408,7 +442,7 @@ def batch_plan(
 ) -> Plan[list[Result]]:
     """Execute a prepared batch: reads first (they see the state before the batch), then writes."""
     schema = settings.schema
-    results: list[Result] = [None] * len(batch.ops)
+    results: list[Any] = [None] * len(batch.ops)
     refresh: dict[Key, None] = {}
 
     gets = {i: op for i, op in enumerate(batch.ops) if isinstance(op, GetOp)}
@@ -416,6 +450,8 @@ def batch_plan(
     for i, read in enumerate(batch.ops):
         if isinstance(read, SearchOp):
             reads[i] = _search_plan(read, settings, query_vectors, stats_cache)
+        elif isinstance(read, MirrorSearchOp):
+            reads[i] = _search_plan(read.search, settings, query_vectors, stats_cache, read)
         elif isinstance(read, ListNamespacesOp):
             reads[i] = _list_namespaces_plan(read, schema)
     keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
@@ -431,9 +467,12 @@ def batch_plan(
                 refresh[(op.namespace, op.key)] = None
     for i, answer in zip(reads, answers, strict=True):
         read = batch.ops[i]
-        if isinstance(read, SearchOp):
+        search = read.search if isinstance(read, MirrorSearchOp) else read
+        if isinstance(search, SearchOp):
             results[i] = answer.items
-            if read.refresh_ttl:
+            if answer.mirrors is not None:
+                results[i] = [Mirrored(*p) for p in zip(answer.items, answer.mirrors, strict=True)]
+            if search.refresh_ttl:
                 refresh.update(dict.fromkeys(answer.expiring))
         else:
             results[i] = answer
