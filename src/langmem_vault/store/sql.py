@@ -205,8 +205,8 @@ def _vectors_ann(s: str, columns: str, where: str) -> str:
 
 
 # How many nearest vectors a filtered HNSW scan may walk: pgvector's default
-# hnsw.max_scan_tuples, where its iterative scan stops anyway. A page it leaves short is
-# filled exactly (``search_fill``).
+# hnsw.max_scan_tuples, where its iterative scan stops anyway. A walk that finds fewer than k
+# matches is redone exactly (plans._search_plan).
 FILTERED_SCAN_ROWS = 20000
 
 
