@@ -350,8 +350,9 @@ def _search_plan(
         params["qv"] = Vector(query_vectors[op.query]).to_text()
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
+    room = q.cover_room(settings.index["dims"]) if settings.index is not None else 0
     sql = q.search_ranked(
-        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small
+        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small, room=room
     )
     if settings.hybrid:
         ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
@@ -536,7 +537,8 @@ def setup_plan(settings: StoreSettings) -> Plan[list[int]]:
     if settings.index is None:
         return applied
     dims = settings.index["dims"]
-    applied += yield from migrate_plan(settings.schema, "store_vectors", {"dims": dims})
+    params: dict[str, object] = {"dims": dims, "cover_room": q.cover_room(dims)}
+    applied += yield from migrate_plan(settings.schema, "store_vectors", params)
     rows = yield Query(q.vector_type(settings.schema))
     found = rows[0]["type"] if rows else None
     if found != f"vector({dims})":
