@@ -368,7 +368,9 @@ def _search_plan(
         # iterative scan stops at hnsw.max_scan_tuples, sometimes sooner): nearer matches may
         # lie past where it stopped. Score the filter's items exactly instead, as a small
         # scope's (a page may still be short: the fill step below then completes it).
-        exact = q.search_ranked(schema, where, score, order, hybrid=True, scope=scope, small=True)
+        exact = q.search_ranked(
+            schema, where, score, order, hybrid=True, scope=scope, small=True, room=room
+        )
         rows = yield Query(exact, params)
     ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]
     if len(ranked) < wanted:

@@ -256,7 +256,8 @@ def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
 def cover_room(dims: int) -> int:
     """The bytes of prefix, key and field that fit in a store_vectors_cover_idx entry beside a
     vector of ``dims`` (store_vectors/0002): btree entries hold at most 2,704 bytes, the vector
-    takes 4 * dims + 8, and 96 bytes cover the entry's header and alignment."""
+    takes 4 * dims + 8, and 96 bytes are left for the entry's header, the names' length words
+    and alignment (20 of them used: an entry at the bound is 2,628 bytes at 384 dimensions)."""
     return 2600 - 4 * dims
 
 
@@ -303,7 +304,7 @@ def search_ranked(
     hybrid: bool,
     scope: str | None = None,
     small: bool | None = None,
-    room: int = 0,
+    room: int,
 ) -> str:
     """The whole search in one statement: the query's terms, candidates from each retriever,
     re-scored exactly, best first.
