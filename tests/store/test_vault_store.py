@@ -744,9 +744,10 @@ def _exact_top(
     return sorted(cosine, reverse=True)[:n]
 
 
+@pytest.mark.parametrize("options", ["", WALK_INDEX])  # the planner's choice; the HNSW walk
 @pytest.mark.parametrize("is_async", [False, True])
 async def test_a_remembered_scope_size_never_changes_the_results(
-    pg_uri: str, schema: str, is_async: bool
+    pg_uri: str, schema: str, is_async: bool, options: str
 ) -> None:
     # The store remembers for a minute whether a scope held at most exact_scan_rows items
     # (scopes.py). ("a",) is counted small, then grows past the bound: still scored exactly.
@@ -767,10 +768,11 @@ async def test_a_remembered_scope_size_never_changes_the_results(
         return first, grow, shrink
 
     first, grow, shrink = ops()
+    uri = f"{pg_uri}&options={quote(options)}" if options else pg_uri
     calls = [SearchOp(ns, query="tea time", filter=flt, limit=10) for ns, flt in searches]
     if is_async:
         async with AsyncVaultStore.from_conn_string(
-            pg_uri, schema=schema, index=index_config(emb), ranking=ranking
+            uri, schema=schema, index=index_config(emb), ranking=ranking
         ) as astore:
             await astore.setup()
             await astore.abatch(first)
@@ -780,7 +782,7 @@ async def test_a_remembered_scope_size_never_changes_the_results(
             assert astore._stats.scopes.get(("namespace", "a", "null")) is True
     else:
         with VaultStore.from_conn_string(
-            pg_uri, schema=schema, index=index_config(emb), ranking=ranking
+            uri, schema=schema, index=index_config(emb), ranking=ranking
         ) as store:
             store.setup()
             store.batch(first)
