@@ -17,7 +17,6 @@ from psycopg_pool import ConnectionPool
 
 from langmem_vault.db.migrations import load_migrations
 from langmem_vault.store import AsyncVaultStore, InvalidValueError, SearchRanking, VaultStore
-from langmem_vault.store.sql import cover_room
 from tests.support.embeddings import DIMS, TrigramEmbeddings, index_config
 
 
@@ -555,88 +554,6 @@ def test_namespace_search_ranks_its_live_items_by_cosine(
     assert [h.score for h in hits] == pytest.approx(best, abs=1e-5)  # the exact top 10
 
 
-@pytest.mark.parametrize("dims", [384, 600, 700])
-@pytest.mark.parametrize("is_async", [False, True])
-async def test_namespace_search_finds_vectors_too_long_for_the_covering_index(
-    pg_uri: str, schema: str, dims: int, is_async: bool
-) -> None:
-    # store_vectors_cover_idx (store_vectors/0002) holds a namespace's vectors for index-only
-    # reads, but a btree entry holds at most 2,704 bytes: rows whose prefix, key and field
-    # exceed cover_room(dims) bytes live only in the table (every row above ~640 dims). Keys
-    # at, just past and far past that bound must all be stored and searched alike.
-    emb = TrigramEmbeddings(dims=dims)
-    ranking = SearchRanking(text_weight=0.0)
-    label = "a" * 120  # long namespaces, so keys can reach the bound at 384 dimensions
-
-    def key(i: int, ns: tuple[str, ...]) -> str:
-        at = max(cover_room(dims) - len(".".join(ns)) - len("text"), 3)
-        size = [at, at + 1, 1024, 5][i % 4]  # at the bound, just past it, the maximum, short
-        return f"{i:02d}".ljust(min(size, 1024), "k")
-
-    words = ["tea", "teas", "team", "steam", "stream"]
-    spaces = [(label,), (label, "x"), ("b",)] * 8
-    items = {key(i, ns): (ns, f"note {i} about {words[i % 5]}") for i, ns in enumerate(spaces)}
-    puts = [PutOp(ns, key, {"text": text}) for key, (ns, text) in items.items()]
-    index = {"dims": dims, "embed": emb, "fields": ["text"]}
-    if is_async:
-        async with AsyncVaultStore.from_conn_string(
-            pg_uri, schema=schema, index=index, ranking=ranking
-        ) as astore:
-            await astore.setup()
-            await astore.abatch(puts)
-            hits = await astore.asearch((label,), query="tea time", limit=20)
-    else:
-        with VaultStore.from_conn_string(
-            pg_uri, schema=schema, index=index, ranking=ranking
-        ) as store:
-            store.setup()
-            store.batch(puts)
-            hits = store.search((label,), query="tea time", limit=20)
-    in_a = {k: text for k, (ns, text) in items.items() if ns[0] == label}
-    assert len(in_a) == 16 and {h.key for h in hits} == set(in_a)
-    assert [h.score for h in hits] == pytest.approx(_exact_top(emb, "tea time", in_a, 20), abs=1e-5)
-
-
-def test_an_existing_vector_table_gets_the_covering_index(pg_uri: str, schema: str) -> None:
-    # A store set up before store_vectors/0002: its next setup() builds both indexes over the
-    # vectors already there, and a namespace search finds the same items, now index-only.
-    emb = TrigramEmbeddings()
-    ranking = SearchRanking(text_weight=0.0)
-    texts = {f"k{i}": f"note {i} about {['tea', 'team', 'steam'][i % 3]}" for i in range(30)}
-    with VaultStore.from_conn_string(
-        pg_uri, schema=schema, index=index_config(emb), ranking=ranking
-    ) as store:
-        store.setup()
-        store.batch([PutOp(("a",), k, {"text": t}) for k, t in texts.items()])
-        before = [(h.key, h.score) for h in store.search(("a",), query="tea", limit=30)]
-        with psycopg.connect(pg_uri, autocommit=True) as conn:
-            conn.execute(f"DROP INDEX {schema}.store_vectors_cover_idx")
-            conn.execute(f"DROP INDEX {schema}.store_vectors_uncovered_idx")
-            conn.execute(
-                f"DELETE FROM {schema}.vault_migrations"
-                " WHERE track = 'store_vectors' AND version = 2"
-            )
-        store.setup()
-        store._stats.clear()
-        after = [(h.key, h.score) for h in store.search(("a",), query="tea", limit=30)]
-        with psycopg.connect(pg_uri, autocommit=True) as conn:
-            conn.execute(f"VACUUM {schema}.store_vectors")  # the visibility map: index-only
-            found = conn.execute(
-                f"SELECT count(*) FROM {schema}.store_vectors AS v"
-                f" WHERE v.prefix = 'a' AND octet_length(v.prefix) + octet_length(v.key)"
-                f" + octet_length(v.field) <= {cover_room(DIMS)}"
-            ).fetchone()
-            indexes = {
-                r[0]
-                for r in conn.execute(
-                    "SELECT indexname FROM pg_indexes WHERE schemaname = %s", (schema,)
-                )
-            }
-    assert {"store_vectors_cover_idx", "store_vectors_uncovered_idx"} <= indexes
-    assert found == (30,) and len(before) == 30 and after == before
-    assert [s for _, s in after] == pytest.approx(_exact_top(emb, "tea", texts, 30), abs=1e-5)
-
-
 def _expiry(pg_uri: str, schema: str, key: str) -> Any:
     with psycopg.connect(pg_uri) as conn:
         row = conn.execute(
@@ -733,15 +650,13 @@ def test_keyword_statistics_reach_postgres_intact(pg_uri: str) -> None:
     assert row is not None and dict(zip(row[0], row[1], strict=True)) == freqs
 
 
-def _exact_top(
-    emb: TrigramEmbeddings, query: str, texts: dict[str, str], n: int = 10
-) -> list[float]:
-    """The ``n`` best cosines of ``query`` against ``texts`` (key -> text)."""
+def _exact_top(emb: TrigramEmbeddings, query: str, texts: dict[str, str]) -> list[float]:
+    """The 10 best cosines of ``query`` against ``texts`` (key -> text)."""
     q = emb.embed_query(query)
     cosine = [
         sum(a * b for a, b in zip(q, emb.embed_query(t), strict=True)) for t in texts.values()
     ]
-    return sorted(cosine, reverse=True)[:n]
+    return sorted(cosine, reverse=True)[:10]
 
 
 @pytest.mark.parametrize("options", ["", WALK_INDEX])  # the planner's choice; the HNSW walk

@@ -350,9 +350,8 @@ def _search_plan(
         params["qv"] = Vector(query_vectors[op.query]).to_text()
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
-    room = q.cover_room(settings.index["dims"]) if settings.index is not None else 0
     sql = q.search_ranked(
-        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small, room=room
+        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small
     )
     if settings.hybrid:
         ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
@@ -368,9 +367,7 @@ def _search_plan(
         # iterative scan stops at hnsw.max_scan_tuples, sometimes sooner): nearer matches may
         # lie past where it stopped. Score the filter's items exactly instead, as a small
         # scope's (a page may still be short: the fill step below then completes it).
-        exact = q.search_ranked(
-            schema, where, score, order, hybrid=True, scope=scope, small=True, room=room
-        )
+        exact = q.search_ranked(schema, where, score, order, hybrid=True, scope=scope, small=True)
         rows = yield Query(exact, params)
     ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]
     if len(ranked) < wanted:
@@ -539,8 +536,7 @@ def setup_plan(settings: StoreSettings) -> Plan[list[int]]:
     if settings.index is None:
         return applied
     dims = settings.index["dims"]
-    params: dict[str, object] = {"dims": dims, "cover_room": q.cover_room(dims)}
-    applied += yield from migrate_plan(settings.schema, "store_vectors", params)
+    applied += yield from migrate_plan(settings.schema, "store_vectors", {"dims": dims})
     rows = yield Query(q.vector_type(settings.schema))
     found = rows[0]["type"] if rows else None
     if found != f"vector({dims})":

@@ -253,41 +253,12 @@ def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
     LIMIT %(k)s"""
 
 
-def cover_room(dims: int) -> int:
-    """The bytes of prefix, key and field that fit in a store_vectors_cover_idx entry beside a
-    vector of ``dims`` (store_vectors/0002): btree entries hold at most 2,704 bytes, the vector
-    takes 4 * dims + 8, and 96 bytes are left for the entry's header, the names' length words
-    and alignment (20 of them used: an entry at the bound is 2,628 bytes at 384 dimensions)."""
-    return 2600 - 4 * dims
-
-
-def _namespace_vectors(s: str, room: int) -> str:
-    # A namespace's vectors and their distances: those store_vectors_cover_idx holds by
-    # index-only scans (the namespace itself, then its sub-namespaces as a range of the index,
-    # so each is one ordered walk), the rest, rows too long for it, by
-    # store_vectors_uncovered_idx. The predicates repeat the indexes' own, constant included,
-    # so that the planner matches them (a parameter never matches a partial index).
-    covered = f"octet_length(v.prefix) + octet_length(v.key) + octet_length(v.field) <= {room}"
-    uncovered = f"octet_length(v.prefix) + octet_length(v.key) + octet_length(v.field) > {room}"
-    distance = (
-        f"SELECT v.prefix, v.key, v.embedding <=> %(qv)s::vector AS d FROM {s}.store_vectors AS v"
-    )
-    return f"""
+_NAMESPACE_VECTORS = """
 nv AS MATERIALIZED (
-    SELECT * FROM (
-        {distance}
-        WHERE v.prefix = %(ns)s AND {covered}
-        UNION ALL
-        {distance}
-        WHERE v.prefix > %(ns)s AND v.prefix < %(ns_end)s AND v.prefix LIKE %(ns_like)s
-          AND {covered}
-        UNION ALL
-        {distance}
-        WHERE (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s) AND {uncovered}
-    ) AS v
+    SELECT v.prefix, v.key, v.embedding <=> %(qv)s::vector AS d FROM {s}.store_vectors AS v
+    WHERE (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s)
     ORDER BY d
 ),"""
-
 
 # Items in a namespace, by a range of the primary key (index-only once vacuumed).
 _NAMESPACE_ITEMS = """SELECT 1 FROM {s}.store_items AS i
@@ -304,7 +275,6 @@ def search_ranked(
     hybrid: bool,
     scope: str | None = None,
     small: bool | None = None,
-    room: int,
 ) -> str:
     """The whole search in one statement: the query's terms, candidates from each retriever,
     re-scored exactly, best first.
@@ -318,8 +288,6 @@ def search_ranked(
     branch it picks. Else the statement counts (no further than one past the bound), runs only
     the branch the count picks (the other is gated off by a one-time filter, so a scoped search
     is one round trip too) and returns the verdict in column ``small_scope``.
-
-    ``room`` is ``cover_room`` of the store's dimensions (the namespace branch's indexes).
 
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
@@ -342,7 +310,7 @@ kw AS (
             vec = f"vec AS (\n    {_vectors_ann(s, columns, where)}\n)"
         elif small:
             if scope == "namespace":
-                counted = _namespace_vectors(s, room)
+                counted = _NAMESPACE_VECTORS.format(s=s)
                 vec = f"vec AS (\n    {_vectors_of_namespace(s, columns, where)}\n)"
             else:
                 vec = f"vec AS (\n    {_vectors_of_items(s, columns, where)}\n)"
@@ -351,7 +319,7 @@ kw AS (
             if scope == "namespace":
                 count = _NAMESPACE_ITEMS.format(s=s)
                 exact = _vectors_of_namespace(s, columns, gated)
-                counted = _namespace_vectors(s, room)
+                counted = _NAMESPACE_VECTORS.format(s=s)
             else:
                 count = f"SELECT 1 FROM {s}.store_items AS i WHERE {where}"
                 exact = _vectors_of_items(s, columns, gated)
