@@ -366,7 +366,11 @@ def _search_plan(
         # The filtered walk of the HNSW index ran out before it found k candidates (pgvector's
         # iterative scan stops at hnsw.max_scan_tuples, sometimes sooner): nearer matches may
         # lie past where it stopped. Score the filter's items exactly instead, as a small
-        # scope's (a page may still be short: the fill step below then completes it).
+        # scope's (a page may still be short: the fill step below then completes it). The
+        # scope is remembered as one to score exactly, so its next searches do not walk in
+        # vain first (a selective filter in a large store: 20,000 steps, then the exact scan).
+        if scope_key is not None:
+            stats_cache.scopes.put(scope_key, small=True)
         exact = q.search_ranked(schema, where, score, order, hybrid=True, scope=scope, small=True)
         rows = yield Query(exact, params)
     ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]
