@@ -95,3 +95,33 @@ def test_a_scoped_search_counts_its_scope_once_a_minute() -> None:
     assert "small" not in ann and "nv AS" not in ann and "<=> %(qv)s::vector\n    LIMIT" in ann
     drive(plans.analyze_plan("s1", cache), None)  # ANALYZE forgets the verdicts too
     assert cache.scopes.get(("namespace", "users.u1", "null")) is None
+
+
+def test_a_filtered_walk_that_ran_out_is_scored_exactly() -> None:
+    # A large filter's search walks the HNSW index (column "walked": the candidates found).
+    # Fewer than k means the walk stopped early: the same search runs again on the exact
+    # branch, whose rows are the answer. k candidates found: one statement, no exact branch.
+    cache = StatsCache()
+    cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
+    op = SearchOp(("d",), query="green tea", filter={"kind": "x"}, limit=2)
+    cache.scopes.put(("items", "d", '{"kind": "x"}'), small=False)
+    vectors = {"green tea": [1.0, 0.0]}
+    k = SearchRanking().candidate_count(2)
+
+    plan = plans._search_plan(op, _settings(), vectors, cache)
+    short = [{**_row("far", 0.1), "walked": 1}, {**_row("farther", 0.05), "walked": 1}]
+    full_rows = [_row("a", 0.9), _row("b", 0.5)]
+    steps, found = drive(plan, [None, short], [_row("a", 0.9), _row("b", 0.5)])
+    walk, exact = str(steps[0].queries[1].sql), str(steps[1].sql)
+    assert "JOIN LATERAL" in walk and "AS walked" in walk
+    assert "+ 0" in exact and "AS walked" not in exact and "JOIN LATERAL" not in exact
+    assert [item.key for item in found.items] == ["a", "b"]
+    # Remembered: the scope's next search goes straight to the exact branch, no walk.
+    steps, found = drive(plans._search_plan(op, _settings(), vectors, cache), [None, full_rows])
+    assert len(steps) == 1 and "JOIN LATERAL" not in str(steps[0].queries[1].sql)
+
+    cache.scopes.put(("items", "d", '{"kind": "x"}'), small=False)
+    plan = plans._search_plan(op, _settings(), vectors, cache)
+    full = [{**_row(key, 0.5), "walked": k} for key in "ab"]
+    steps, found = drive(plan, [None, full])
+    assert len(steps) == 1 and [item.key for item in found.items] == ["a", "b"]

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 import pytest
@@ -590,6 +591,55 @@ async def test_a_search_refreshes_the_ttl_of_its_hits(
     assert _expiry(pg_uri, schema, "forever") is None
 
 
+# The planner, left alone, sorts a table this small instead of using its HNSW index; these
+# options make the filtered search walk the index as it does at 100k. hnsw.max_scan_tuples=20
+# makes the walk run out long before it finds the filter's items (the fill step's case).
+WALK_INDEX = "-c enable_seqscan=off -c enable_sort=off"
+
+
+@pytest.mark.parametrize("options", [WALK_INDEX, WALK_INDEX + " -c hnsw.max_scan_tuples=20", ""])
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_a_large_filtered_scope_gives_the_exact_top_page(
+    pg_uri: str, schema: str, is_async: bool, options: str
+) -> None:
+    # A filter matching more than exact_scan_rows items is searched through the HNSW index,
+    # each candidate checked against the filter, until the page is full. The filter's items
+    # here are the farthest from the query: all 285 nearer vectors fail it. The page must
+    # still be full, hold only the filter's items, and be their exact top 10.
+    emb = TrigramEmbeddings()
+    ranking = SearchRanking(text_weight=0.0, exact_scan_rows=5)
+    near = {f"n{i}": f"tea time {i}" for i in range(285)}
+    far = {f"x{i}": f"quartz {i} jukebox {'time'[: i % 5]}" for i in range(15)}
+    puts = [
+        PutOp(("u", f"s{i % 3}"), k, {"text": t, "kind": "n"})
+        for i, (k, t) in enumerate(near.items())
+    ]
+    puts += [
+        PutOp(("u", f"s{i % 3}"), k, {"text": t, "kind": "x"})
+        for i, (k, t) in enumerate(far.items())
+    ]
+    uri = f"{pg_uri}&options={quote(options)}" if options else pg_uri
+    query, flt = "tea time", {"kind": "x"}
+    if is_async:
+        async with AsyncVaultStore.from_conn_string(
+            uri, schema=schema, index=index_config(emb), ranking=ranking
+        ) as astore:
+            await astore.setup()
+            await astore.abatch(puts)
+            pages = [await astore.asearch(("u",), query=query, filter=flt) for _ in range(2)]
+    else:
+        with VaultStore.from_conn_string(
+            uri, schema=schema, index=index_config(emb), ranking=ranking
+        ) as store:
+            store.setup()
+            store.batch(puts)
+            # The first search counts the scope (large), the second knows it.
+            pages = [store.search(("u",), query=query, filter=flt) for _ in range(2)]
+    for page in pages:
+        assert {h.key for h in page} <= set(far) and len(page) == 10
+        assert [h.score for h in page] == pytest.approx(_exact_top(emb, query, far), abs=1e-5)
+
+
 def test_keyword_statistics_reach_postgres_intact(pg_uri: str) -> None:
     from langmem_vault.store.lexemes import LexemeStats
 
@@ -609,9 +659,10 @@ def _exact_top(emb: TrigramEmbeddings, query: str, texts: dict[str, str]) -> lis
     return sorted(cosine, reverse=True)[:10]
 
 
+@pytest.mark.parametrize("options", ["", WALK_INDEX])  # the planner's choice; the HNSW walk
 @pytest.mark.parametrize("is_async", [False, True])
 async def test_a_remembered_scope_size_never_changes_the_results(
-    pg_uri: str, schema: str, is_async: bool
+    pg_uri: str, schema: str, is_async: bool, options: str
 ) -> None:
     # The store remembers for a minute whether a scope held at most exact_scan_rows items
     # (scopes.py). ("a",) is counted small, then grows past the bound: still scored exactly.
@@ -632,10 +683,11 @@ async def test_a_remembered_scope_size_never_changes_the_results(
         return first, grow, shrink
 
     first, grow, shrink = ops()
+    uri = f"{pg_uri}&options={quote(options)}" if options else pg_uri
     calls = [SearchOp(ns, query="tea time", filter=flt, limit=10) for ns, flt in searches]
     if is_async:
         async with AsyncVaultStore.from_conn_string(
-            pg_uri, schema=schema, index=index_config(emb), ranking=ranking
+            uri, schema=schema, index=index_config(emb), ranking=ranking
         ) as astore:
             await astore.setup()
             await astore.abatch(first)
@@ -645,7 +697,7 @@ async def test_a_remembered_scope_size_never_changes_the_results(
             assert astore._stats.scopes.get(("namespace", "a", "null")) is True
     else:
         with VaultStore.from_conn_string(
-            pg_uri, schema=schema, index=index_config(emb), ranking=ranking
+            uri, schema=schema, index=index_config(emb), ranking=ranking
         ) as store:
             store.setup()
             store.batch(first)

@@ -394,7 +394,19 @@ def _search_plan(
         rows = yield Query(sql, params)
     if scope_key is not None and small is None and rows:
         # The statement counted the scope: later searches of it skip the count (scopes.py).
-        stats_cache.scopes.put(scope_key, small=bool(rows[0]["small_scope"]))
+        small = bool(rows[0]["small_scope"])
+        stats_cache.scopes.put(scope_key, small=small)
+    if scope == "items" and not small and (not rows or rows[0]["walked"] < params["k"]):
+        # The filtered walk of the HNSW index ran out before it found k candidates (pgvector's
+        # iterative scan stops at hnsw.max_scan_tuples, sometimes sooner): nearer matches may
+        # lie past where it stopped. Score the filter's items exactly instead, as a small
+        # scope's (a page may still be short: the fill step below then completes it). The
+        # scope is remembered as one to score exactly, so its next searches do not walk in
+        # vain first (a selective filter in a large store: 20,000 steps, then the exact scan).
+        if scope_key is not None:
+            stats_cache.scopes.put(scope_key, small=True)
+        exact = q.search_ranked(schema, where, score, order, hybrid=True, scope=scope, small=True)
+        rows = yield Query(exact, params)
     ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]
     if len(ranked) < wanted:
         # Fewer candidates than the page needs: score the rest exactly, un-indexed items last

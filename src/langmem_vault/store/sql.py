@@ -204,6 +204,30 @@ def _vectors_ann(s: str, columns: str, where: str) -> str:
     LIMIT %(k)s"""
 
 
+# How many nearest vectors a filtered HNSW scan may walk: pgvector's default
+# hnsw.max_scan_tuples, where its iterative scan stops anyway. A walk that finds fewer than k
+# matches is redone exactly (plans._search_plan).
+FILTERED_SCAN_ROWS = 20000
+
+
+def _vectors_ann_filtered(s: str, columns: str, where: str, gate: str = "TRUE") -> str:
+    # A large filtered scope: the nearest vectors from the HNSW index (iterative scan), each
+    # checked against the filter by one primary-key probe of its item, until k match. Written
+    # as a lateral probe under a LIMIT so the planner cannot turn it into the exact plan: for
+    # a filter it misjudges the matches (tens for ~5,000 at 100k) and scored every match,
+    # one vector probe each (36 ms at 100k, 5%; bench/RESULTS.md, issue 14 search).
+    # ``gate`` is a one-time filter that keeps the index scan from starting at all.
+    return f"""SELECT {columns} FROM (
+        SELECT v.prefix, v.key FROM {s}.store_vectors AS v
+        WHERE {gate}
+        ORDER BY v.embedding <=> %(qv)s::vector
+        LIMIT {FILTERED_SCAN_ROWS}
+    ) AS v
+    JOIN LATERAL (SELECT * FROM {s}.store_items AS i
+                  WHERE i.prefix = v.prefix AND i.key = v.key AND {where} LIMIT 1) AS i ON true
+    LIMIT %(k)s"""
+
+
 def _vectors_of_items(s: str, columns: str, where: str) -> str:
     # Exact: the matching items first, then their vectors. "+ 0" keeps the planner off the
     # HNSW index (an HNSW scan would walk past most of the graph to find a few items).
@@ -256,13 +280,14 @@ def search_ranked(
     re-scored exactly, best first.
 
     ``scope`` (hybrid stores) picks how vector candidates are found: None, by the HNSW index;
-    ``"items"`` (a filter), exactly when at most ``%(exact_rows)s`` items match, else by the
-    index; ``"namespace"`` (a namespace prefix, no filter), exactly when the namespace holds at
-    most ``%(exact_rows)s`` vectors, else by the index. ``small`` is that verdict when the
-    caller knows it (``scopes.ScopeSizes``): the statement then holds only the branch it picks.
-    Else the statement counts (no further than one past the bound), runs only the branch the
-    count picks (the other is gated off by a one-time filter, so a scoped search is one round
-    trip too) and returns the verdict in column ``small_scope``.
+    ``"items"`` (a filter), exactly when at most ``%(exact_rows)s`` items match, else by a
+    walk of the index that checks each candidate against the filter (column ``walked``: the
+    candidates it found); ``"namespace"`` (a namespace prefix, no filter), exactly when the
+    namespace holds at most ``%(exact_rows)s`` vectors, else by the index. ``small`` is that
+    verdict when the caller knows it (``scopes.ScopeSizes``): the statement then holds only the
+    branch it picks. Else the statement counts (no further than one past the bound), runs only
+    the branch the count picks (the other is gated off by a one-time filter, so a scoped search
+    is one round trip too) and returns the verdict in column ``small_scope``.
 
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
@@ -279,7 +304,9 @@ kw AS (
     verdict = ""
     if hybrid:
         counted = ""
-        if scope is None or small is False:
+        if scope == "items" and small is False:
+            vec = f"vec AS (\n    {_vectors_ann_filtered(s, columns, where)}\n)"
+        elif scope is None or small is False:
             vec = f"vec AS (\n    {_vectors_ann(s, columns, where)}\n)"
         elif small:
             if scope == "namespace":
@@ -300,9 +327,15 @@ kw AS (
 small AS MATERIALIZED (
     SELECT count(*) <= %(exact_rows)s AS yes FROM ({count} LIMIT %(exact_rows)s + 1) AS x
 ),"""
-            ann = _vectors_ann(s, columns, f"{where} AND NOT (SELECT yes FROM small)")
+            if scope == "namespace":
+                ann = _vectors_ann(s, columns, f"{where} AND NOT (SELECT yes FROM small)")
+            else:
+                ann = _vectors_ann_filtered(s, columns, where, "NOT (SELECT yes FROM small)")
             vec = f"vec AS (\n    ({exact})\n    UNION ALL\n    ({ann})\n)"
             verdict = ", (SELECT yes FROM small) AS small_scope"
+        if scope == "items" and small is not True:
+            # How many candidates the index walk found: fewer than k means it ran out.
+            verdict += ", (SELECT count(*) FROM vec) AS walked"
         candidates = f"""{keyword},{counted}
 {vec},
 cand AS (
