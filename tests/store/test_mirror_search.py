@@ -6,13 +6,14 @@ expired)."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 import psycopg
 import pytest
 from langgraph.store.base import GetOp, Item, PutOp, SearchItem, SearchOp
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.store import AsyncVaultStore, VaultStore
+from langmem_vault.store import AsyncVaultStore, SearchRanking, VaultStore
 from langmem_vault.store.mirrors import Mirrored, MirrorSearchOp, runs_mirror_search
 from tests.support.embeddings import TrigramEmbeddings
 
@@ -115,17 +116,28 @@ async def _same_as_plain_search(store: Any, uri: str, schema: str) -> None:
     assert {m.item.key: m.mirror.value for m in fill if m.mirror} == {"p1": {"n": 101}}
 
 
+# The filter's HNSW walk, forced and cut short (see test_vault_store.WALK_INDEX): scopes past
+# exact_scan_rows=5 are walked, and the walk runs out, so the filtered search is run again on
+# its exact branch; the mirrors must come with that statement too.
+WALK_RUNS_OUT = "-c enable_seqscan=off -c enable_sort=off -c hnsw.max_scan_tuples=20"
+
+
+@pytest.mark.parametrize("walk", [False, True])
 @pytest.mark.parametrize("kind", ["vault", "avault"])
 async def test_results_are_the_searchs_and_mirrors_what_get_reads(
-    pg_uri: str, schema: str, kind: str
+    pg_uri: str, schema: str, kind: str, walk: bool
 ) -> None:
     index = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
+    ranking = SearchRanking(exact_scan_rows=5) if walk else SearchRanking()
+    uri = f"{pg_uri}&options={quote(WALK_RUNS_OUT)}" if walk else pg_uri
     if kind == "vault":
-        with VaultStore.from_conn_string(pg_uri, schema=schema, index=index) as store:
+        with VaultStore.from_conn_string(uri, schema=schema, index=index, ranking=ranking) as store:
             store.setup()
             await _same_as_plain_search(store, pg_uri, schema)
     else:
-        async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema, index=index) as astore:
+        async with AsyncVaultStore.from_conn_string(
+            uri, schema=schema, index=index, ranking=ranking
+        ) as astore:
             await astore.setup()
             await _same_as_plain_search(astore, pg_uri, schema)
 

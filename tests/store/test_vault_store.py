@@ -705,7 +705,9 @@ async def test_a_remembered_scope_size_never_changes_the_results(
             store.batch(grow + shrink)
             before = store.batch(calls)
             assert store._stats.scopes.get(("namespace", "a", "null")) is True
-            assert store._stats.scopes.get(("items", "", '{"kind": "x"}')) is False
+            # The filter's walk found only the 3 items left, fewer than k: its search ran on
+            # the exact branch and the scope is now remembered as one to score exactly.
+            assert store._stats.scopes.get(("items", "", '{"kind": "x"}')) is True
     found_a, found_b, found_x = before
     left = dict(list(b.items())[:3])
     assert [h.score for h in found_a] == pytest.approx(_exact_top(emb, "tea time", a), abs=1e-5)

@@ -406,7 +406,7 @@ def _search_plan(
         if scope_key is not None:
             stats_cache.scopes.put(scope_key, small=True)
         exact = q.search_ranked(schema, where, score, order, hybrid=True, scope=scope, small=True)
-        rows = yield Query(exact, params)
+        rows = yield Query(_mirrored(schema, exact, params, mirror), params)
     ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]
     if len(ranked) < wanted:
         # Fewer candidates than the page needs: score the rest exactly, un-indexed items last
