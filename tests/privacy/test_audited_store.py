@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from langchain_core.messages import HumanMessage
 
 from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
 from langmem_vault.privacy.audit.store import AuditedStore
 from langmem_vault.privacy.subject_rights.consent import set_consent
 from langmem_vault.store import AsyncVaultStore, VaultStore
+from tests.support.stores import thread
 
 
 def test_reads_edits_and_deletes_are_logged(store: VaultStore, audit: AuditLog) -> None:
@@ -64,3 +67,30 @@ async def test_async(astore: AsyncVaultStore, aaudit: AsyncAuditLog) -> None:
         buffered = MemoryVault(AuditedStore(astore, audit=buf, component="x"), user_id="alice")
         await buffered.aget(key)
     assert len(await aaudit.query("alice")) == 3
+
+
+def test_inject_through_it_logs_the_facts_it_reads(store: VaultStore, audit: AuditLog) -> None:
+    # The inject node reads facts with their usage records in one statement on VaultStore
+    # (MirrorSearchOp); through an AuditedStore it must still log each fact it reads.
+    key = MemoryVault(store, user_id="alice").remember("Likes green tea", confidence=0.9).key
+    node = create_inject_node(
+        store=AuditedStore(store, audit=audit, component="inject"), record_access=False
+    ).node
+    out = node.invoke({"messages": [HumanMessage("tea?")]}, thread("alice", "t1"))
+    assert key in out["memory_refs"].values()
+    reads = [(e.action.value, e.detail["op"], e.memory_key) for e in audit.query("alice")]
+    assert ("read", "search", key) in reads
+
+
+async def test_async_inject_through_it_logs_the_facts_it_reads(
+    astore: AsyncVaultStore, aaudit: AsyncAuditLog
+) -> None:
+    vault = MemoryVault(astore, user_id="alice")
+    key = (await vault.aremember("Likes green tea", confidence=0.9)).key
+    node = create_inject_node(
+        store=AuditedStore(astore, audit=aaudit, component="inject"), record_access=False
+    ).node
+    out = await node.ainvoke({"messages": [HumanMessage("tea?")]}, thread("alice", "t1"))
+    assert key in out["memory_refs"].values()
+    reads = [(e.action.value, e.detail["op"], e.memory_key) for e in await aaudit.query("alice")]
+    assert ("read", "search", key) in reads

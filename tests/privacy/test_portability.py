@@ -9,10 +9,13 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import psycopg
 import pytest
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.memory.models import SemanticFact
+from langmem_vault.memory.namespaces import tails_namespace
 from langmem_vault.memory.sealing import Keyring, encrypt_fact
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
@@ -235,3 +238,23 @@ async def test_async_export_is_audited(astore: AsyncVaultStore, aaudit: AsyncAud
     doc = await aexport_user(astore, "alice", audit=aaudit)
     await aimport_user(astore, doc, audit=aaudit)
     assert [e.action.value for e in await aaudit.query("alice")] == ["import", "export"]
+
+
+def test_export_does_not_extend_what_a_ttl_expires(
+    store: VaultStore, pg_uri: str, schema: str
+) -> None:
+    # A pending tail is kept 30 days; reading it for an export must not restart that clock.
+    tails = tails_namespace(NS)
+    store.batch([PutOp(tails, "t1", {"messages": [], "message_ids": []}, index=False, ttl=60.0)])
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(
+            f"UPDATE {schema}.store_items SET expires_at = now() + interval '1 minute'"
+            " WHERE prefix = %s",
+            (".".join(tails),),
+        )
+        assert [p["thread_id"] for p in export_user(store, "alice")["pending"]] == ["t1"]
+        row = conn.execute(
+            f"SELECT expires_at - now() FROM {schema}.store_items WHERE prefix = %s",
+            (".".join(tails),),
+        ).fetchone()
+    assert row is not None and row[0].total_seconds() < 120  # not reset to 60 minutes

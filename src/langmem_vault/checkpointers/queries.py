@@ -24,7 +24,7 @@ from langmem_vault.checkpointers import codec
 from langmem_vault.checkpointers.compression import unpack_json
 from langmem_vault.checkpointers.config import Scope, Target, render
 from langmem_vault.checkpointers.decoded import DecodedCache
-from langmem_vault.checkpointers.owners import check_owner
+from langmem_vault.checkpointers.owners import OWNER_SQL, check_owner
 from langmem_vault.checkpointers.pages import LOOSE_FROM, PAGES_FROM, ReadElements
 from langmem_vault.checkpointers.text import from_db, tree_from_db, tree_to_db
 from langmem_vault.db.runner import Plan, Query, Rows
@@ -100,13 +100,14 @@ CHECKPOINTS = "c AS MATERIALIZED ({select})"
 # ...and of one that does (owners.py): the thread's owner, and the checkpoints only if
 # %(user_id)s may read them (the owner or no one), so another user's read sends no rows of
 # the thread; the owner comes back as one row of kind 'o' (in task_id) for the check to raise.
-OWNED_CHECKPOINTS = """o AS MATERIALIZED (
-    SELECT user_id FROM {schema}.saver_threads WHERE thread_id = %(thread_id)s
-),
+OWNED_CHECKPOINTS = (
+    ("o AS MATERIALIZED (" + OWNER_SQL + "),")
+    + """
 c AS MATERIALIZED (
     SELECT * FROM ({select}) AS s
     WHERE NOT EXISTS (SELECT 1 FROM o WHERE o.user_id <> %(user_id)s)
 )"""
+)
 OWNER_ROW = """
 UNION ALL
 SELECT 'o', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,

@@ -50,11 +50,14 @@ class Mirrored(NamedTuple):
 def runs_mirror_search(store: object) -> bool:
     """Whether ``store.batch`` runs :class:`MirrorSearchOp` (VaultStore, AsyncVaultStore).
 
+    Read from the class, not the instance: a wrapper that forwards attributes to the store it
+    wraps (``AuditedStore``) does not pass the op on, nor log it, so it must opt in itself.
+
     >>> from langgraph.store.memory import InMemoryStore
     >>> runs_mirror_search(InMemoryStore())
     False
     """
-    return getattr(store, "supports_mirror_search", False) is True
+    return getattr(type(store), "supports_mirror_search", False) is True
 
 
 def check_mirror(op: MirrorSearchOp) -> None:

@@ -112,7 +112,9 @@ def _list_all(namespace: tuple[str, ...]) -> StorePlan[list[Item]]:
     found: list[Item] = []
     offset = 0
     while True:
-        (items,) = yield [SearchOp(namespace, limit=PAGE, offset=offset)]
+        # refresh_ttl=False: reading for an export must not extend what a TTL would expire
+        # (the pending tails' 30 days; memories in a store with a default TTL).
+        (items,) = yield [SearchOp(namespace, limit=PAGE, offset=offset, refresh_ttl=False)]
         # A prefix search also returns deeper namespaces; the sections are exact namespaces.
         found.extend(i for i in items if tuple(i.namespace) == namespace)
         if len(items) < PAGE:
@@ -188,7 +190,8 @@ def export_user(
     audit: Any = None,
     actor: str | None = None,
 ) -> dict[str, Any]:
-    """One user's memories, instructions, episodes, consent and thread index as a dict.
+    """One user's memories, instructions, episodes, consent, thread index and pending (not yet
+    extracted) messages as a dict.
 
     ``saver`` is optional; anything with ``list_threads(user_id, limit=...)`` (``VaultSaver``).
     ``json.dumps(doc)`` gives the file.
