@@ -1,13 +1,19 @@
-"""Hybrid search's keyword candidates: which matches of the query's rare words it takes."""
+"""Hybrid search's keyword candidates: which matches of the query's rare words it takes; and
+the plain search (no filter, a scope too large to score exactly) runs a prepared generic plan
+without changing a result."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import psycopg
 from langgraph.store.base import PutOp
 
 from langmem_vault.store import AsyncVaultStore, SearchRanking, VaultStore
-from tests.support.embeddings import DIMS
+from tests.support.embeddings import DIMS, TrigramEmbeddings, index_config
+
+# Past psycopg's default prepare_threshold (5): the later searches run the prepared statement.
+REPEATS = 8
 
 
 def _flat(texts: list[str]) -> list[list[float]]:
@@ -56,3 +62,94 @@ async def test_keyword_candidates_async(pg_uri: str, schema: str) -> None:
         await s.analyze()
         [hit] = await s.asearch(("d",), query="bakery or zeppelin?", limit=1)
         assert hit.key == "zeppelin"
+
+
+TEXTS = [
+    f"note {i}: {w} and {v}"
+    for i, (w, v) in enumerate(
+        (w, v)
+        for w in ("tea", "coffee", "juice", "water", "cocoa")
+        for v in ("cake", "bread", "soup")
+    )
+]
+QUERIES = ["green tea", "cake with coffee", "soup", "cocoa and bread", "water"]
+
+
+def _pages(search: Any) -> list[list[tuple[str, float | None]]]:
+    return [
+        [(h.key, round(h.score, 9) if h.score is not None else None) for h in hits]
+        for q in QUERIES
+        for hits in (search(q, 4, 0), search(q, 4, 4), search(q, 20, 0))
+    ]
+
+
+def _plans(conn: psycopg.Connection[Any]) -> dict[str, tuple[int, int]]:
+    rows = conn.execute(
+        "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+    ).fetchall()
+    return {r[0]: (r[1], r[2]) for r in rows}
+
+
+def test_a_plain_search_runs_its_generic_plan_with_the_same_results(
+    pg_uri: str, schema: str
+) -> None:
+    emb = TrigramEmbeddings()
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        plain = VaultStore(conn, schema=schema, index=index_config(emb))  # type: ignore[arg-type]
+        # The exact path (every vector scored, custom plans) is the reference.
+        exact = VaultStore(
+            conn,
+            schema=schema,
+            index=index_config(emb),  # type: ignore[arg-type]
+            ranking=SearchRanking(exact_scan_rows=10**6),
+        )
+        plain.setup()
+        plain.batch([PutOp(("n", f"u{i % 3}"), f"k{i}", {"text": t}) for i, t in enumerate(TEXTS)])
+        plain.analyze()
+        want = _pages(lambda q, n, o: exact.search(("n",), query=q, limit=n, offset=o))
+        plain_scoped = VaultStore(
+            conn,
+            schema=schema,
+            index=index_config(emb),  # type: ignore[arg-type]
+            ranking=SearchRanking(exact_scan_rows=0),  # ("n",) is too large to score exactly
+        )
+        for _ in range(REPEATS):
+            for prefix in (("n",), ()):
+                got = _pages(
+                    lambda q, n, o, p=prefix: plain_scoped.search(p, query=q, limit=n, offset=o)
+                )
+                assert got == want
+        ranked = {s: p for s, p in _plans(conn).items() if "kw AS" in s}
+        exact_path = {s: p for s, p in ranked.items() if "nv AS" in s}
+        plain_path = {s: p for s, p in ranked.items() if s not in exact_path}
+        # The plain statements (one per page size, with and without the namespace clause) ran
+        # on generic plans only; left to itself, Postgres plans a prepared statement's first
+        # five runs for their parameters (custom plans).
+        assert len(plain_path) == 6 and exact_path
+        assert all(generic > 0 and custom == 0 for generic, custom in plain_path.values())
+        assert all(custom >= 5 for _, custom in exact_path.values())
+
+
+async def test_a_plain_search_runs_its_generic_plan_async(pg_uri: str, schema: str) -> None:
+    emb = TrigramEmbeddings()
+    async with await psycopg.AsyncConnection.connect(pg_uri, autocommit=True) as conn:
+        store = AsyncVaultStore(
+            conn,
+            schema=schema,
+            index=index_config(emb),  # type: ignore[arg-type]
+            ranking=SearchRanking(exact_scan_rows=0),
+        )
+        await store.setup()
+        await store.abatch(
+            [PutOp(("n", f"u{i % 3}"), f"k{i}", {"text": t}) for i, t in enumerate(TEXTS)]
+        )
+        first = [(h.key, h.score) for h in await store.asearch(("n",), query="tea", limit=5)]
+        for _ in range(REPEATS):
+            again = [(h.key, h.score) for h in await store.asearch(("n",), query="tea", limit=5)]
+            assert again == first
+        cur = await conn.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE '%kw AS%'"
+        )
+        [(generic, custom)] = await cur.fetchall()
+        assert generic > 0 and custom == 0

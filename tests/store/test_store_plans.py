@@ -95,3 +95,26 @@ def test_a_scoped_search_counts_its_scope_once_a_minute() -> None:
     assert "small" not in ann and "nv AS" not in ann and "<=> %(qv)s::vector\n    LIMIT" in ann
     drive(plans.analyze_plan("s1", cache), None)  # ANALYZE forgets the verdicts too
     assert cache.scopes.get(("namespace", "users.u1", "null")) is None
+
+
+def test_only_a_plain_search_is_sent_with_a_generic_plan_and_constant_limits() -> None:
+    cache = StatsCache()
+    cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
+    vectors = {"tea": [1.0, 0.0]}
+    sent: dict[str, tuple[Any, ...]] = {}
+    rows = [{**_row(key, 0.5), "small_scope": False} for key in "abcde"]
+    for name, op in {
+        "plain": SearchOp((), query="tea", limit=3, offset=2),
+        "filtered": SearchOp((), query="tea", filter={"k": "v"}, limit=5),
+    }.items():
+        plan = plans._search_plan(op, _settings(), vectors, cache)
+        (step,), _ = drive(plan, [None, rows])
+        assert isinstance(step, Pipelined)
+        sent[name] = step.queries
+    settings, ranked = sent["plain"]
+    assert "force_generic_plan" in str(settings.sql)
+    # k = 50 candidates, wanted = offset + limit = 5.
+    assert "%(k)s" not in str(ranked.sql) and "LIMIT 50" in str(ranked.sql)
+    assert "%(wanted)s" not in str(ranked.sql) and "LIMIT 5" in str(ranked.sql)
+    settings, ranked = sent["filtered"]
+    assert "force_generic_plan" not in str(settings.sql) and "%(k)s" in str(ranked.sql)
