@@ -25,6 +25,10 @@ def _flat(texts: list[str]) -> list[list[float]]:
     ]
 
 
+# Six words no item holds: a query with them has eight rare lexemes.
+LONG = "quokka narwhal axolotl pangolin okapi tapir"
+
+
 def _keyword_ops() -> list[PutOp]:
     ops = [
         PutOp(("d",), f"bakery{i:03d}", {"text": f"the bakery on street {i}"}) for i in range(200)
@@ -49,6 +53,9 @@ def test_keyword_candidates_take_the_rarer_word_first(pg_uri: str, schema: str) 
         s.put(("d",), "both", {"text": "a zeppelin above the bakery"})
         [hit] = s.search(("d",), query="bakery or zeppelin?", limit=1)
         assert hit.key == "both"
+        # More rare words than MAX_LEVEL_LEXEMES (6): ranked by ts_rank, as before the levels.
+        [hit] = s.search(("d",), query=f"bakery or zeppelin {LONG}?", limit=1)
+        assert hit.key == "both"
 
 
 async def test_keyword_candidates_async(pg_uri: str, schema: str) -> None:
@@ -62,6 +69,9 @@ async def test_keyword_candidates_async(pg_uri: str, schema: str) -> None:
         await s.analyze()
         [hit] = await s.asearch(("d",), query="bakery or zeppelin?", limit=1)
         assert hit.key == "zeppelin"
+        await s.aput(("d",), "both", {"text": "a zeppelin above the bakery"})
+        [hit] = await s.asearch(("d",), query=f"bakery or zeppelin {LONG}?", limit=1)
+        assert hit.key == "both"
 
 
 TEXTS = [

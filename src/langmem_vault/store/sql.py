@@ -294,6 +294,11 @@ levels AS MATERIALIZED (
 )"""
 
 
+# Queries with more rare lexemes than this rank their matches by ts_rank, as before the levels:
+# the levels' tsqueries grow as the cube of the count (17 rare lexemes: 680 triples, 0.3 s).
+MAX_LEVEL_LEXEMES = 6
+
+
 def _keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> str:
     """CTE ``kw``: the ``%(k)s`` items that best match the query's keywords.
 
@@ -304,25 +309,28 @@ def _keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> st
     holding one lexeme once, broken by rarity instead of at random. Ranking every match by
     ``ts_rank`` read each match's row (up to ~700 heap pages at 100k items, 1-5 ms); here the
     index finds each level's items, and rows are read only until ``%(k)s`` are found: the
-    nested loop walks the levels in order and stops at the LIMIT. Within a level, items come
-    in the table's order.
+    nested loop walks the levels in order (the order the LIMIT keeps) and stops there. Within
+    a level, items come in the table's order. A query with more than ``MAX_LEVEL_LEXEMES`` rare
+    lexemes (a long message) ranks by ``ts_rank``; one-time filters run only one branch.
     """
-    if not hybrid:
-        tq = "(SELECT tq FROM terms)"
-        return f"""
-kw AS (
-    SELECT {columns} FROM {s}.store_items AS i
+    tq = "(SELECT tq FROM terms)"
+    by_rank = f"""SELECT {columns} FROM {s}.store_items AS i
     WHERE i.search_tsv @@ {tq} AND {where}
     ORDER BY ts_rank(i.search_tsv, {tq}) DESC
-    LIMIT %(k)s
-)"""
+    LIMIT %(k)s"""
+    if not hybrid:
+        return f"\nkw AS (\n    {by_rank}\n)"
+    few = f"(SELECT count(*) <= {MAX_LEVEL_LEXEMES} FROM rq)"
     return f"""{_KEYWORD_LEVELS},
 kw AS (
-    SELECT i.* FROM (SELECT tq FROM levels ORDER BY n) AS lv
-    CROSS JOIN LATERAL (
-        SELECT {columns} FROM {s}.store_items AS i
-        WHERE i.search_tsv @@ lv.tq AND {where} LIMIT %(k)s) AS i
-    LIMIT %(k)s
+    (SELECT i.* FROM (SELECT n, tq FROM levels WHERE {few} ORDER BY n) AS lv
+     CROSS JOIN LATERAL (
+         SELECT {columns} FROM {s}.store_items AS i
+         WHERE i.search_tsv @@ lv.tq AND {where} LIMIT %(k)s) AS i
+     ORDER BY lv.n
+     LIMIT %(k)s)
+    UNION ALL
+    ({by_rank.replace("WHERE ", f"WHERE NOT {few} AND ", 1)})
 )"""
 
 
