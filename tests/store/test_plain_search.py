@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import psycopg
-from langgraph.store.base import PutOp
+from langgraph.store.base import PutOp, SearchOp
 
 from langmem_vault.store import AsyncVaultStore, SearchRanking, VaultStore
 from tests.support.embeddings import DIMS, TrigramEmbeddings, index_config
@@ -163,3 +163,30 @@ async def test_a_plain_search_runs_its_generic_plan_async(pg_uri: str, schema: s
         )
         [(generic, custom)] = await cur.fetchall()
         assert generic > 0 and custom == 0
+
+
+def test_a_batch_runs_only_its_plain_searches_on_the_generic_plan(pg_uri: str, schema: str) -> None:
+    # A batch's searches go out in one pipeline, one transaction: the plain search's setting
+    # must not reach the filtered search after it.
+    emb = TrigramEmbeddings()
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(
+            conn,
+            schema=schema,
+            index=index_config(emb),  # type: ignore[arg-type]
+            ranking=SearchRanking(exact_scan_rows=0),
+        )
+        store.setup()
+        store.batch(
+            [PutOp(("n",), f"k{i}", {"text": t, "topic": "tea"}) for i, t in enumerate(TEXTS)]
+        )
+        ops = [
+            SearchOp(("n",), query="tea", limit=3),
+            SearchOp(("n",), query="tea", filter={"topic": "tea"}, limit=3),
+        ]
+        for _ in range(REPEATS):
+            plain, filtered = store.batch(ops)
+            assert plain and filtered
+        ranked = {s: p for s, p in _plans(conn).items() if "kw AS" in s}
+        [(generic, custom)] = [p for s, p in ranked.items() if "@>" in s]
+        assert generic == 0 and custom > 0  # Postgres's own choice: custom plans first

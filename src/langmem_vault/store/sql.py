@@ -26,8 +26,16 @@ HNSW_SETTINGS = (
 # Its shape is the custom plan's (HNSW scan, keyword levels, probes), so the results are the
 # same; it needs the LIMITs written as constants (``literal_limits``): with LIMIT $n Postgres
 # assumes a tenth of the rows and sorts every vector instead (about 300 ms per search).
+# The setting is local to the transaction, which later statements may share (a batch's other
+# searches, in the same pipeline): the current value is saved first (the subquery runs before
+# the outer set_config) and RESTORE_PLAN_MODE, sent right after the search, puts it back.
 PLAIN_SEARCH_SETTINGS = (
     HNSW_SETTINGS + ", set_config('plan_cache_mode', 'force_generic_plan', true)"
+    " FROM (SELECT set_config('langmem_vault.plan_cache_mode',"
+    " current_setting('plan_cache_mode'), true)) AS saved"
+)
+RESTORE_PLAN_MODE = (
+    "SELECT set_config('plan_cache_mode', current_setting('langmem_vault.plan_cache_mode'), true)"
 )
 
 
