@@ -9,6 +9,7 @@ from langgraph.store.base import SearchOp
 
 from langmem_vault.db.runner import Pipelined
 from langmem_vault.store import plans
+from langmem_vault.store import sql as q
 from langmem_vault.store.lexemes import LexemeStats, StatsCache
 from langmem_vault.store.ranking import SearchRanking
 from tests.support.plans import drive
@@ -51,10 +52,10 @@ def test_a_plain_search_is_one_round_trip() -> None:
     cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
     op = SearchOp((), query="green tea", limit=2)
     plan = plans._search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
-    (step,), found = drive(plan, [None, [_row("a", 0.9), _row("b", 0.5)]])
-    # One Pipelined step: the HNSW settings and the statement that finds the query's lexemes,
-    # weighs them with the cached statistics and ranks.
-    assert isinstance(step, Pipelined) and len(step.queries) == 2
+    (step,), found = drive(plan, [None, [_row("a", 0.9), _row("b", 0.5)], None])
+    # One Pipelined step: the HNSW settings, the statement that finds the query's lexemes,
+    # weighs them with the cached statistics and ranks, and the plan mode restored.
+    assert isinstance(step, Pipelined) and len(step.queries) == 3
     ranked = step.queries[1]
     assert "to_tsvector" in str(ranked.sql) and ranked.params["st_lex"] == '{"tea"}'
     assert [(item.key, item.score) for item in found.items] == [("a", 0.9), ("b", 0.5)]
@@ -65,7 +66,7 @@ def test_stale_statistics_are_read_first() -> None:
     cache = StatsCache()
     plan = plans._search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
     stats_rows = [{"lexeme": "tea", "freq": 0.25, "rows": 40.0}]
-    steps, found = drive(plan, stats_rows, [None, [_row("a", 0.9)]])
+    steps, found = drive(plan, stats_rows, [None, [_row("a", 0.9)], None])
     assert "pg_stats" in str(steps[0].sql)
     assert steps[1].queries[1].params["st_freq"] == "{0.25}"
     assert cache.get() == LexemeStats({"tea": 0.25}, 40.0)
@@ -81,7 +82,8 @@ def test_a_scoped_search_counts_its_scope_once_a_minute() -> None:
     def statement(small: bool) -> str:
         plan = plans._search_plan(op, _settings(), vectors, cache)
         rows = [{**_row(k, 0.5), "small_scope": small} for k in "ab"]
-        (step,), _ = drive(plan, [None, rows])
+        # A large scope (a plain search) restores the plan mode in a third statement.
+        (step,), _ = drive(plan, [None, rows] + [None] * (not small))
         assert isinstance(step, Pipelined)
         return str(step.queries[1].sql)
 
@@ -113,15 +115,39 @@ def test_a_filtered_walk_that_ran_out_is_scored_exactly() -> None:
     full_rows = [_row("a", 0.9), _row("b", 0.5)]
     steps, found = drive(plan, [None, short], [_row("a", 0.9), _row("b", 0.5)])
     walk, exact = str(steps[0].queries[1].sql), str(steps[1].sql)
-    assert "JOIN LATERAL" in walk and "AS walked" in walk
-    assert "+ 0" in exact and "AS walked" not in exact and "JOIN LATERAL" not in exact
+    walks = f"LIMIT {q.FILTERED_SCAN_ROWS}"  # the walk's cut (sql._vectors_ann_filtered)
+    assert walks in walk and "AS walked" in walk
+    assert "+ 0" in exact and "AS walked" not in exact and walks not in exact
     assert [item.key for item in found.items] == ["a", "b"]
     # Remembered: the scope's next search goes straight to the exact branch, no walk.
     steps, found = drive(plans._search_plan(op, _settings(), vectors, cache), [None, full_rows])
-    assert len(steps) == 1 and "JOIN LATERAL" not in str(steps[0].queries[1].sql)
+    assert len(steps) == 1 and walks not in str(steps[0].queries[1].sql)
 
     cache.scopes.put(("items", "d", '{"kind": "x"}'), small=False)
     plan = plans._search_plan(op, _settings(), vectors, cache)
     full = [{**_row(key, 0.5), "walked": k} for key in "ab"]
     steps, found = drive(plan, [None, full])
     assert len(steps) == 1 and [item.key for item in found.items] == ["a", "b"]
+
+
+def test_only_a_plain_search_is_sent_with_a_generic_plan_and_constant_limits() -> None:
+    cache = StatsCache()
+    cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
+    vectors = {"tea": [1.0, 0.0]}
+    sent: dict[str, tuple[Any, ...]] = {}
+    rows = [{**_row(key, 0.5), "small_scope": False, "walked": 50} for key in "abcde"]
+    for name, op in {
+        "plain": SearchOp((), query="tea", limit=3, offset=2),
+        "filtered": SearchOp((), query="tea", filter={"k": "v"}, limit=5),
+    }.items():
+        plan = plans._search_plan(op, _settings(), vectors, cache)
+        (step,), _ = drive(plan, [None, rows] + [None] * (name == "plain"))
+        assert isinstance(step, Pipelined)
+        sent[name] = step.queries
+    settings, ranked, restore = sent["plain"]
+    assert "force_generic_plan" in str(settings.sql) and restore.sql == q.RESTORE_PLAN_MODE
+    # k = 50 candidates, wanted = offset + limit = 5.
+    assert "%(k)s" not in str(ranked.sql) and "LIMIT 50" in str(ranked.sql)
+    assert "%(wanted)s" not in str(ranked.sql) and "LIMIT 5" in str(ranked.sql)
+    settings, ranked = sent["filtered"]
+    assert "force_generic_plan" not in str(settings.sql) and "%(k)s" in str(ranked.sql)

@@ -389,7 +389,15 @@ def _search_plan(
     sql = _mirrored(schema, sql, params, mirror)
     if settings.hybrid:
         ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
-        _, rows = yield Pipelined((Query(q.HNSW_SETTINGS, ef), Query(sql, params)))
+        if not op.filter and (scope is None or small is False):
+            # A plain search: one statement for every query, run with its generic plan.
+            sql = q.literal_limits(sql, k=params["k"], wanted=wanted)
+            settings_query = Query(q.PLAIN_SEARCH_SETTINGS, ef)
+            _, rows, _ = yield Pipelined(
+                (settings_query, Query(sql, params), Query(q.RESTORE_PLAN_MODE))
+            )
+        else:
+            _, rows = yield Pipelined((Query(q.HNSW_SETTINGS, ef), Query(sql, params)))
     else:
         rows = yield Query(sql, params)
     if scope_key is not None and small is None and rows:
