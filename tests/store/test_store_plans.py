@@ -112,18 +112,15 @@ def test_a_filtered_walk_that_ran_out_is_scored_exactly() -> None:
 
     plan = plans._search_plan(op, _settings(), vectors, cache)
     short = [{**_row("far", 0.1), "walked": 1}, {**_row("farther", 0.05), "walked": 1}]
-    full_rows = [_row("a", 0.9), _row("b", 0.5)]
     steps, found = drive(plan, [None, short], [_row("a", 0.9), _row("b", 0.5)])
     walk, exact = str(steps[0].queries[1].sql), str(steps[1].sql)
     walks = f"LIMIT {q.FILTERED_SCAN_ROWS}"  # the walk's cut (sql._vectors_ann_filtered)
     assert walks in walk and "AS walked" in walk
     assert "+ 0" in exact and "AS walked" not in exact and walks not in exact
     assert [item.key for item in found.items] == ["a", "b"]
-    # Remembered: the scope's next search goes straight to the exact branch, no walk.
-    steps, found = drive(plans._search_plan(op, _settings(), vectors, cache), [None, full_rows])
-    assert len(steps) == 1 and walks not in str(steps[0].queries[1].sql)
+    # Not remembered: a run-out depends on the query, so the scope's next search walks again.
+    assert cache.scopes.get(("items", "d", '{"kind": "x"}')) is False
 
-    cache.scopes.put(("items", "d", '{"kind": "x"}'), small=False)
     plan = plans._search_plan(op, _settings(), vectors, cache)
     full = [{**_row(key, 0.5), "walked": k} for key in "ab"]
     steps, found = drive(plan, [None, full])
@@ -135,10 +132,13 @@ def test_only_a_plain_search_is_sent_with_a_generic_plan_and_constant_limits() -
     cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
     vectors = {"tea": [1.0, 0.0]}
     sent: dict[str, tuple[Any, ...]] = {}
-    rows = [{**_row(key, 0.5), "small_scope": False, "walked": 50} for key in "abcde"]
+    rows = [{**_row(f"k{i}", 0.5), "small_scope": False, "walked": 80} for i in range(45)]
     for name, op in {
         "plain": SearchOp((), query="tea", limit=3, offset=2),
         "filtered": SearchOp((), query="tea", filter={"k": "v"}, limit=5),
+        # k = 80, not the default 50: custom plans, so a caller paging with many sizes does
+        # not fill each connection with cached generic plans.
+        "large": SearchOp((), query="tea", limit=30, offset=10),
     }.items():
         plan = plans._search_plan(op, _settings(), vectors, cache)
         (step,), _ = drive(plan, [None, rows] + [None] * (name == "plain"))
@@ -146,8 +146,9 @@ def test_only_a_plain_search_is_sent_with_a_generic_plan_and_constant_limits() -
         sent[name] = step.queries
     settings, ranked, restore = sent["plain"]
     assert "force_generic_plan" in str(settings.sql) and restore.sql == q.RESTORE_PLAN_MODE
-    # k = 50 candidates, wanted = offset + limit = 5.
+    # k = 50 candidates, a constant; wanted = offset + limit stays a parameter.
     assert "%(k)s" not in str(ranked.sql) and "LIMIT 50" in str(ranked.sql)
-    assert "%(wanted)s" not in str(ranked.sql) and "LIMIT 5" in str(ranked.sql)
-    settings, ranked = sent["filtered"]
-    assert "force_generic_plan" not in str(settings.sql) and "%(k)s" in str(ranked.sql)
+    assert "LIMIT %(wanted)s" in str(ranked.sql)
+    for name in ("filtered", "large"):
+        settings, ranked = sent[name]
+        assert "force_generic_plan" not in str(settings.sql) and "%(k)s" in str(ranked.sql)

@@ -633,11 +633,57 @@ async def test_a_large_filtered_scope_gives_the_exact_top_page(
         ) as store:
             store.setup()
             store.batch(puts)
-            # The first search counts the scope (large), the second knows it.
+            # The first search counts the scope (large), the second knows it (each walk runs
+            # out here: 15 items match, k is 50; the next test has a walk that does not).
             pages = [store.search(("u",), query=query, filter=flt) for _ in range(2)]
     for page in pages:
         assert {h.key for h in page} <= set(far) and len(page) == 10
         assert [h.score for h in page] == pytest.approx(_exact_top(emb, query, far), abs=1e-5)
+
+
+@pytest.mark.parametrize("options", ["", WALK_INDEX])
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_a_filtered_walk_that_finds_its_page_equals_the_exact_answer(
+    pg_uri: str, schema: str, is_async: bool, options: str
+) -> None:
+    # 100 of 400 items match the filter, more than any k here: the walk finds its candidates
+    # and is not redone; each page (offsets included) must equal an exact store's.
+    emb = TrigramEmbeddings()
+    puts = [
+        PutOp(("u", f"s{i % 3}"), f"k{i}", {"text": f"tea time {i} {'quartz' * (i % 7)}",
+                                             "kind": "x" if i % 4 == 0 else "n"})
+        for i in range(400)
+    ]  # fmt: skip
+    uri = f"{pg_uri}&options={quote(options)}" if options else pg_uri
+    walking = SearchRanking(exact_scan_rows=5)
+    pages = [(10, 0), (10, 15), (5, 40)]
+    ops = [
+        SearchOp(("u",), query="tea time 12", filter={"kind": "x"}, limit=n, offset=o)
+        for n, o in pages
+    ]
+    with VaultStore.from_conn_string(
+        pg_uri, schema=schema, index=index_config(emb), ranking=SearchRanking(exact_scan_rows=10**6)
+    ) as exact:
+        exact.setup()
+        exact.batch(puts)
+        want = [[(h.key, h.score) for h in page] for page in exact.batch(ops)]
+    if is_async:
+        async with AsyncVaultStore.from_conn_string(
+            uri, schema=schema, index=index_config(emb), ranking=walking
+        ) as astore:
+            got = [await astore.abatch(ops) for _ in range(2)]
+            verdict = astore._stats.scopes.get(("items", "u", '{"kind": "x"}'))
+    else:
+        with VaultStore.from_conn_string(
+            uri, schema=schema, index=index_config(emb), ranking=walking
+        ) as store:
+            got = [store.batch(ops) for _ in range(2)]
+            verdict = store._stats.scopes.get(("items", "u", '{"kind": "x"}'))
+    assert verdict is False  # counted large, and no walk ran out
+    for found in got:
+        for page, expected in zip(found, want, strict=True):
+            assert [h.key for h in page] == [k for k, _ in expected]
+            assert [h.score for h in page] == pytest.approx([s for _, s in expected], abs=1e-5)
 
 
 def test_keyword_statistics_reach_postgres_intact(pg_uri: str) -> None:
@@ -705,11 +751,23 @@ async def test_a_remembered_scope_size_never_changes_the_results(
             store.batch(grow + shrink)
             before = store.batch(calls)
             assert store._stats.scopes.get(("namespace", "a", "null")) is True
-            # The filter's walk found only the 3 items left, fewer than k: its search ran on
-            # the exact branch and the scope is now remembered as one to score exactly.
-            assert store._stats.scopes.get(("items", "", '{"kind": "x"}')) is True
+            # The filter's walk found only the 3 items left, fewer than k: that search ran on
+            # the exact branch, but the verdict stays (a run-out depends on the query).
+            assert store._stats.scopes.get(("items", "", '{"kind": "x"}')) is False
     found_a, found_b, found_x = before
     left = dict(list(b.items())[:3])
     assert [h.score for h in found_a] == pytest.approx(_exact_top(emb, "tea time", a), abs=1e-5)
     assert {h.key for h in found_b} == set(left)
     assert {h.key for h in found_x} == set(left)
+
+
+def test_search_works_with_standard_conforming_strings_off(pg_uri: str, schema: str) -> None:
+    # Some servers still run with standard_conforming_strings=off, where '\' in a literal is
+    # an escape: the keyword branch's quoting must not depend on that setting.
+    uri = f"{pg_uri}&options={quote('-c standard_conforming_strings=off')}"
+    with VaultStore.from_conn_string(
+        uri, schema=schema, index=index_config(TrigramEmbeddings())
+    ) as store:
+        store.setup()
+        store.batch([PutOp(("u",), "a", {"text": "tea time"}), PutOp(("u",), "b", {"text": "x"})])
+        assert [h.key for h in store.search(("u",), query="tea")][:1] == ["a"]

@@ -389,9 +389,10 @@ def _search_plan(
     sql = _mirrored(schema, sql, params, mirror)
     if settings.hybrid:
         ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
-        if not op.filter and (scope is None or small is False):
+        plain = not op.filter and (scope is None or small is False)
+        if plain and params["k"] == ranking.candidates:
             # A plain search: one statement for every query, run with its generic plan.
-            sql = q.literal_limits(sql, k=params["k"], wanted=wanted)
+            sql = q.literal_k(sql, params["k"])
             settings_query = Query(q.PLAIN_SEARCH_SETTINGS, ef)
             _, rows, _ = yield Pipelined(
                 (settings_query, Query(sql, params), Query(q.RESTORE_PLAN_MODE))
@@ -408,11 +409,9 @@ def _search_plan(
         # The filtered walk of the HNSW index ran out before it found k candidates (pgvector's
         # iterative scan stops at hnsw.max_scan_tuples, sometimes sooner): nearer matches may
         # lie past where it stopped. Score the filter's items exactly instead, as a small
-        # scope's (a page may still be short: the fill step below then completes it). The
-        # scope is remembered as one to score exactly, so its next searches do not walk in
-        # vain first (a selective filter in a large store: 20,000 steps, then the exact scan).
-        if scope_key is not None:
-            stats_cache.scopes.put(scope_key, small=True)
+        # scope's (a page may still be short: the fill step below then completes it). Not
+        # remembered: whether a walk runs out depends on the query, and one far query must
+        # not send a broad scope's next searches to the exact scan.
         exact = q.search_ranked(schema, where, score, order, hybrid=True, scope=scope, small=True)
         rows = yield Query(_mirrored(schema, exact, params, mirror), params)
     ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]

@@ -24,8 +24,11 @@ HNSW_SETTINGS = (
 # Postgres would not choose that plan itself: without the query it guesses that the namespace
 # clause keeps 1.5% of the rows, and the generic plan costs more than the custom ones it saw.
 # Its shape is the custom plan's (HNSW scan, keyword levels, probes), so the results are the
-# same; it needs the LIMITs written as constants (``literal_limits``): with LIMIT $n Postgres
-# assumes a tenth of the rows and sorts every vector instead (about 300 ms per search).
+# same; it needs the candidate LIMITs written as constants (``literal_k``): with LIMIT $n
+# Postgres assumes a tenth of the rows and sorts every vector instead (about 300 ms per
+# search). Only pages whose k is the store's default candidate count take this path (k is
+# then one number, so there is one such statement per store), so a caller paging with many
+# sizes does not fill each connection with cached generic plans (about 0.5 MB each).
 # The setting is local to the transaction, which later statements may share (a batch's other
 # searches, in the same pipeline): the current value is saved first (the subquery runs before
 # the outer set_config) and RESTORE_PLAN_MODE, sent right after the search, puts it back.
@@ -39,15 +42,14 @@ RESTORE_PLAN_MODE = (
 )
 
 
-def literal_limits(statement: str, *, k: int, wanted: int) -> str:
-    """``statement`` with its ``%(k)s`` and ``%(wanted)s`` written as constants (see
-    PLAIN_SEARCH_SETTINGS). Each (k, wanted) pair is a statement of its own, prepared once per
-    connection; k and wanted are computed ints, never user text.
+def literal_k(statement: str, k: int) -> str:
+    """``statement`` with its candidate count ``%(k)s`` written as a constant (see
+    PLAIN_SEARCH_SETTINGS); k is a computed int, never user text.
 
-    >>> literal_limits("LIMIT %(k)s OFFSET %(wanted)s", k=50, wanted=10)
-    'LIMIT 50 OFFSET 10'
+    >>> literal_k("LIMIT %(k)s OFFSET %(wanted)s", 50)
+    'LIMIT 50 OFFSET %(wanted)s'
     """
-    return statement.replace("%(k)s", str(int(k))).replace("%(wanted)s", str(int(wanted)))
+    return statement.replace("%(k)s", str(int(k)))
 
 
 _KEYS = "unnest(%(prefixes)s::text[], %(keys)s::text[]) AS u(prefix, key)"
@@ -82,7 +84,9 @@ ql AS MATERIALIZED (
 )"""
 
 # A lexeme quoted as a tsquery operand, so it is not parsed (and stemmed) again.
-_QUOTED = r"'''' || replace(replace(l, '\', '\\'), '''', '''''') || ''''"
+# chr(92) is a backslash: a quoted one would read as an escape under
+# standard_conforming_strings=off.
+_QUOTED = "'''' || replace(replace(l, chr(92), chr(92) || chr(92)), '''', '''''') || ''''"
 
 
 def _terms(*, hybrid: bool) -> str:
