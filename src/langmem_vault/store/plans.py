@@ -35,6 +35,7 @@ except ImportError:  # pgvector < 0.4 (langchain-postgres 0.0.x pins 0.3.6) has 
 
 from langmem_vault.db.migrations import migrate_plan
 from langmem_vault.db.runner import Pipelined, Plan, Query, Rows, gather
+from langmem_vault.db.vectors import QueryVector
 from langmem_vault.store import sql as q
 from langmem_vault.store.filters import FilterBuilder
 from langmem_vault.store.lexemes import LexemeStats, StatsCache
@@ -380,7 +381,7 @@ def _search_plan(
         scope_key = (scope, params.get("ns", ""), flt)
         small = stats_cache.scopes.get(scope_key)
     if settings.hybrid:
-        params["qv"] = Vector(query_vectors[op.query]).to_text()
+        params["qv"] = QueryVector(query_vectors[op.query])
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
     sql = q.search_ranked(
