@@ -461,17 +461,19 @@ class InjectNode:
         ns = self.options.namespaces.resolve(config).instructions
         return [(ns, key) for key, _ in injection.instructions]
 
+    def _plan(
+        self, state: Mapping[str, Any], config: RunnableConfig, store: BaseStore, now: datetime
+    ) -> StorePlan[Candidates]:
+        # Usage records come joined to the searches where the store can (one round trip).
+        messages = state.get("messages", [])
+        usage = runs_mirror_search(store)
+        return candidates_plan(messages, config, self.options, now, joined_usage=usage)
+
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run inject synchronously; returns the state update."""
         store = resolve_store(self.store)
         now = utcnow()
-        plan = candidates_plan(
-            state.get("messages", []),
-            config,
-            self.options,
-            now,
-            joined_usage=runs_mirror_search(store),
-        )
+        plan = self._plan(state, config, store, now)
         found = run_store_plan(store, plan)
         opened = open_private(found.private, self.keyring)
         private = self.ranker.rank(store, found.message, opened)
@@ -486,13 +488,7 @@ class InjectNode:
         """Run inject asynchronously; returns the state update."""
         store = resolve_store(self.store)
         now = utcnow()
-        plan = candidates_plan(
-            state.get("messages", []),
-            config,
-            self.options,
-            now,
-            joined_usage=runs_mirror_search(store),
-        )
+        plan = self._plan(state, config, store, now)
         found = await arun_store_plan(store, plan)
         opened = open_private(found.private, self.keyring)
         private = await self.ranker.arank(store, found.message, opened)
