@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import psycopg
 import pytest
+from langgraph.store.base import PutOp
 
 from langmem_vault.db.vectors import QueryVector
+from langmem_vault.store import VaultStore
+from tests.support.embeddings import TrigramEmbeddings, index_config
 
 VALUES = [1.0, -0.5, 0.25, 3.0e-8, 123456.0]
 TEXT = "[1,-0.5,0.25,3e-08,123456]"
@@ -36,6 +39,23 @@ async def test_async_a_query_vector_is_sent_binary(pg_uri: str) -> None:
         assert await cur.fetchone() == (TEXT,)
 
 
+def test_a_client_side_binding_cursor_gets_the_text_form(pg_uri: str) -> None:
+    # A ClientCursor (some PgBouncer setups) binds parameters as text in the client.
+    with psycopg.connect(pg_uri, autocommit=True, cursor_factory=psycopg.ClientCursor) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+        assert conn.execute("SELECT %s::vector::text", [QueryVector(VALUES)]).fetchone() == (TEXT,)
+
+
 def test_the_binary_form_is_pgvectors() -> None:
     # dimensions (int16), unused (int16), float4s: all big-endian (pgvector's vector_recv)
     assert QueryVector([1.0]).data == b"\x00\x01\x00\x00\x3f\x80\x00\x00"
+
+
+def test_a_store_on_a_client_side_binding_connection_searches(pg_uri: str, schema: str) -> None:
+    with psycopg.connect(pg_uri, autocommit=True, cursor_factory=psycopg.ClientCursor) as conn:
+        store = VaultStore(conn, schema=schema, index=index_config(TrigramEmbeddings()))  # type: ignore[arg-type]
+        store.setup()
+        store.batch(
+            [PutOp(("u",), "a", {"text": "tea time"}), PutOp(("u",), "b", {"text": "jazz"})]
+        )
+        assert [h.key for h in store.search(("u",), query="tea")][:1] == ["a"]

@@ -32,6 +32,17 @@ class QueryVector:
         self.data = struct.pack(f">HH{len(values)}f", len(values), 0, *values)
 
 
+class _QueryVectorTextDumper(Dumper):
+    # Only where a parameter must be text: a ClientCursor binds every parameter in the client.
+    format = Format.TEXT
+    oid = 0
+
+    def dump(self, obj: QueryVector) -> bytes:
+        (dims,) = struct.unpack_from(">H", obj.data)
+        values = struct.unpack_from(f">{dims}f", obj.data, 4)
+        return ("[" + ",".join(map(repr, values)) + "]").encode()
+
+
 class _QueryVectorDumper(Dumper):
     format = Format.BINARY
     oid = 0  # unknown: the server takes the type from the statement's cast
@@ -40,4 +51,6 @@ class _QueryVectorDumper(Dumper):
         return obj.data
 
 
+# Registered last, the binary dumper is the one ``%s`` (the automatic format) picks.
+psycopg.adapters.register_dumper(QueryVector, _QueryVectorTextDumper)
 psycopg.adapters.register_dumper(QueryVector, _QueryVectorDumper)
