@@ -143,14 +143,6 @@ class ReadElements:
         else:
             self.add_page(row[id_column], row["type"], row["blob"], row["elems"], row["hash"])
 
-    def hash(self, elem_id: int) -> bytes | None:
-        loose = self._loose.get(elem_id)
-        if loose is not None:
-            return loose[2]
-        start = page_start(elem_id)
-        k = (elem_id - start) * HASH_BYTES
-        return self._pages[start][3][k : k + HASH_BYTES]
-
     def hashes(self, ids: Iterable[int]) -> list[bytes] | None:
         """:meth:`hash` of each of ``ids``; None if one is unknown (a loose row read without
         its hash). One loop: a cold read asks for hundreds."""
@@ -163,7 +155,7 @@ class ReadElements:
                     return None
                 out.append(found[2])
                 continue
-            start = (elem_id - 1) // PAGE_SIZE * PAGE_SIZE + 1
+            start = page_start(elem_id)
             k = (elem_id - start) * HASH_BYTES
             out.append(pages[start][3][k : k + HASH_BYTES])
         return out
@@ -181,7 +173,7 @@ class ReadElements:
             if found is not None:
                 out.append(unpack(found[0], found[1]))
                 continue
-            start = (elem_id - 1) // PAGE_SIZE * PAGE_SIZE + 1
+            start = page_start(elem_id)
             page = inflated.get(start) or self._inflate(start)
             k = elem_id - start
             out.append((page[0], page[1][page[2][k] : page[2][k + 1]]))
@@ -211,7 +203,7 @@ class ReadElements:
                     return None
                 pieces.append(blob)
                 continue
-            start = (elem_id - 1) // PAGE_SIZE * PAGE_SIZE + 1
+            start = page_start(elem_id)
             page = inflated.get(start) or self._inflate(start)
             if page[0] != MSGPACK:
                 return None
