@@ -42,10 +42,10 @@ import common
 
 from langmem_vault.embeddings import local_embeddings
 from langmem_vault.graphs.state import MemoryState
-from langmem_vault.memory.access import AccessRecorder
-from langmem_vault.memory.consolidation import consolidate
-from langmem_vault.memory.feedback import memory_feedback
-from langmem_vault.memory.injected import INJECTED_KEY
+from langmem_vault.memory.lifecycle.consolidation import consolidate
+from langmem_vault.memory.lifecycle.feedback import memory_feedback
+from langmem_vault.memory.recall.access import AccessRecorder
+from langmem_vault.memory.recall.injected import INJECTED_KEY
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.respond import create_respond_node

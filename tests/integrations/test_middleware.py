@@ -16,8 +16,8 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.options import CompactOptions, ExtractOptions
 from langmem_vault.integrations import MemoryMiddleware
-from langmem_vault.memory.access import AccessRecorder
-from langmem_vault.memory.usage import usage_namespace
+from langmem_vault.memory.recall.access import AccessRecorder
+from langmem_vault.memory.recall.usage import usage_namespace
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel

@@ -15,16 +15,16 @@ from langgraph.store.base import BaseStore
 from langmem_vault.extraction.reconcile import apply_extraction
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory import Extraction, ProposedFact
-from langmem_vault.memory.access import AccessRecorder
-from langmem_vault.memory.feedback import (
+from langmem_vault.memory.layers import LayerPolicy
+from langmem_vault.memory.lifecycle.feedback import (
     amemory_feedback,
     arate_turn,
     memory_feedback,
     rate_turn,
 )
-from langmem_vault.memory.layers import LayerPolicy
-from langmem_vault.memory.scoring import ScoringWeights
-from langmem_vault.memory.usage import usage_namespace
+from langmem_vault.memory.recall.access import AccessRecorder
+from langmem_vault.memory.recall.scoring import ScoringWeights
+from langmem_vault.memory.recall.usage import usage_namespace
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.respond import create_respond_node

@@ -17,8 +17,8 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory import utility
-from langmem_vault.memory.access import AccessRecorder
-from langmem_vault.memory.usage import usage_namespace
+from langmem_vault.memory.recall.access import AccessRecorder
+from langmem_vault.memory.recall.usage import usage_namespace
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.store import AsyncVaultStore, VaultStore

@@ -15,8 +15,8 @@ from pydantic import ValidationError
 from langmem_vault.extraction.reconcile import aapply_extraction, apply_extraction
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.memory import Extraction, ProposedEpisode, ProposedFact, ProposedInstruction
-from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory.recall.access import AccessRecorder
 from langmem_vault.memory.sealing import ENV_KEY, is_sealed
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.nodes.reconcile import create_reconcile_node

@@ -12,7 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
-from langmem_vault.memory.injected import INJECTED_KEY, InjectedMemory
+from langmem_vault.memory.recall.injected import INJECTED_KEY, InjectedMemory
 from langmem_vault.nodes import inject
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel

@@ -18,7 +18,7 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
 from langmem_vault.extraction.payload import WATERMARK_NAMESPACE
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
-from langmem_vault.memory.access import AccessRecorder
+from langmem_vault.memory.recall.access import AccessRecorder
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.buffer import AuditBuffer
 from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditEvent, AuditLog

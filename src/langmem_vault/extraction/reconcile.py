@@ -42,6 +42,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
+from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory.models import (
     Episode,
@@ -53,7 +54,6 @@ from langmem_vault.memory.models import (
     utcnow,
 )
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.sealing import default_keyring
 from langmem_vault.memory.writes import memory_put
 

@@ -27,7 +27,7 @@ from langgraph.graph import MessagesState
 # pydantic builds the JSON schemas Studio shows from these; it needs this TypedDict on 3.11.
 from typing_extensions import TypedDict
 
-from langmem_vault.memory.injected import InjectedMemory
+from langmem_vault.memory.recall.injected import InjectedMemory
 
 __all__ = ["MemoryContext", "MemoryInput", "MemoryOutput", "MemoryState"]
 

@@ -39,9 +39,9 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs.options import CompactOptions, ExtractOptions, InjectOptions
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
-from langmem_vault.memory.access import AccessRecorder
-from langmem_vault.memory.injected import InjectedMemory
 from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory.recall.access import AccessRecorder
+from langmem_vault.memory.recall.injected import InjectedMemory
 from langmem_vault.nodes.compact import create_compact_node
 from langmem_vault.nodes.extract import (
     DEFAULT_CATCH_UP_SECONDS,

@@ -34,6 +34,7 @@ from langgraph.config import get_config
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel, Field, create_model
 
+from langmem_vault.db.store_plans import Step, Steps, arun_steps, run_steps
 from langmem_vault.extraction.apply import aapply, apply
 from langmem_vault.extraction.reconcile import ReconcileReport
 from langmem_vault.extraction.redaction import redact_extraction
@@ -45,7 +46,6 @@ from langmem_vault.memory.namespaces import (
     ResolvedNamespaces,
     resolve_namespace,
 )
-from langmem_vault.memory.plans import Step, Steps, arun_steps, run_steps
 from langmem_vault.memory.sealing import Keyring
 from langmem_vault.memory.vault import Memory, MemoryVault
 from langmem_vault.nodes.common import resolve_store

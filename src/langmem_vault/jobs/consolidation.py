@@ -4,8 +4,9 @@
 ``interval_seconds`` (one job per user and slot: scheduling twice keeps one). A finished
 scheduled run enqueues the next slot, so a user's cycle keeps going; erasing the user deletes
 the pending job (its payload names the user's namespaces). :meth:`~ConsolidationWorker.trigger`
-enqueues a run now. Each run is :func:`~langmem_vault.memory.consolidation.consolidation_plan`
-(idempotent), and each change it made goes to the audit log when one is given.
+enqueues a run now. Each run is
+:func:`~langmem_vault.memory.lifecycle.consolidation.consolidation_plan` (idempotent), and each
+change it made goes to the audit log when one is given.
 
 >>> worker = ConsolidationWorker(queue, store, model)   # doctest: +SKIP
 >>> worker.schedule("u1")                               # doctest: +SKIP
@@ -28,14 +29,18 @@ from langmem_vault.extraction.payload import namespaces_from_payload, namespaces
 from langmem_vault.jobs.lease import aheartbeat, heartbeat
 from langmem_vault.jobs.plans import Job
 from langmem_vault.jobs.queue import DEFAULT_LEASE_SECONDS, AsyncJobQueue, JobQueue
-from langmem_vault.memory.consolidation import (
+from langmem_vault.memory.lifecycle.consolidation import (
     ConsolidationPolicy,
     ConsolidationReport,
     arun_consolidation,
     consolidation_plan,
     run_consolidation,
 )
-from langmem_vault.memory.consolidation_judge import ClusterJudge, ModelJudge, OfflineJudge
+from langmem_vault.memory.lifecycle.consolidation_judge import (
+    ClusterJudge,
+    ModelJudge,
+    OfflineJudge,
+)
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.privacy.audit.log import AuditAction, AuditEvent
 
@@ -82,8 +87,9 @@ class ConsolidationWorker:
     """Runs consolidate jobs from a :class:`JobQueue` (sync) or :class:`AsyncJobQueue` (async).
 
     ``model`` is a chat model (one call per cluster, offline rules when it fails), an
-    ``init_chat_model`` string, a :class:`~langmem_vault.memory.consolidation_judge.ClusterJudge`,
-    or None for the offline rules. ``audit`` is an ``AuditLog``/``AsyncAuditLog`` (or buffer).
+    ``init_chat_model`` string, a
+    :class:`~langmem_vault.memory.lifecycle.consolidation_judge.ClusterJudge`, or None for the
+    offline rules. ``audit`` is an ``AuditLog``/``AsyncAuditLog`` (or buffer).
     A run renews its job's lease (every third of ``lease_seconds``) for up to
     ``max_run_seconds``: a slow judge keeps the job, a hung one loses it.
     """

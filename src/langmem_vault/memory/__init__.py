@@ -22,7 +22,7 @@ from langmem_vault.memory.namespaces import (
     MissingConfigKeyError,
     resolve_namespace,
 )
-from langmem_vault.memory.scoring import ScoringWeights
+from langmem_vault.memory.recall.scoring import ScoringWeights
 from langmem_vault.memory.vault import Memory, MemoryVault
 
 __all__ = [

@@ -1,12 +1,12 @@
 """Utility feedback: how useful a fact proved, learned from citations and explicit signals.
 
 Signals, all written as additions to the memory's usage record (so concurrent writers never
-lose one, see :mod:`langmem_vault.memory.usage`):
+lose one, see :mod:`langmem_vault.memory.recall.usage`):
 
 - a **citation** (the model used the fact: ``[M1]``) counts ``+cite_gain`` (0.1);
 - a fact **injected but not cited** in a turn where citations were tracked (``uncited``)
   counts ``-miss_loss`` (a little: 0.02);
-- an **explicit** signal (:func:`~langmem_vault.memory.feedback.memory_feedback`, a thumbs
+- an **explicit** signal (:func:`~langmem_vault.memory.lifecycle.feedback.memory_feedback`, a thumbs
   up or down on a turn) counts more: ``+0.3`` / ``-0.3`` by default.
 
 The utility is folded from those signals with **momentum**: ``v = m x v + (1 - m) x g`` and

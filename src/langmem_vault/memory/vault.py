@@ -29,6 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
+from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.models import (
     Episode,
     FactCategory,
@@ -40,22 +41,21 @@ from langmem_vault.memory.models import (
     utcnow,
 )
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.memory.retrieval import (
+from langmem_vault.memory.recall.retrieval import (
     applicable_instructions,
     fact_search_op,
     newest_plan,
     scan_plan,
     score_items,
 )
-from langmem_vault.memory.scoring import (
+from langmem_vault.memory.recall.scoring import (
     DEFAULT_WEIGHTS,
     ScoringWeights,
     as_datetime,
     balance_categories,
 )
+from langmem_vault.memory.recall.usage import read_usage_plan, usage_namespace, with_usage
 from langmem_vault.memory.sealing import Keyring, default_keyring, open_value
-from langmem_vault.memory.usage import read_usage_plan, usage_namespace, with_usage
 from langmem_vault.memory.writes import memory_put
 
 __all__ = ["Memory", "MemoryVault"]

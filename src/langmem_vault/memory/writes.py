@@ -10,7 +10,7 @@ privacy guarantees hold whichever path wrote the memory:
   that is how a restored private fact stayed searchable by its words). With a keyring its
   ``text`` and ``evidence`` are sealed (AES-256-GCM, see :mod:`langmem_vault.memory.sealing`).
   The owner's assistant still recalls it: inject ranks the owner's private facts in process
-  (see :mod:`langmem_vault.memory.private_recall`);
+  (see :mod:`langmem_vault.memory.recall.private_recall`);
 - a **retired** memory (a superseded or closed fact, an inactive instruction) is never
   embedded anew: a rewrite that keeps what the index holds keeps the old index (cheap, and
   recall filters by status); a write that may change it (an import, an edit) drops it;

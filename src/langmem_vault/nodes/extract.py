@@ -47,6 +47,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
 
+from langmem_vault.db.store_plans import Step, Steps, StorePlan, arun_steps, run_steps
 from langmem_vault.extraction.apply import aapply, apply
 from langmem_vault.extraction.messages import (
     content_messages,
@@ -66,7 +67,6 @@ from langmem_vault.extraction.span import aextract_span, extract_span
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
 from langmem_vault.jobs.worker import ExtractionWorker
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
-from langmem_vault.memory.plans import Step, Steps, StorePlan, arun_steps, run_steps
 from langmem_vault.nodes.common import MemoryNode, resolve_store
 from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
 

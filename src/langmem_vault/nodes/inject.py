@@ -31,31 +31,31 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
 
-from langmem_vault.memory.access import AccessRecorder
-from langmem_vault.memory.injected import (
+from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.models import Instruction, utcnow
+from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory.recall.access import AccessRecorder
+from langmem_vault.memory.recall.injected import (
     InjectedMemory,
     episode_entry,
     fact_entry,
     instruction_entry,
 )
-from langmem_vault.memory.models import Instruction, utcnow
-from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.memory.private_recall import (
+from langmem_vault.memory.recall.private_recall import (
     DEFAULT_MAX_PRIVATE,
     PrivateRanker,
     merge_candidates,
     open_private,
     private_search_op,
 )
-from langmem_vault.memory.retrieval import (
+from langmem_vault.memory.recall.retrieval import (
     applicable_instructions,
     fact_search_op,
     newest_plan,
     scan_op,
     score_items,
 )
-from langmem_vault.memory.scoring import (
+from langmem_vault.memory.recall.scoring import (
     DEFAULT_WEIGHTS,
     ScoredMemory,
     ScoringWeights,
@@ -63,8 +63,8 @@ from langmem_vault.memory.scoring import (
     balance_categories,
     score_parts,
 )
+from langmem_vault.memory.recall.usage import Target, read_usage_plan, split_usage, usage_search_op
 from langmem_vault.memory.sealing import Keyring, default_keyring
-from langmem_vault.memory.usage import Target, read_usage_plan, split_usage, usage_search_op
 from langmem_vault.nodes.common import MemoryNode, resolve_store
 from langmem_vault.nodes.documents import append_documents, render_documents
 from langmem_vault.store.mirrors import runs_mirror_search
@@ -529,7 +529,8 @@ def create_inject_node(
     ``max_share`` caps one category's share of the facts. ``include_private`` (default on)
     lets the owner's own private facts in: up to ``max_private`` of them are read by filter,
     opened with ``keyring`` (default: ``$LANGMEM_VAULT_KEY``) and ranked in process against
-    the message (see :mod:`langmem_vault.memory.private_recall`); they are never in the index.
+    the message (see :mod:`langmem_vault.memory.recall.private_recall`); they are never in the
+    index.
     Up to ``max_pending`` facts still waiting for confirmation join when they match the
     message at least as well as the best confirmed fact, marked ``unconfirmed``; 0 turns
     that off.

@@ -3,7 +3,7 @@
 The system prompt is the app's prompt plus inject's ``memory_context`` and compact's
 ``running_summary``; neither is written into ``messages``, so checkpoints stay small. The
 system message also carries inject's ``memory_items`` (the same memories as data, see
-:mod:`langmem_vault.memory.injected`); :func:`memory_system_message` builds it for apps with
+:mod:`langmem_vault.memory.recall.injected`); :func:`memory_system_message` builds it for apps with
 their own agent node. The
 model is asked to cite memories as ``[M1]``; the aliases it cites land in ``state["cited"]``
 and the cited facts' utility rises a step in the background. Apps with their own agent node
@@ -26,9 +26,9 @@ from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 
-from langmem_vault.memory.access import AccessRecorder
-from langmem_vault.memory.injected import INJECTED_KEY
 from langmem_vault.memory.namespaces import MemoryNamespaces, MissingConfigKeyError
+from langmem_vault.memory.recall.access import AccessRecorder
+from langmem_vault.memory.recall.injected import INJECTED_KEY
 from langmem_vault.nodes.common import MemoryNode, load_model, resolve_store
 
 __all__ = [

@@ -9,7 +9,7 @@ and follows a few kinds of standing instruction ("end your answers with X", "sta
 "answer in uppercase"). No network, no weights, deterministic.
 
 >>> from langchain_core.messages import HumanMessage, SystemMessage
->>> from langmem_vault.memory.injected import INJECTED_KEY, fact_entry
+>>> from langmem_vault.memory.recall.injected import INJECTED_KEY, fact_entry
 >>> lyon = fact_entry("M1", {"text": "User lives in Lyon", "category": "personal"})
 >>> system = SystemMessage("(any text)", additional_kwargs={INJECTED_KEY: [lyon]})
 >>> RecallChatModel().invoke([system, HumanMessage("Where do I live?")]).content
@@ -26,7 +26,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 
-from langmem_vault.memory.injected import InjectedMemory, injected_memories
+from langmem_vault.memory.recall.injected import InjectedMemory, injected_memories
 
 __all__ = ["RecallChatModel"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from langgraph.store.base import BaseStore, PutOp, SearchOp
 
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.sealing import DecryptionError, Keyring, is_sealed
 from langmem_vault.memory.writes import memory_put
 

@@ -9,7 +9,7 @@ latency from the calls timed where they run (:class:`LatencyLog`, in process, th
 1,000 calls per operation).
 
 >>> from langgraph.store.memory import InMemoryStore
->>> from langmem_vault.memory.plans import run_store_plan
+>>> from langmem_vault.db.store_plans import run_store_plan
 >>> from langmem_vault.memory.vault import MemoryVault
 >>> store = InMemoryStore()
 >>> _ = MemoryVault(store, user_id="u1").remember("Likes tea", source="conversation")
@@ -29,10 +29,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from langmem_vault.db.store_plans import Step, Steps, StorePlan
 from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.memory.plans import Step, Steps, StorePlan
-from langmem_vault.memory.retrieval import scan_plan
-from langmem_vault.memory.usage import read_usage_plan
+from langmem_vault.memory.recall.retrieval import scan_plan
+from langmem_vault.memory.recall.usage import read_usage_plan
 from langmem_vault.service.errors import InvalidInput
 from langmem_vault.service.stats import StatsMixin, StatsReport
 

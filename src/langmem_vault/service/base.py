@@ -1,6 +1,6 @@
 """The service's components, identity checks, audit and drivers, shared by every area.
 
-Each operation is written once, as a generator of :class:`~langmem_vault.memory.plans.Step`
+Each operation is written once, as a generator of :class:`~langmem_vault.db.store_plans.Step`
 (store plans, saver and audit-log calls); the sync method runs it with ``run_steps``, the
 async twin with ``arun_steps``. Errors of the layers below (pydantic validation, ``KeyError``,
 ``ValueError``, a wrong key) come out as one :class:`ServiceError` family.
@@ -17,6 +17,7 @@ from typing import Any, Self, TypeVar
 from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
 from pydantic import ValidationError
 
+from langmem_vault.db.store_plans import Step, Steps, StorePlan, arun_steps, run_steps
 from langmem_vault.memory.models import utcnow
 from langmem_vault.memory.namespaces import (
     MemoryNamespaces,
@@ -25,7 +26,6 @@ from langmem_vault.memory.namespaces import (
     decode_label,
     encode_label,
 )
-from langmem_vault.memory.plans import Step, Steps, StorePlan, arun_steps, run_steps
 from langmem_vault.memory.sealing import DecryptionError, Keyring, default_keyring
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.log import AuditEvent

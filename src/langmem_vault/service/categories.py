@@ -9,7 +9,7 @@ keeps working. Definitions (and colour/description overrides of built-ins) live 
 erase cover them with the rest.
 
 >>> from langgraph.store.memory import InMemoryStore
->>> from langmem_vault.memory.plans import run_store_plan
+>>> from langmem_vault.db.store_plans import run_store_plan
 >>> from langmem_vault.memory.vault import MemoryVault
 >>> store = InMemoryStore()
 >>> _ = MemoryVault(store, user_id="u1").remember("Likes espresso", category="preference")
@@ -28,12 +28,12 @@ from typing import Any, Self
 from langgraph.store.base import GetOp, Item, PutOp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from langmem_vault.db.store_plans import Step, Steps, StorePlan
 from langmem_vault.memory.models import CATEGORIES, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces, resolve_namespace
-from langmem_vault.memory.plans import Step, Steps, StorePlan
-from langmem_vault.memory.retrieval import scan_plan
-from langmem_vault.memory.scoring import as_datetime
-from langmem_vault.memory.usage import read_usage_plan
+from langmem_vault.memory.recall.retrieval import scan_plan
+from langmem_vault.memory.recall.scoring import as_datetime
+from langmem_vault.memory.recall.usage import read_usage_plan
 from langmem_vault.service.base import ServiceBase
 from langmem_vault.service.errors import InvalidInput, from_validation
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from langmem_vault.db.store_plans import Step, Steps
 from langmem_vault.memory.models import utcnow
-from langmem_vault.memory.plans import Step, Steps
 from langmem_vault.service.errors import InvalidInput, NotFound
 from langmem_vault.service.memories import MemoriesMixin
 from langmem_vault.service.records import MemoryRecord, record_of

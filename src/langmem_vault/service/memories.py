@@ -15,11 +15,11 @@ from typing import Any
 from langgraph.store.base import GetOp, Item, PutOp, SearchOp
 from pydantic import ValidationError
 
+from langmem_vault.db.store_plans import Step, Steps, StorePlan
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact, utcnow
-from langmem_vault.memory.plans import Step, Steps, StorePlan
-from langmem_vault.memory.retrieval import scan_plan
+from langmem_vault.memory.recall.retrieval import scan_plan
+from langmem_vault.memory.recall.usage import read_usage_plan, usage_namespace, with_usage
 from langmem_vault.memory.sealing import open_value
-from langmem_vault.memory.usage import read_usage_plan, usage_namespace, with_usage
 from langmem_vault.memory.writes import memory_put
 from langmem_vault.service.base import ServiceBase
 from langmem_vault.service.errors import InvalidInput, NotFound, from_validation

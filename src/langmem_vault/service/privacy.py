@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from langmem_vault.memory.plans import Step, Steps
+from langmem_vault.db.store_plans import Step, Steps
 from langmem_vault.privacy.audit.log import AuditAction, AuditRecord
 from langmem_vault.privacy.rotation import arotate_keys, rotate_keys
 from langmem_vault.privacy.subject_rights.consent import (

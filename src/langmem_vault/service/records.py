@@ -31,7 +31,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from langmem_vault.memory.models import FactCategory
-from langmem_vault.memory.scoring import as_datetime
+from langmem_vault.memory.recall.scoring import as_datetime
 from langmem_vault.memory.writes import is_private
 
 __all__ = [

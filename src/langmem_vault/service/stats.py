@@ -11,8 +11,8 @@ from datetime import date, datetime, timedelta
 
 from pydantic import BaseModel
 
+from langmem_vault.db.store_plans import Step, Steps
 from langmem_vault.memory.models import utcnow
-from langmem_vault.memory.plans import Step, Steps
 from langmem_vault.service.errors import InvalidInput
 from langmem_vault.service.memories import MemoriesMixin
 from langmem_vault.service.records import MemoryRecord

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from langmem_vault.memory.plans import Step, Steps
+from langmem_vault.db.store_plans import Step, Steps
 from langmem_vault.service.base import ServiceBase
 from langmem_vault.service.errors import InvalidInput, NotFound
 

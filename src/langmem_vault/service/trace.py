@@ -2,7 +2,7 @@
 (relevance, confidence, recency, utility), and which of those the answer cited.
 
 Read, not recorded twice: inject keeps each injected memory's key and score parts in the
-graph state (``memory_items``, see :mod:`langmem_vault.memory.injected`), respond keeps the
+graph state (``memory_items``, see :mod:`langmem_vault.memory.recall.injected`), respond keeps the
 cited aliases (``cited``), and the checkpointer stores that state with the turn. So the
 trace is the thread's latest checkpoint, read through the saver; nothing is written on the
 hot path for it. Turns run before scores were kept show the memories without their parts.
@@ -23,7 +23,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-from langmem_vault.memory.plans import Step, Steps
+from langmem_vault.db.store_plans import Step, Steps
 from langmem_vault.service.threads import ThreadsMixin
 
 __all__ = ["InjectionTrace", "TraceMixin", "TracedMemory", "trace_of"]

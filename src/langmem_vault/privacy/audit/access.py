@@ -21,8 +21,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from langmem_vault.memory.access import AccessRecorder
 from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory.recall.access import AccessRecorder
 from langmem_vault.privacy.audit.log import AuditAction, AuditEvent
 from langmem_vault.privacy.audit.owners import owner_of
 

@@ -26,13 +26,13 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
+from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.models import Extraction, ProposedFact
 from langmem_vault.memory.namespaces import (
     MemoryNamespaces,
     ResolvedNamespaces,
     resolve_namespace,
 )
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.privacy.audit.owners import owner_of
 from langmem_vault.privacy.redaction.sensitive import sensitive_topics
 

@@ -49,13 +49,7 @@ from typing import Any, TypedDict, Unpack
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langmem_vault.memory.namespaces import (
-    WATERMARK_NAMESPACE,
-    MemoryNamespaces,
-    encode_label,
-    tails_namespace,
-)
-from langmem_vault.memory.plans import (
+from langmem_vault.db.store_plans import (
     Step,
     Steps,
     StorePlan,
@@ -64,7 +58,13 @@ from langmem_vault.memory.plans import (
     run_steps,
     run_store_plan,
 )
-from langmem_vault.memory.usage import USAGE_ROOT, usage_namespace
+from langmem_vault.memory.namespaces import (
+    WATERMARK_NAMESPACE,
+    MemoryNamespaces,
+    encode_label,
+    tails_namespace,
+)
+from langmem_vault.memory.recall.usage import USAGE_ROOT, usage_namespace
 from langmem_vault.memory.writes import memory_put
 from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.subject_rights.consent import consent_namespace

@@ -37,9 +37,9 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, SearchOp
 
+from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.models import CATEGORIES, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.sealing import is_sealed
 from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.redaction.pii import redact

@@ -55,11 +55,11 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 from pydantic import ValidationError
 
+from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.recall.usage import read_usage_plan, usage_namespace, with_usage
 from langmem_vault.memory.sealing import Keyring, decrypt_fact, is_sealed
-from langmem_vault.memory.usage import read_usage_plan, usage_namespace, with_usage
 from langmem_vault.memory.writes import memory_put
 from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.subject_rights.consent import (

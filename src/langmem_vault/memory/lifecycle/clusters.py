@@ -1,6 +1,6 @@
 """Clusters for consolidation: related facts (lexical), episodes that share a topic.
 
->>> from langmem_vault.memory.consolidation_judge import FactView
+>>> from langmem_vault.memory.lifecycle.consolidation_judge import FactView
 >>> facts = [FactView("a", "Lives in Lyon", "personal"),
 ...          FactView("b", "Lives in Paris", "personal"),
 ...          FactView("c", "Plays chess", "personal")]
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from langgraph.store.base import Item
 
-from langmem_vault.memory.consolidation_judge import FactView, lexical_similarity
+from langmem_vault.memory.lifecycle.consolidation_judge import FactView, lexical_similarity
 
 __all__ = ["episode_clusters", "fact_clusters", "signature"]
 

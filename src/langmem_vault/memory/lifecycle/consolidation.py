@@ -43,20 +43,20 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item, Op, PutOp
 
-from langmem_vault.memory.clusters import episode_clusters, fact_clusters, signature
-from langmem_vault.memory.consolidation_judge import (
+from langmem_vault.db.store_plans import abatch_ops, batch_ops
+from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
+from langmem_vault.memory.lifecycle.clusters import episode_clusters, fact_clusters, signature
+from langmem_vault.memory.lifecycle.consolidation_judge import (
     ClusterJudge,
     EpisodeView,
     FactVerdict,
     FactView,
     OfflineJudge,
 )
-from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory.models import MAX_EVIDENCE, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
-from langmem_vault.memory.plans import abatch_ops, batch_ops
-from langmem_vault.memory.retrieval import scan_plan
-from langmem_vault.memory.usage import (
+from langmem_vault.memory.recall.retrieval import scan_plan
+from langmem_vault.memory.recall.usage import (
     Increment,
     arecord_usage,
     record_usage,

@@ -1,6 +1,6 @@
 """Record memory use off the chat path: accesses of injected memories, citations of facts.
 
-The counts go to usage records (:mod:`langmem_vault.memory.usage`), never into memory values.
+The counts go to usage records (:mod:`langmem_vault.memory.recall.usage`), never into memory values.
 Writing them inline would add a store round trip to every turn, so the sync path hands
 them to one worker thread and the async path to a task. A failure is logged, never raised:
 bookkeeping must not break a conversation. ``flush``/``aflush`` wait for pending writes (tests,
@@ -23,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from langgraph.store.base import BaseStore
 
 from langmem_vault.memory.models import utcnow
-from langmem_vault.memory.usage import arecord_usage, record_usage, usage_increments
+from langmem_vault.memory.recall.usage import arecord_usage, record_usage, usage_increments
 
 __all__ = ["AccessRecorder"]
 

@@ -23,10 +23,10 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item
 
+from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
 from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.memory.usage import (
+from langmem_vault.memory.recall.usage import (
     Increment,
     arecord_usage,
     record_usage,

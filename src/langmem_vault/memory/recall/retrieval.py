@@ -1,6 +1,6 @@
 """Store reads shared by the facade and inject: candidate searches, scoring, newest first.
 
-These are plan pieces (see :mod:`langmem_vault.memory.plans`): functions that build store ops
+These are plan pieces (see :mod:`langmem_vault.db.store_plans`): functions that build store ops
 and functions that turn their results into scored memories, so inject can put the fact,
 instruction and episode searches into ONE ``batch`` round trip.
 
@@ -18,16 +18,16 @@ from typing import Any
 
 from langgraph.store.base import Item, SearchItem, SearchOp
 
+from langmem_vault.db.store_plans import StorePlan
 from langmem_vault.memory.models import Instruction
-from langmem_vault.memory.plans import StorePlan
-from langmem_vault.memory.scoring import (
+from langmem_vault.memory.recall.scoring import (
     DEFAULT_WEIGHTS,
     ScoredMemory,
     ScoringWeights,
     as_datetime,
     score_memory,
 )
-from langmem_vault.memory.usage import Target, with_usage
+from langmem_vault.memory.recall.usage import Target, with_usage
 
 __all__ = [
     "SCAN_PAGE",
@@ -109,8 +109,9 @@ def score_items(
     ``session`` is the thread id of this turn: its short-term memories rank at full weight,
     other sessions' below long-term and working ones (``ScoringWeights.layers``).
 
-    ``usage`` holds the items' usage records (:func:`~langmem_vault.memory.usage.read_usage_plan`):
-    their last access keeps a fact fresh, their citations raise its utility.
+    ``usage`` holds the items' usage records
+    (:func:`~langmem_vault.memory.recall.usage.read_usage_plan`): their last access keeps a fact
+    fresh, their citations raise its utility.
 
     Search scores of one query often sit in a narrow band (cosines of 0.2-0.35), where they
     would barely move the blend; they are rescaled to [0, 1] across the candidates (best = 1,

@@ -42,8 +42,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
 
-from langmem_vault.memory.plans import StorePlan, arun_store_plan, run_store_plan
-from langmem_vault.memory.scoring import as_datetime
+from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.recall.scoring import as_datetime
 from langmem_vault.memory.utility import current_utility
 from langmem_vault.store.mirrors import Mirrored, MirrorSearchOp
 
