@@ -10,13 +10,13 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.embeddings import local_embeddings
+from langmem_vault.embeddings import default_index
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.offline.extractor import OfflineExtractor
 from langmem_vault.offline.model import RecallChatModel
 
-store = InMemoryStore(index={"dims": 384, "embed": local_embeddings(), "fields": ["text"]})
+store = InMemoryStore(index=default_index())
 graph = build_memory_graph(
     RecallChatModel(),
     store=store,

@@ -15,7 +15,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.embeddings import local_embeddings
+from langmem_vault.embeddings import default_index
 from langmem_vault.graphs import ExtractOptions, MemoryState, add_memory
 from langmem_vault.nodes.respond import memory_system_message
 from langmem_vault.offline.extractor import OfflineExtractor
@@ -40,7 +40,7 @@ add_memory(
     extract_options=ExtractOptions(every_n_messages=2),
 )
 
-store = InMemoryStore(index={"dims": 384, "embed": local_embeddings(), "fields": ["text"]})
+store = InMemoryStore(index=default_index())
 graph = builder.compile(store=store, checkpointer=InMemorySaver())
 
 for thread, text in [("a", "My sister is called Priya."), ("a", "ok"), ("b", "Who is my sister?")]:

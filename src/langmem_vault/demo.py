@@ -59,9 +59,9 @@ def _choose_model(model: str | None, offline: bool, say: Callable[[str], None]) 
 
 @contextmanager
 def _open_store(dsn: str | None, in_memory: bool) -> Iterator[tuple[BaseStore, str]]:
-    from langmem_vault.embeddings import local_embeddings
+    from langmem_vault.embeddings import default_index
 
-    index: Any = {"dims": 384, "embed": local_embeddings(), "fields": ["text"]}
+    index = default_index()
     if in_memory:
         from langgraph.store.memory import InMemoryStore
 

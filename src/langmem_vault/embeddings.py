@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 from langchain_core.embeddings import Embeddings
 from langchain_core.runnables.config import run_in_executor
+from langgraph.store.base import IndexConfig
 
 LOCAL_DIMS = 384
 BACKEND_ENV = "LANGMEM_VAULT_EMBEDDINGS"
@@ -141,11 +142,32 @@ def local_embeddings(backend: str | None = None) -> LocalEmbeddings:
     """The shared all-MiniLM-L6-v2 embeddings (loaded once per process and backend).
 
     ``backend`` is ``"onnx"`` or ``"torch"``; None reads ``$LANGMEM_VAULT_EMBEDDINGS``, else
-    ``"onnx"``. Use it in a store's index config::
-
-        index = {"dims": 384, "embed": local_embeddings(), "fields": ["text"]}
+    ``"onnx"``. A store's index config on them is :func:`default_index`.
     """
     return _load(resolve_backend(backend))
+
+
+#: what the memory kinds embed: a fact's or an instruction's ``text``, an episode's ``summary``
+INDEX_FIELDS = ("text", "summary")
+
+
+def default_index(embed: Embeddings | None = None) -> IndexConfig:
+    """The store's index settings: 384 dimensions of ``embed`` (default: the local
+    embeddings, :func:`local_embeddings`) over the memory kinds' fields.
+
+    The memory writes name their fields on every put; these fields only decide what a put
+    without ``index`` embeds, so an episode written by hand (``{"summary": ...}``) is
+    searchable like one written by the memory nodes.
+
+    >>> index = default_index()
+    >>> index["dims"], index["fields"]
+    (384, ['text', 'summary'])
+    """
+    return {
+        "dims": LOCAL_DIMS,
+        "embed": embed if embed is not None else local_embeddings(),
+        "fields": list(INDEX_FIELDS),
+    }
 
 
 def resolve_backend(backend: str | None = None) -> str:

@@ -207,12 +207,11 @@ async def vault_store() -> AsyncIterator[AsyncVaultStore]:
     """The server's store: :class:`AsyncVaultStore` with local embeddings (all-MiniLM-L6-v2,
     384 dimensions, on each item's ``text``) and hybrid search; its tables and the job
     queue's are created if missing."""
-    from langmem_vault.embeddings import LOCAL_DIMS, local_embeddings
+    from langmem_vault.embeddings import default_index
 
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(_shared.held())
-        embeddings = await asyncio.to_thread(local_embeddings)  # reads the model: seconds
-        index: Any = {"dims": LOCAL_DIMS, "embed": embeddings, "fields": ["text"]}
+        index = await asyncio.to_thread(default_index)  # reads the model: seconds
         store = await stack.enter_async_context(
             AsyncVaultStore.from_conn_string(None, index=index, schema=_schema())
         )

@@ -27,13 +27,6 @@ __all__ = ["COMPONENT", "open_service"]
 COMPONENT = "api"
 
 
-def _local_index() -> IndexConfig:
-    from langmem_vault.embeddings import local_embeddings
-
-    embeddings = local_embeddings()
-    return {"dims": embeddings.dims, "embed": embeddings, "fields": ["text", "summary"]}
-
-
 @asynccontextmanager
 async def open_service(
     dsn: str | None = None, *, schema: str = DEFAULT_SCHEMA, index: IndexConfig | None = None
@@ -42,7 +35,9 @@ async def open_service(
     set up the tables and yield the service. Without ``index`` the local embeddings (offline)
     are loaded off the event loop: the LangGraph dev server refuses blocking calls on it."""
     if index is None:
-        index = await asyncio.to_thread(_local_index)
+        from langmem_vault.embeddings import default_index
+
+        index = await asyncio.to_thread(default_index)
     async with apooled(dsn) as pool:
         store = AsyncVaultStore(pool, index=index, schema=schema)
         saver = AsyncVaultSaver(pool, schema=schema)

@@ -101,6 +101,7 @@ def open_service(dsn: str | None, schema: str | None) -> Iterator[MemoryService]
     from langmem_vault.db.connection import open_pool
     from langmem_vault.db.embedded import EmbeddedServerError
     from langmem_vault.db.migrations import DEFAULT_SCHEMA
+    from langmem_vault.embeddings import default_index
     from langmem_vault.privacy.audit.log import AuditLog
     from langmem_vault.store import VaultStore
 
@@ -114,7 +115,7 @@ def open_service(dsn: str | None, schema: str | None) -> Iterator[MemoryService]
     except Exception as exc:  # psycopg's connection errors: say which and stop
         fail(f"cannot connect to the database: {exc}", 1)
     with pool:
-        index: Any = {"dims": 384, "embed": _LazyEmbeddings(), "fields": ["text"]}
+        index = default_index(_LazyEmbeddings())
         try:
             store = VaultStore(pool, schema=name, index=index)
         except ValueError as exc:

@@ -14,8 +14,8 @@ naming the field, :class:`Forbidden`) with nothing written.
 'active'
 """
 
-from langmem_vault.service.core import MemoryService
 from langmem_vault.service.errors import Forbidden, InvalidInput, NotFound, ServiceError
+from langmem_vault.service.facade import MemoryService
 from langmem_vault.service.privacy import (
     AuditEntry,
     ConsentView,

@@ -12,8 +12,8 @@ from langmem_vault._lazy import LazyNames
 
 if TYPE_CHECKING:
     from langmem_vault.store.aio import AsyncVaultStore
-    from langmem_vault.store.base import VaultStore
     from langmem_vault.store.ranking import SearchRanking
+    from langmem_vault.store.sync import VaultStore
     from langmem_vault.store.validation import InvalidValueError
 
 __all__ = ["AsyncVaultStore", "InvalidValueError", "SearchRanking", "VaultStore"]
@@ -22,7 +22,7 @@ _NAMES = LazyNames(
     globals(),
     {
         "langmem_vault.store.aio": ("AsyncVaultStore",),
-        "langmem_vault.store.base": ("VaultStore",),
+        "langmem_vault.store.sync": ("VaultStore",),
         "langmem_vault.store.ranking": ("SearchRanking",),
         "langmem_vault.store.validation": ("InvalidValueError",),
     },

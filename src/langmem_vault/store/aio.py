@@ -17,7 +17,7 @@ from langmem_vault.db.connection import (
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
 from langmem_vault.db.pools import PoolOptions, apooled
 from langmem_vault.db.runner import Plan
-from langmem_vault.store.core import StoreCore
+from langmem_vault.store.base import VaultStoreBase
 from langmem_vault.store.counters import Increment, increment_plan, prepare_increments
 from langmem_vault.store.plans import (
     analyze_plan,
@@ -35,7 +35,7 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class AsyncVaultStore(StoreCore, BaseStore):
+class AsyncVaultStore(VaultStoreBase, BaseStore):
     """Async ``BaseStore`` on Postgres + pgvector; same behaviour as :class:`VaultStore`.
 
     >>> from langmem_vault import AsyncVaultStore

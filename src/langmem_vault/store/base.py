@@ -1,244 +1,191 @@
-"""VaultStore: a synchronous langgraph ``BaseStore`` on Postgres + pgvector with hybrid search."""
+"""What VaultStore and AsyncVaultStore share: configuration, checks and the query cache."""
 
 from __future__ import annotations
 
-import asyncio
-import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from typing import Any, Unpack
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
 
-from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import IndexConfig, TTLConfig, ensure_embeddings, tokenize_path
 
-from langmem_vault.db.connection import (
-    Database,
-    SyncConn,
-)
-from langmem_vault.db.migrations import DEFAULT_SCHEMA
-from langmem_vault.db.pools import PoolOptions, pooled
-from langmem_vault.db.runner import Plan
-from langmem_vault.store.core import StoreCore
-from langmem_vault.store.counters import Increment, increment_plan, prepare_increments
-from langmem_vault.store.plans import (
-    analyze_plan,
-    batch_plan,
-    prepare_batch,
-    purge_plan,
-    setup_plan,
-    sweep_plan,
-)
+from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
+from langmem_vault.store.lexemes import StatsCache
+from langmem_vault.store.plans import PreparedBatch, StoreSettings, check_vectors
 from langmem_vault.store.ranking import SearchRanking
-from langmem_vault.store.reembed import DEFAULT_PAGE, EmbedTexts
+from langmem_vault.store.reembed import EmbedTexts, ReembedSteps, reembed_steps
+from langmem_vault.store.validation import (
+    DEFAULT_MAX_VALUE_BYTES,
+    InvalidValueError,
+    check_field,
+    check_minutes,
+)
 
-logger = logging.getLogger(__name__)
+DEFAULT_QUERY_CACHE_SIZE = 1024
 
 
-class VaultStore(StoreCore, BaseStore):
-    """A ``BaseStore`` on Postgres + pgvector: hybrid (keyword + vector) search, JSON-typed
-    filters, TTL, atomic batches. Switch from langgraph's PostgresStore by changing the import.
+def normalize_index(index: IndexConfig | dict[str, Any] | None) -> IndexConfig | None:
+    """Check an IndexConfig; raises naming the bad field."""
+    if index is None:
+        return None
+    if not isinstance(index, dict):
+        raise InvalidValueError(f"index must be a dict (IndexConfig), got {type(index).__name__}")
+    dims = index.get("dims")
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        raise InvalidValueError(f"index['dims'] must be a positive int, got {dims!r}")
+    if index.get("embed") is None:
+        raise InvalidValueError("index['embed'] is required: Embeddings, a function or a string")
+    fields = index.get("fields") or ["$"]
+    if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
+        raise InvalidValueError(f"index['fields'] must be a list of paths, got {fields!r}")
+    for path in fields:
+        check_field(path, "index['fields'] path")
+        if path != "$":
+            tokenize_path(path)
+    distance = dict(index).get("distance_type", "cosine")
+    if distance != "cosine":
+        raise InvalidValueError(f"only cosine distance is supported, got {distance!r}")
+    return IndexConfig(dims=dims, embed=index["embed"], fields=list(fields))
 
-    With no connection string it uses ``$LANGMEM_VAULT_DSN`` or an embedded Postgres.
 
-    >>> from langmem_vault import VaultStore
-    >>> from langmem_vault.embeddings import local_embeddings
-    >>> index = {"dims": 384, "embed": local_embeddings(), "fields": ["text"]}
-    >>> with VaultStore.from_conn_string(None, index=index) as store:  # doctest: +SKIP
-    ...     store.setup()
-    ...     store.put(("users", "u1"), "tea", {"text": "I drink green tea"})
-    ...     hits = store.search(("users", "u1"), query="favourite drink")
-    ...     hits[0].score > 0.3
-    True
+def _positive(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
 
-    ``SearchItem.score`` is documented in :mod:`langmem_vault.store.ranking`.
+
+def check_ttl(ttl: TTLConfig | None) -> TTLConfig | None:
+    """Check a TTLConfig at construction, so a bad setting fails there and not on every put.
+
+    >>> try:
+    ...     check_ttl({"default_ttl": 0})
+    ... except InvalidValueError as error:
+    ...     print(error)
+    ttl['default_ttl'] must be a number of minutes > 0 or None, got 0
     """
+    if ttl is None:
+        return None
+    if not isinstance(ttl, dict):
+        raise InvalidValueError(f"ttl must be a dict (TTLConfig), got {type(ttl).__name__}")
+    for name in ("default_ttl", "sweep_interval_minutes"):
+        value = ttl.get(name)
+        if value is not None and not _positive(value):
+            raise InvalidValueError(
+                f"ttl[{name!r}] must be a number of minutes > 0 or None, got {value!r}"
+            )
+        if value is not None:
+            check_minutes(value, f"ttl[{name!r}]")  # finite, and not past Postgres' dates
+    refresh = ttl.get("refresh_on_read", True)
+    if not isinstance(refresh, bool):
+        raise InvalidValueError(f"ttl['refresh_on_read'] must be a bool, got {refresh!r}")
+    return ttl
+
+
+class VaultStoreBase:
+    """Configuration and helpers shared by the sync and async stores."""
+
+    supports_ttl: bool = True
+    #: ``batch`` runs MirrorSearchOp (store/mirrors.py)
+    supports_mirror_search: bool = True
 
     def __init__(
         self,
-        conn: SyncConn,
         *,
         index: IndexConfig | None = None,
         ttl: TTLConfig | None = None,
         schema: str = DEFAULT_SCHEMA,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
+        query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
     ) -> None:
-        super().__init__(
-            index=index, ttl=ttl, schema=schema, ranking=ranking, max_value_bytes=max_value_bytes
+        self.index_config = normalize_index(index)
+        self.embeddings: Embeddings | None = (
+            ensure_embeddings(self.index_config["embed"]) if self.index_config else None
         )
-        self._db = Database(conn)
-        self._sweeper: threading.Thread | None = None
-        self._stop_sweeper = threading.Event()
+        self.ttl_config = check_ttl(ttl)
+        if max_value_bytes is None:
+            max_value_bytes = DEFAULT_MAX_VALUE_BYTES
+        if not _positive(max_value_bytes) or not isinstance(max_value_bytes, int):
+            raise InvalidValueError(f"max_value_bytes must be an int >= 1, got {max_value_bytes!r}")
+        if not isinstance(query_cache_size, int) or query_cache_size < 0:
+            raise InvalidValueError(
+                f"query_cache_size must be an int >= 0, got {query_cache_size!r}"
+            )
+        self.settings = StoreSettings(
+            schema=check_schema(schema),
+            index=self.index_config,
+            ranking=ranking or SearchRanking(),
+            max_value_bytes=max_value_bytes,
+        )
+        self._stats = StatsCache()  # keyword weights, refreshed at most once a minute
+        self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._query_cache_size = query_cache_size
+        self._cache_lock = threading.Lock()
 
     @property
-    def conn(self) -> SyncConn:
-        """The pool or connection the store runs on (share it with a JobQueue or a saver)."""
-        return self._db.conn
+    def schema(self) -> str:
+        return self.settings.schema
 
-    @classmethod
-    @contextmanager
-    def from_conn_string(
-        cls,
-        conn_string: str | None = None,
-        *,
-        schema: str = DEFAULT_SCHEMA,
-        index: IndexConfig | None = None,
-        ttl: TTLConfig | None = None,
-        ranking: SearchRanking | None = None,
-        max_value_bytes: int | None = None,
-        **pool_options: Unpack[PoolOptions],
-    ) -> Iterator[VaultStore]:
-        """Open a pooled store on ``conn_string`` (or the env DSN, or the embedded server).
+    @property
+    def _vectors(self) -> bool:
+        """Whether the store has a store_vectors table."""
+        return self.index_config is not None
 
-        ``pool_size``, ``prepare_threshold`` (``None`` for PgBouncer), ``pipeline`` and
-        ``pool_config`` (langgraph's ``PoolConfig``) are described in
-        :mod:`langmem_vault.db.pools`; every Postgres class takes them.
+    def _docs_to_embed(self, batch: PreparedBatch) -> list[str]:
+        return batch.doc_texts if self.embeddings is not None else []
+
+    def _reembedding(self, namespace_prefix: tuple[str, ...], page: int) -> ReembedSteps:
+        """The steps of ``reembed`` (see :mod:`langmem_vault.store.reembed`)."""
+        if self.embeddings is None:
+            raise ValueError("reembed needs a store with an index: VaultStore(..., index={...})")
+        return reembed_steps(self.schema, namespace_prefix, page=page)
+
+    def _reembedded(self, step: EmbedTexts, vectors: Sequence[Sequence[float]]) -> list[Any]:
+        """What ``reembed`` sends back for an :class:`EmbedTexts` step: the checked vectors."""
+        found = self._check_docs(step.texts, vectors)
+        return [found[text] for text in step.texts]
+
+    def _check_docs(self, texts: list[str], vectors: Sequence[Sequence[float]]) -> dict[str, Any]:
+        assert self.index_config is not None
+        check_vectors(vectors, len(texts), self.index_config["dims"], "embeddings")
+        return dict(zip(texts, (list(v) for v in vectors), strict=True))
+
+    def _cached_queries(self, queries: list[str]) -> tuple[dict[str, list[float]], list[str]]:
+        """Query vectors already in the LRU cache, and the queries still to embed."""
+        found: dict[str, list[float]] = {}
+        with self._cache_lock:
+            for query in queries:
+                if query in self._query_cache:
+                    self._query_cache.move_to_end(query)
+                    found[query] = self._query_cache[query]
+        return found, [q for q in queries if q not in found]
+
+    def cached_query_vector(self, query: str) -> list[float] | None:
+        """The vector of a query this store embedded recently (its LRU cache), else None.
+
+        Lets a caller rank extra items against the query a search just ran without embedding
+        it a second time (inject ranks the owner's private facts this way).
         """
-        with pooled(conn_string, **pool_options) as pool:
-            store = cls(
-                pool,
-                index=index,
-                ttl=ttl,
-                schema=schema,
-                ranking=ranking,
-                max_value_bytes=max_value_bytes,
-            )
-            try:
-                yield store
-            finally:
-                store.stop_ttl_sweeper()
+        with self._cache_lock:
+            found = self._query_cache.get(query)
+            return list(found) if found is not None else None
 
-    def setup(self) -> None:
-        """Create or migrate the tables (idempotent, safe from several processes at once)."""
-        self._db.run(setup_plan(self.settings))
+    def _remember_queries(
+        self, queries: list[str], vectors: Sequence[Sequence[float]], into: dict[str, list[float]]
+    ) -> dict[str, list[float]]:
+        assert self.index_config is not None
+        check_vectors(vectors, len(queries), self.index_config["dims"], "query embeddings")
+        with self._cache_lock:
+            for query, vector in zip(queries, vectors, strict=True):
+                into[query] = list(vector)
+                self._query_cache[query] = into[query]
+                self._query_cache.move_to_end(query)
+            while len(self._query_cache) > self._query_cache_size:
+                self._query_cache.popitem(last=False)
+        return into
 
-    def batch(self, ops: Iterable[Op]) -> list[Result]:
-        prepared = prepare_batch(ops, self.settings)
-        docs: dict[str, list[float]] = {}
-        queries: dict[str, list[float]] = {}
-        if self.embeddings is not None:
-            if texts := self._docs_to_embed(prepared):
-                docs = self._check_docs(texts, self.embeddings.embed_documents(texts))
-            queries, missing = self._cached_queries(prepared.queries)
-            if missing:
-                vectors = [self.embeddings.embed_query(text) for text in missing]
-                self._remember_queries(missing, vectors, queries)
-
-        def plan() -> Plan[list[Result]]:
-            return batch_plan(prepared, self.settings, docs, queries, self._stats)
-
-        # A read-only batch skips BEGIN and COMMIT: two round trips of the few it takes.
-        if prepared.read_only:
-            return self._db.run_direct(plan)
-        return self._db.run(plan)
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        # A sync store used from async code: run in a thread. Use AsyncVaultStore for real async.
-        return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
-
-    def increment(self, increments: Iterable[Increment]) -> int:
-        """Add to counter records atomically: ``(namespace, key, {field: amount})`` each.
-
-        Numbers are added to the stored ones (a missing record or field counts from 0),
-        ISO timestamps keep the later of stored and given; nothing else of the value changes.
-        Concurrent callers, in this process or another, never lose an update. Returns how
-        many records were touched. See :mod:`langmem_vault.store.counters`.
-        """
-        rows = prepare_increments(increments)
-        return self._db.run(lambda: increment_plan(self.schema, rows))
-
-    async def aincrement(self, increments: Iterable[Increment]) -> int:
-        """:meth:`increment` from async code (in a thread; use AsyncVaultStore for real async)."""
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(None, self.increment, list(increments))
-
-    def analyze(self) -> None:
-        """Refresh the statistics search uses to weigh keywords by rarity.
-
-        Autovacuum does this on its own as the table changes; call it after a bulk load to
-        have the weights at once.
-        """
-        self._db.run(analyze_plan(self.schema, self._stats))
-
-    def reembed(self, namespace_prefix: tuple[str, ...] = (), *, page: int = DEFAULT_PAGE) -> int:
-        """Embed every indexed text again with the store's embeddings, in place: after a change
-        of embedding model (same ``dims``). Items keep their values and ``updated_at``; a put
-        racing with it wins. Runs a page (``page`` vectors) per transaction, and a re-run after
-        a crash simply does it again. Returns how many vectors were written.
-
-        >>> store.reembed(("memories",))  # doctest: +SKIP
-        1042
-        """
-        steps = self._reembedding(namespace_prefix, page)
-        sent: Any = None
-        while True:
-            try:
-                step = steps.send(sent)
-            except StopIteration as done:
-                return int(done.value)
-            if isinstance(step, EmbedTexts):
-                assert self.embeddings is not None
-                sent = self._reembedded(step, self.embeddings.embed_documents(step.texts))
-            else:
-                sent = self._db.run(step)
-
-    def purge_prefixes(self, prefixes: Sequence[tuple[str, ...]], *, analyze: bool = True) -> int:
-        """Delete every item under each namespace prefix, expired ones included, with their
-        vectors, in one transaction; returns how many items went.
-
-        Searches skip expired items, so deleting what a search finds leaves them behind until
-        the TTL sweep: an erase must not. ``analyze`` (default) then refreshes the tables'
-        statistics, so ``pg_stats`` (most common words, keys and namespaces, sampled from the
-        rows) no longer holds values of the deleted items.
-
-        >>> store.purge_prefixes([("memories", "alice")])  # doctest: +SKIP
-        4
-        """
-        n = self._db.run(lambda: purge_plan(self.schema, prefixes))
-        if analyze:
-            self._db.run(analyze_plan(self.schema, self._stats, vectors=self._vectors))
-        return n
-
-    def sweep_ttl(self) -> int:
-        """Delete expired items now; returns how many. Expired items are never returned anyway."""
-        return self._db.run(lambda: sweep_plan(self.schema))
-
-    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> threading.Thread:
-        """Sweep expired items in a daemon thread every ``sweep_interval_minutes``."""
-        interval = self._sweep_interval(sweep_interval_minutes)
-        if self._sweeper is not None and self._sweeper.is_alive():
-            return self._sweeper
-        self._stop_sweeper.clear()
-
-        def loop() -> None:
-            while not self._stop_sweeper.wait(interval):
-                try:
-                    self.sweep_ttl()
-                except Exception:  # a server restart must not end sweeping for good
-                    logger.exception("TTL sweep failed; retrying at the next interval")
-
-        self._sweeper = threading.Thread(target=loop, name="vault-ttl-sweeper", daemon=True)
-        self._sweeper.start()
-        return self._sweeper
-
-    def close(self) -> None:
-        """Stop the TTL sweeper thread. A pool the caller passed in stays open (it is theirs);
-        ``from_conn_string`` closes its own pool on exit."""
-        self.stop_ttl_sweeper()
-
-    def __enter__(self) -> VaultStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
-        """Stop the sweeper thread; returns True when it has stopped."""
-        self._stop_sweeper.set()
-        if self._sweeper is None:
-            return True
-        self._sweeper.join(timeout)
-        stopped = not self._sweeper.is_alive()
-        if stopped:
-            self._sweeper = None
-        return stopped
+    def _sweep_interval(self, minutes: float | None) -> float:
+        if minutes is None:
+            minutes = (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        if not _positive(minutes):
+            raise InvalidValueError(f"sweep_interval_minutes must be > 0, got {minutes!r}")
+        return float(minutes) * 60
