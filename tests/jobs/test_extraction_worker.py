@@ -231,7 +231,7 @@ def test_node_starts_a_worker_thread(env: tuple[VaultStore, JobQueue]) -> None:
     while queue.counts()["done"] < 1 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert fact_texts(store) == ["User lives in Oslo"]
-    node.node._worker.stop()
+    node.node.background.worker.stop()
 
 
 async def test_async_background_and_task_worker(
@@ -249,7 +249,7 @@ async def test_async_background_and_task_worker(
         await asyncio.sleep(0.05)
     texts = sorted(i.value["text"] for i in await store.asearch(NS.semantic, limit=10))
     assert texts == ["User lives in Kyiv", "User lives in Oslo"]
-    await node.node._worker.astop()
+    await node.node.background.worker.astop()
 
 
 async def test_async_crash_mid_extraction_two_workers(

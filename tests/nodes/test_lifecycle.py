@@ -49,7 +49,7 @@ def test_extract_node_close_stops_its_worker_and_pool(
                 {"messages": messages}, {"configurable": {"thread_id": "t", "user_id": "u"}}
             )
             assert any(name.startswith("extract-") for name in ours())
-            pool = extract.node._queue.db.conn
+            pool = extract.node.background._queue.db.conn
         assert pool.closed  # the pool it opened from the DSN
         store.close()
         assert ours() == []
@@ -85,9 +85,9 @@ async def test_async_extract_node_aclose(pg_uri: str, schema: str) -> None:
             messages = [human("I love green tea"), ai("noted")]
             config = {"configurable": {"thread_id": "t", "user_id": "u"}}
             await _graph(extract, store).ainvoke({"messages": messages}, config)
-            worker = extract.node._worker
+            worker = extract.node.background.worker
             assert worker is not None and worker.task_alive()
-        assert not worker.task_alive() and extract.node._aqueue is None
+        assert not worker.task_alive() and extract.node.background._aqueue is None
         await store.close()
         assert store._sweeper is None
         tasks = [t.get_name() for t in asyncio.all_tasks() if not t.done()]

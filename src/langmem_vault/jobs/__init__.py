@@ -9,6 +9,7 @@ lease expires, idempotent per (thread, message range), with attempts and the las
 ...     ExtractionWorker(queue, store, "openai:gpt-4o-mini").run_pending()
 """
 
+from langmem_vault.jobs.background import BackgroundExtraction
 from langmem_vault.jobs.consolidation import CONSOLIDATE_JOB, ConsolidationWorker
 from langmem_vault.jobs.plans import Enqueued, Job
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
@@ -17,6 +18,7 @@ from langmem_vault.jobs.worker import ExtractionWorker, LeaseLost
 __all__ = [
     "CONSOLIDATE_JOB",
     "AsyncJobQueue",
+    "BackgroundExtraction",
     "ConsolidationWorker",
     "Enqueued",
     "ExtractionWorker",

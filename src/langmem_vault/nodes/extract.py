@@ -23,8 +23,11 @@ remembered in the next one too. With ``idle_seconds=None`` short tails wait unti
 thread reaches the threshold, in both modes.
 
 Background mode needs Postgres for the queue: pass ``queue=`` (a ``JobQueue``, an
-``AsyncJobQueue`` or a DSN string). Without one the node runs inline and logs that once, so the
-same graph works on ``InMemoryStore``.
+``AsyncJobQueue``, a DSN string, or a :class:`~langmem_vault.jobs.background.BackgroundExtraction`
+that owns the pool opened from a DSN and the worker). Without one the node runs inline and
+logs that once, so the same graph works on ``InMemoryStore``. Both drivers run one body of
+steps (``_background_steps``, ``_inline_steps``), so sync and async runs do the same things in
+the same order.
 
 >>> from langgraph.store.memory import InMemoryStore
 >>> from langmem_vault.offline.extractor import OfflineExtractor
@@ -36,7 +39,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -64,6 +66,7 @@ from langmem_vault.extraction.payload import (
 )
 from langmem_vault.extraction.protocol import as_extractor
 from langmem_vault.extraction.span import aextract_span, extract_span
+from langmem_vault.jobs.background import BackgroundExtraction
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
 from langmem_vault.jobs.worker import ExtractionWorker
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
@@ -117,7 +120,7 @@ class _ExtractNode:
         every_n_messages: int,
         debounce_seconds: float | None,
         namespaces: MemoryNamespaces,
-        queue: JobQueue | AsyncJobQueue | str | None,
+        queue: BackgroundExtraction | JobQueue | AsyncJobQueue | str | None,
         store: BaseStore | None,
         similar_limit: int,
         redaction: RedactionPolicy | None,
@@ -146,11 +149,12 @@ class _ExtractNode:
         self.store = store
         self.similar_limit = similar_limit
         self.redaction = redaction
-        self.start_worker = start_worker
         self.max_attempts = max_attempts
-        self._dsn = queue if isinstance(queue, str) else None
-        self._queue = queue if isinstance(queue, JobQueue) else None
-        self._aqueue = queue if isinstance(queue, AsyncJobQueue) else None
+        self.background: BackgroundExtraction | None = (
+            queue
+            if isinstance(queue, BackgroundExtraction) or queue is None
+            else BackgroundExtraction(queue, start_worker=start_worker)
+        )
         if mode == "background" and queue is None:
             logger.warning(
                 "extract: no job queue given, so extraction runs inline in the node; pass "
@@ -159,9 +163,6 @@ class _ExtractNode:
             self.mode = "inline"
         default_debounce = DEFAULT_BACKGROUND_DEBOUNCE if self.mode == "background" else 0.0
         self.debounce = default_debounce if debounce_seconds is None else debounce_seconds
-        self._worker: Any = None
-        self._lock = threading.Lock()
-        self._aqueue_lock: asyncio.Lock | None = None
 
     # -- shared pieces --
 
@@ -284,117 +285,83 @@ class _ExtractNode:
                 ops.append(PutOp(tails, item.key, None))
             yield _batch(store, ops)
 
-    # -- sync --
+    # -- background: one body of steps for both drivers --
+
+    def _background_steps(self, state: dict[str, Any], config: RunnableConfig) -> Steps[None]:
+        """On a thread's first turn catch up with the user's other threads, then enqueue the
+        new messages and wake this process's worker."""
+        background = self._background()
+        thread_id = _thread_id(config)
+        ns = self.namespaces.resolve(config)
+        span = self._span(state)
+        if _first_turn(span):
+            yield Step(lambda: self.catch_up(state, config), lambda: self.acatch_up(state, config))
+        queue = yield Step(self._sync_queue, self._any_queue)
+        args = (EXTRACT_JOB, thread_id, [message_id(m) for m in span], payload_builder(span, ns))
+        kwargs: dict[str, Any] = {
+            "min_new": self._min_new(config),
+            "delay_seconds": self.debounce,
+            "max_attempts": self.max_attempts,
+            "idle_seconds": self.idle_seconds,
+        }
+
+        def enqueue() -> Any:
+            return queue.enqueue_span(*args, **kwargs)
+
+        async def aenqueue() -> Any:
+            if isinstance(queue, AsyncJobQueue):
+                return await queue.enqueue_span(*args, **kwargs)
+            return await asyncio.to_thread(enqueue)  # a sync queue in an async graph
+
+        queued = yield Step(enqueue, aenqueue)
+        if queued is not None:
+            yield Step.same(lambda: background.wake(queue, lambda: self._new_worker(queue)))
 
     def invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        thread_id = _thread_id(config)
-        ns = self.namespaces.resolve(config)
-        span = self._span(state)
-        if self.mode == "background":
-            queue = self._sync_queue()
-            if queue is None:
-                raise TypeError(
-                    "this extract node was given an AsyncJobQueue: run the graph with "
-                    "ainvoke/astream, or pass a JobQueue or a DSN for sync runs"
-                )
-            try:
-                queued = queue.enqueue_span(
-                    EXTRACT_JOB,
-                    thread_id,
-                    [message_id(m) for m in span],
-                    payload_builder(span, ns),
-                    min_new=self._min_new(config),
-                    delay_seconds=self.debounce,
-                    max_attempts=self.max_attempts,
-                    idle_seconds=self.idle_seconds,
-                )
-                if _first_turn(span):
-                    self.catch_up(state, config)
-            except psycopg.Error as exc:
-                _enqueue_failed(exc)
-                return {}
-            if queued is not None and self.start_worker:
-                self._ensure_thread_worker(queue, self._store())
+        if self.mode == "inline":
+            run_steps(self._inline_steps(self._span(state), config))
             return {}
-        run_steps(self._inline_steps(span, config))
+        try:
+            run_steps(self._background_steps(state, config))
+        except psycopg.Error as exc:
+            _enqueue_failed(exc)
         return {}
-
-    def _sync_queue(self) -> JobQueue | None:
-        if self._queue is None and self._dsn is not None:
-            with self._lock:
-                if self._queue is None:
-                    from langmem_vault.db.connection import open_pool
-
-                    self._queue = JobQueue(open_pool(self._dsn, max_size=4))
-                    self._queue.setup()
-        return self._queue
-
-    def _ensure_thread_worker(self, queue: JobQueue, store: BaseStore) -> None:
-        with self._lock:
-            if self._worker is None:
-                self._worker = ExtractionWorker(
-                    queue,
-                    store,
-                    self.extractor,
-                    similar_limit=self.similar_limit,
-                    redaction=self.redaction,
-                )
-                self._worker.start()
-        self._worker.wake()
-
-    # -- async --
 
     async def ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        thread_id = _thread_id(config)
-        ns = self.namespaces.resolve(config)
-        span = self._span(state)
-        if self.mode == "background":
-            aqueue = await self._async_queue()
-            args = (
-                EXTRACT_JOB,
-                thread_id,
-                [message_id(m) for m in span],
-                payload_builder(span, ns),
-            )
-            kwargs: dict[str, Any] = {
-                "min_new": self._min_new(config),
-                "delay_seconds": self.debounce,
-                "max_attempts": self.max_attempts,
-                "idle_seconds": self.idle_seconds,
-            }
-            if _first_turn(span):
-                await self.acatch_up(state, config)
-            try:
-                if aqueue is not None:
-                    queued = await aqueue.enqueue_span(*args, **kwargs)
-                    if queued is not None and self.start_worker:
-                        self._ensure_task_worker(aqueue, self._store())
-                    return {}
-                queue = self._sync_queue()
-                if queue is not None:  # a sync queue in an async graph: keep the loop free
-                    queued = await asyncio.to_thread(queue.enqueue_span, *args, **kwargs)
-                    if queued is not None and self.start_worker:
-                        self._ensure_thread_worker(queue, self._store())
-                    return {}
-            except psycopg.Error as exc:
-                _enqueue_failed(exc)
-                return {}
-        await arun_steps(self._inline_steps(span, config))
+        if self.mode == "inline":
+            await arun_steps(self._inline_steps(self._span(state), config))
+            return {}
+        try:
+            await arun_steps(self._background_steps(state, config))
+        except psycopg.Error as exc:
+            _enqueue_failed(exc)
         return {}
 
-    async def _async_queue(self) -> AsyncJobQueue | None:
-        if self._aqueue is None and self._dsn is not None:
-            from langmem_vault.db.connection import aopen_pool
+    def _background(self) -> BackgroundExtraction:
+        assert self.background is not None, "background mode always has a queue"
+        return self.background
 
-            # Concurrent first turns must open one pool, not one each (and leak the rest).
-            if self._aqueue_lock is None:
-                self._aqueue_lock = asyncio.Lock()
-            async with self._aqueue_lock:
-                if self._aqueue is None:
-                    aqueue = AsyncJobQueue(await aopen_pool(self._dsn, max_size=4))
-                    await aqueue.setup()
-                    self._aqueue = aqueue
-        return self._aqueue
+    def _sync_queue(self) -> JobQueue:
+        queue = self._background().queue()
+        if queue is None:
+            raise TypeError(
+                "this extract node was given an AsyncJobQueue: run the graph with "
+                "ainvoke/astream, or pass a JobQueue or a DSN for sync runs"
+            )
+        return queue
+
+    async def _any_queue(self) -> JobQueue | AsyncJobQueue:
+        background = self._background()
+        return await background.aqueue() or self._sync_queue()
+
+    def _new_worker(self, queue: JobQueue | AsyncJobQueue) -> ExtractionWorker:
+        return ExtractionWorker(
+            queue,
+            self._store(),
+            self.extractor,
+            similar_limit=self.similar_limit,
+            redaction=self.redaction,
+        )
 
     # -- a new thread catches up with the user's earlier ones --
 
@@ -425,15 +392,16 @@ class _ExtractNode:
             except Exception as exc:
                 return self._catch_up_failed(exc)
             return []
-        queue = self._sync_queue()
+        background = self._background()
+        queue = background.queue()
         if queue is None:
             return []
         try:
             ids = queue.promote_tails(
                 EXTRACT_JOB, _thread_id(config), self.namespaces.resolve(config)
             )
-            if ids and self.start_worker:
-                self._ensure_thread_worker(queue, self._store())
+            if ids:
+                background.wake(queue, lambda: self._new_worker(queue))
             deadline = time.monotonic() + wait_seconds
             while ids and not _settled(queue.statuses(ids), ids) and time.monotonic() < deadline:
                 time.sleep(_POLL_SECONDS)
@@ -453,14 +421,15 @@ class _ExtractNode:
             except Exception as exc:
                 return self._catch_up_failed(exc)
             return []
-        aqueue = await self._async_queue()
+        background = self._background()
+        aqueue = await background.aqueue()
         if aqueue is None:  # a sync queue in an async graph: keep the loop free
             return await asyncio.to_thread(self.catch_up, state, config, wait_seconds=wait_seconds)
         try:
             ns = self.namespaces.resolve(config)
             ids = await aqueue.promote_tails(EXTRACT_JOB, _thread_id(config), ns)
-            if ids and self.start_worker:
-                self._ensure_task_worker(aqueue, self._store())
+            if ids:
+                background.wake(aqueue, lambda: self._new_worker(aqueue))
             deadline = time.monotonic() + wait_seconds
             while (
                 ids
@@ -475,48 +444,16 @@ class _ExtractNode:
     # -- lifecycle --
 
     def close(self) -> None:
-        """Stop the worker this node started and close the pools it opened from a DSN.
-
-        Queues and pools the app passed in stay open: they are the app's to close.
-        """
-        with self._lock:
-            worker, self._worker = self._worker, None
-            queue = self._queue if self._dsn is not None else None
-            aqueue = self._aqueue if self._dsn is not None else None
-            if self._dsn is not None:
-                self._queue = None
-        if worker is not None:
-            worker.close()
-        if queue is not None:
-            queue.db.conn.close()
-        if aqueue is not None:  # an async pool closes on its loop: aclose() does that
-            logger.warning("extract: close() cannot close an async pool; await aclose()")
+        """Stop the worker this node started and close the pools it opened from a DSN
+        (:meth:`BackgroundExtraction.close`). Queues and pools the app passed in stay open:
+        they are the app's to close."""
+        if self.background is not None:
+            self.background.close()
 
     async def aclose(self) -> None:
         """Async :meth:`close`: awaits the worker task and the async pool."""
-        worker = self._worker
-        if worker is not None:
-            worker.stop()
-            await worker.astop()
-        aqueue = self._aqueue if self._dsn is not None else None
-        if aqueue is not None:
-            self._aqueue = None
-            await aqueue.db.conn.close()
-        self.close()
-
-    def _ensure_task_worker(self, queue: AsyncJobQueue, store: BaseStore) -> None:
-        worker = self._worker
-        if worker is None or not worker.task_alive():
-            worker = ExtractionWorker(
-                queue,
-                store,
-                self.extractor,
-                similar_limit=self.similar_limit,
-                redaction=self.redaction,
-            )
-            worker.astart()
-            self._worker = worker
-        worker.wake()
+        if self.background is not None:
+            await self.background.aclose()
 
 
 def _batch(store: BaseStore, ops: list[Op]) -> Step:
@@ -585,7 +522,7 @@ def create_extract_node(
     every_n_messages: int = 4,
     debounce_seconds: float | None = None,
     namespaces: MemoryNamespaces | None = None,
-    queue: JobQueue | AsyncJobQueue | str | None = None,
+    queue: BackgroundExtraction | JobQueue | AsyncJobQueue | str | None = None,
     store: BaseStore | None = None,
     similar_limit: int = 8,
     redaction: RedactionPolicy | None = DEFAULT_POLICY,
@@ -604,7 +541,8 @@ def create_extract_node(
       ["configurable"]["extract_now"] = True`` extracts whatever is new at once);
     - ``debounce_seconds``: background: a job waits this long for more turns to merge into
       it (default 2 s); inline: the least time between two extractions of a thread (default 0);
-    - ``queue``: a ``JobQueue``, ``AsyncJobQueue`` or DSN; ``start_worker`` starts an
+    - ``queue``: a ``JobQueue``, ``AsyncJobQueue``, DSN or ``BackgroundExtraction`` (which
+      then decides ``start_worker`` itself); ``start_worker`` starts an
       :class:`~langmem_vault.jobs.worker.ExtractionWorker` in this process on first use (turn
       it off when workers run elsewhere);
     - ``redaction``: the PII policy applied to every proposal before anything is stored

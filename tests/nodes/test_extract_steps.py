@@ -1,0 +1,84 @@
+"""The extract node's sync and async background paths take the same steps in the same order
+(one body of steps, two drivers): recorded on a real queue, turn by turn."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from langgraph.store.memory import InMemoryStore
+
+from langmem_vault.db import aopen_pool, open_pool
+from langmem_vault.graphs.state import MemoryState
+from langmem_vault.jobs import AsyncJobQueue, JobQueue
+from langmem_vault.jobs.background import BackgroundExtraction
+from langmem_vault.nodes.extract import create_extract_node
+from tests.support.messages import ai, human
+from tests.support.models import ScriptedModel
+
+TURNS = [[human("I live in Oslo."), ai("Noted.")], [human("I drink tea."), ai("Noted.")]]
+
+
+def record(monkeypatch: pytest.MonkeyPatch, calls: list[str], obj: Any, name: str) -> None:
+    original = getattr(obj, name)
+    if inspect.iscoroutinefunction(original):
+
+        async def wrapped(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return await original(*args, **kwargs)
+
+    else:
+
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return original(*args, **kwargs)
+
+    monkeypatch.setattr(obj, name, wrapped)
+
+
+def recorded_node(
+    monkeypatch: pytest.MonkeyPatch, queue: JobQueue | AsyncJobQueue, calls: list[str]
+) -> Any:
+    for name in ("promote_tails", "enqueue_span"):
+        record(monkeypatch, calls, queue, name)
+    background = BackgroundExtraction(queue, start_worker=False)
+    record(monkeypatch, calls, background, "wake")
+    node = create_extract_node(
+        ScriptedModel(), queue=background, every_n_messages=2, debounce_seconds=0
+    )
+    builder = StateGraph(MemoryState)
+    builder.add_node("extract", node)
+    builder.add_edge(START, "extract")
+    return builder.compile(checkpointer=InMemorySaver(), store=InMemoryStore())
+
+
+def config(user: str) -> Any:
+    return {"configurable": {"user_id": user, "thread_id": f"{user}-t"}}
+
+
+async def test_sync_and_async_background_paths_take_the_same_steps(
+    pg_uri: str, schema: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pool = open_pool(pg_uri, max_size=2)
+    apool = await aopen_pool(pg_uri, max_size=2)
+    try:
+        queue = JobQueue(pool, schema=schema)
+        queue.setup()
+        sync_calls: list[str] = []
+        sync_graph = recorded_node(monkeypatch, queue, sync_calls)
+        async_calls: list[str] = []
+        async_graph = recorded_node(monkeypatch, AsyncJobQueue(apool, schema=schema), async_calls)
+        for messages in TURNS:
+            await asyncio.to_thread(sync_graph.invoke, {"messages": messages}, config("s"))
+            await async_graph.ainvoke({"messages": messages}, config("a"))
+        # a first turn catches up before it enqueues; a later turn only enqueues
+        assert sync_calls[:3] == ["promote_tails", "enqueue_span", "wake"]
+        assert sync_calls[3:] == ["enqueue_span", "wake"]
+        assert async_calls == sync_calls
+    finally:
+        pool.close()
+        await apool.close()
