@@ -47,18 +47,6 @@ def test_methods_take_no_user_id() -> None:
             assert "user_id" not in inspect.signature(method).parameters, name
 
 
-def test_the_old_per_call_user_id_is_deprecated_and_checked(store: BaseStore) -> None:
-    vault = MemoryVault(store, config={"configurable": {"user_id": "u1"}})
-    with pytest.warns(DeprecationWarning, match=r"remember\(user_id=...\) is deprecated"):
-        kept = vault.remember("x", user_id="u1")  # its own id: still works
-    assert [m.key for m in vault.list()] == [kept.key]
-    with pytest.warns(DeprecationWarning), pytest.raises(PermissionError, match="u2"):
-        vault.remember("y", user_id="u2")
-    with pytest.warns(DeprecationWarning), pytest.raises(PermissionError):
-        vault.list(user_id="u2")
-    assert [m.value.text for m in vault.list()] == ["x"]  # nothing else was written
-
-
 def test_refuses_another_user(store: BaseStore) -> None:
     vault = MemoryVault(store, config={"configurable": {"user_id": "u1"}})
     with pytest.raises(PermissionError):
@@ -170,7 +158,7 @@ async def test_async_twins(astore: BaseStore) -> None:
     assert len(await vault.aepisodes()) == 1
     assert await vault.aforget(key)
     assert [m.value.text for m in await vault.alist()] == ["Works at Acme"]
-    with pytest.warns(DeprecationWarning), pytest.raises(PermissionError):
+    with pytest.raises(TypeError, match="user_id"):  # the vault's user is the only one
         await vault.alist(user_id="intruder")
 
 

@@ -3,10 +3,8 @@
 Apps and surfaces call ``remember``/``recall``/``update``/``forget`` and the instruction and
 episode helpers instead of hand-building namespaces and dicts. One vault is bound to one
 user, given once to the constructor (``user_id`` or a run config): its methods take no user
-id, so a bug cannot read or write someone else's memories. (Before 0.2 every method also took
-``user_id=``; that still works, with a ``DeprecationWarning``, and another user's id raises
-``PermissionError``.) Every method has an async twin (``aremember``, ``arecall``...) built on
-the same store plan.
+id, so a bug cannot read or write someone else's memories. Every method has an async twin
+(``aremember``, ``arecall``...) built on the same store plan.
 
 >>> from langgraph.store.memory import InMemoryStore
 >>> vault = MemoryVault(InMemoryStore(), user_id="u1")
@@ -18,11 +16,8 @@ the same store plan.
 from __future__ import annotations
 
 import builtins
-import functools
-import inspect
 import uuid
-import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
@@ -108,12 +103,6 @@ class MemoryVault:
         self.keyring = keyring if keyring is not None else default_keyring()
 
     # -- guards and drivers --------------------------------------------------------------
-
-    def _check_user(self, user_id: str | None) -> None:
-        if user_id is not None and user_id != self.user_id:
-            raise PermissionError(
-                f"this vault is bound to user_id {self.user_id!r}; refusing user_id {user_id!r}"
-            )
 
     def _put(
         self, ns: tuple[str, ...], key: str, value: MemoryModel, *, reindex: bool = True
@@ -565,42 +554,3 @@ class MemoryVault:
     ) -> _List[Memory[Episode]]:
         """Async :meth:`episodes`."""
         return await self._arun(self._episodes_plan(query, limit))
-
-
-# --- the per-call user_id of before 0.2 ----------------------------------------------------
-
-
-def _accepting_user_id(method: Callable[..., Any]) -> Callable[..., Any]:
-    """``method`` that still takes the old ``user_id=`` keyword: warned, and checked against
-    the vault's own user (another id raises ``PermissionError`` as it always did)."""
-
-    def check(self: MemoryVault, kwargs: dict[str, Any]) -> None:
-        if "user_id" in kwargs:
-            warnings.warn(
-                f"MemoryVault.{method.__name__}(user_id=...) is deprecated: a vault is bound "
-                "to the user given to MemoryVault(...); drop the argument",
-                DeprecationWarning,
-                stacklevel=3,
-            )
-            self._check_user(kwargs.pop("user_id"))
-
-    if inspect.iscoroutinefunction(method):
-
-        @functools.wraps(method)
-        async def awrapper(self: MemoryVault, *args: Any, **kwargs: Any) -> Any:
-            check(self, kwargs)
-            return await method(self, *args, **kwargs)
-
-        return awrapper
-
-    @functools.wraps(method)
-    def wrapper(self: MemoryVault, *args: Any, **kwargs: Any) -> Any:
-        check(self, kwargs)
-        return method(self, *args, **kwargs)
-
-    return wrapper
-
-
-for _name, _method in list(vars(MemoryVault).items()):
-    if not _name.startswith("_") and inspect.isfunction(_method):
-        setattr(MemoryVault, _name, _accepting_user_id(_method))

@@ -2,10 +2,9 @@
 
 - :mod:`~langmem_vault.privacy.redaction`: ``redact()`` (Presidio + a local spaCy model,
   offline), its policy and recognisers; a primitive that imports nothing from the memory layer;
-- sealing (``Keyring``, ``encrypt_fact``...): AES-GCM envelopes of private memories. It is how
-  the memory layer stores a private fact, so it lives there
-  (:mod:`langmem_vault.memory.sealing`) and is re-exported here;
-  :mod:`~langmem_vault.privacy.rotation` re-seals every private fact under a new key.
+- :mod:`~langmem_vault.privacy.rotation` re-seals every private fact under a new key (the
+  sealing itself, ``Keyring`` and the AES-GCM envelopes, is how the memory layer stores a
+  private fact, so it lives there: :mod:`langmem_vault.memory.sealing`).
 
 And two rooms built on the memory model:
 
@@ -45,16 +44,6 @@ from langmem_vault.privacy.redaction.policy import (
 )
 
 if TYPE_CHECKING:  # static types for the lazy names below
-    from langmem_vault.memory.sealing import (
-        DecryptionError,
-        Keyring,
-        decrypt_fact,
-        default_keyring,
-        encrypt_fact,
-        is_sealed,
-        open_item,
-        open_value,
-    )
     from langmem_vault.privacy.audit.access import AuditingAccessRecorder
     from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
     from langmem_vault.privacy.audit.log import (
@@ -117,16 +106,6 @@ _LAZY = {
         "aset_consent",
         "filter_extraction",
     ),
-    "langmem_vault.memory.sealing": (
-        "Keyring",
-        "DecryptionError",
-        "encrypt_fact",
-        "decrypt_fact",
-        "default_keyring",
-        "is_sealed",
-        "open_item",
-        "open_value",
-    ),
     "langmem_vault.privacy.rotation": ("rotate_keys", "arotate_keys", "RotationReport"),
     "langmem_vault.privacy.subject_rights.portability": (
         "export_user",
@@ -174,13 +153,11 @@ __all__ = [
     "AuditedStore",
     "AuditingAccessRecorder",
     "ConsentSettings",
-    "DecryptionError",
     "DetectedEntity",
     "Entity",
     "ErasureReport",
     "GateAnswer",
     "InvalidExportError",
-    "Keyring",
     "PrivacyGate",
     "RedactionPolicy",
     "RedactionResult",
@@ -195,21 +172,15 @@ __all__ = [
     "arestore_user",
     "arotate_keys",
     "aset_consent",
-    "decrypt_fact",
-    "default_keyring",
     "detect",
     "detect_many",
-    "encrypt_fact",
     "erase_user",
     "export_user",
     "filter_extraction",
     "filter_for_namespaces",
     "get_consent",
     "import_user",
-    "is_sealed",
     "memories_csv",
-    "open_item",
-    "open_value",
     "preload",
     "purge_erased",
     "redact",
