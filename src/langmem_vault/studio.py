@@ -39,7 +39,9 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from langmem_vault.checkpointers import AsyncVaultSaver
+from starlette.exceptions import HTTPException
+
+from langmem_vault.checkpointers import AsyncVaultSaver, ThreadAccessError
 from langmem_vault.db.embedded import DSN_ENV, default_data_dir, release
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
 from langmem_vault.jobs.queue import AsyncJobQueue
@@ -50,6 +52,7 @@ __all__ = [
     "OFFLINE_ENV",
     "SCHEMA_ENV",
     "StudioModels",
+    "ThreadRefused",
     "close_on_shutdown",
     "job_queue",
     "studio_models",
@@ -225,13 +228,38 @@ async def vault_store() -> AsyncIterator[AsyncVaultStore]:
             _shared.store = None
 
 
+class ThreadRefused(ThreadAccessError, HTTPException):
+    """A :class:`ThreadAccessError` as the LangGraph server shows it. The server reports a
+    failed run's exception as "An internal error occurred" unless it is one of a few kinds,
+    ``HTTPException`` among them: as one (403) the refusal reaches the client with its
+    message, and it stays a ``ThreadAccessError`` (a ``PermissionError``) for other code."""
+
+    def __init__(self, message: str) -> None:
+        ThreadAccessError.__init__(self, message)
+        self.status_code, self.detail, self.headers = 403, message, None
+
+    def __str__(self) -> str:
+        return self.detail
+
+
+class _ServerSaver(AsyncVaultSaver):
+    """The server's saver: a thread another user owns is refused with :class:`ThreadRefused`."""
+
+    async def _direct(self, make: Callable[[], Any]) -> Any:
+        try:
+            return await super()._direct(make)
+        except ThreadAccessError as exc:
+            raise ThreadRefused(str(exc)) from exc
+
+
 @asynccontextmanager
 async def vault_saver() -> AsyncIterator[AsyncVaultSaver]:
-    """The server's checkpointer: :class:`AsyncVaultSaver`, tables created if missing."""
+    """The server's checkpointer: :class:`AsyncVaultSaver`, tables created if missing; a
+    thread another user owns is refused with a message the client can read."""
     async with AsyncExitStack() as stack:
         await stack.enter_async_context(_shared.held())
         saver = await stack.enter_async_context(
-            AsyncVaultSaver.from_conn_string(None, schema=_schema())
+            _ServerSaver.from_conn_string(None, schema=_schema())
         )
         await saver.setup()
         stack.push_async_callback(_shared.close_registered)

@@ -28,6 +28,7 @@ PermissionError: 'alice' may not act for user_id 'bob'
 from __future__ import annotations
 
 import hmac
+import inspect
 import ipaddress
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -45,6 +46,7 @@ __all__ = [
     "LocalOnlyAuth",
     "acting_for",
     "default_auth",
+    "identify",
 ]
 
 ADMIN_KEY_ENV = "LANGMEM_VAULT_ADMIN_KEY"
@@ -71,6 +73,18 @@ def acting_for(identity: Identity, requested: str | None) -> str:
 
 
 AuthHook = Callable[[Request], "Identity | Awaitable[Identity | None] | None"]
+
+
+async def identify(hook: AuthHook, request: Request) -> Identity | None:
+    """Run ``hook`` (sync or async) on ``request``: the identity, or None (not authenticated).
+
+    The one place the REST API and the LangGraph server's auth
+    (:mod:`langmem_vault.api.langgraph_auth`) run a hook; ``PermissionError`` passes through.
+    """
+    found = hook(request)
+    if inspect.isawaitable(found):
+        found = await found
+    return found
 
 
 def _bearer(request: Request) -> str | None:

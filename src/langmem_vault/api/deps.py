@@ -7,13 +7,12 @@ user), and records every write in the audit log with the identity's name as the 
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Query, Request
 
-from langmem_vault.api.auth import acting_for
+from langmem_vault.api.auth import acting_for, identify
 from langmem_vault.api.errors import NotAuthenticated
 from langmem_vault.service import Identity, MemoryService
 from langmem_vault.service.analytics import LatencyLog
@@ -33,13 +32,11 @@ async def identity(request: Request) -> Identity:
     cached: Identity | None = getattr(request.state, "vault_identity", None)
     if cached is not None:
         return cached
-    found = request.app.state.vault_auth(request)
-    if inspect.isawaitable(found):
-        found = await found
+    found = await identify(request.app.state.vault_auth, request)
     if found is None:
         raise NotAuthenticated("a valid API key is required (Authorization: Bearer KEY)")
     request.state.vault_identity = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 @dataclass(frozen=True)
