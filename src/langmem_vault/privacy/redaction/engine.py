@@ -8,8 +8,10 @@ by path keeps Presidio from ever calling ``spacy download``.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,24 +129,52 @@ class Engines:
     anonymizer: AnonymizerEngine
 
 
+class _InfoAsDebug(logging.Filter):
+    """Passes INFO records on as DEBUG ones (dropped unless DEBUG is on for their logger)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno != logging.INFO:
+            return True
+        record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+        return logging.getLogger(record.name).isEnabledFor(logging.DEBUG)
+
+
+@contextmanager
+def _presidio_info_as_debug() -> Iterator[None]:
+    """Presidio logs an INFO line per recognizer it loads (a screenful at every server
+    start): while ours load they are debug detail. Only Presidio's logger is touched, and
+    only for that while."""
+    presidio = logging.getLogger("presidio-analyzer")
+    quiet = _InfoAsDebug()
+    presidio.addFilter(quiet)
+    try:
+        yield
+    finally:
+        presidio.removeFilter(quiet)
+
+
 def build_analyzer(nlp_engine: SpacyNlpEngine | None = None) -> AnalyzerEngine:
     """An analyzer with the built-in recognizers we keep plus ours, all emitting our names."""
-    nlp = nlp_engine or LocalSpacyNlpEngine(model_path())
-    if not nlp.is_loaded():
-        nlp.load()
-    registry = RecognizerRegistry(supported_languages=["en"])
-    for recognizer in [
-        DigitGatedPhoneRecognizer(),
-        CreditCardRecognizer(supported_entity=Entity.CREDIT_CARD.value),
-        UsSsnRecognizer(supported_entity=Entity.US_SSN.value),
-        IbanRecognizer(supported_entity=Entity.IBAN.value),
-        IpRecognizer(supported_entity=Entity.IP_ADDRESS.value),
-        *custom_recognizers(),
-    ]:
-        registry.add_recognizer(recognizer)
-    return AnalyzerEngine(
-        registry=registry, nlp_engine=nlp, supported_languages=["en"], default_score_threshold=0
-    )
+    with _presidio_info_as_debug():
+        nlp = nlp_engine or LocalSpacyNlpEngine(model_path())
+        if not nlp.is_loaded():
+            nlp.load()
+        registry = RecognizerRegistry(supported_languages=["en"])
+        for recognizer in [
+            DigitGatedPhoneRecognizer(),
+            CreditCardRecognizer(supported_entity=Entity.CREDIT_CARD.value),
+            UsSsnRecognizer(supported_entity=Entity.US_SSN.value),
+            IbanRecognizer(supported_entity=Entity.IBAN.value),
+            IpRecognizer(supported_entity=Entity.IP_ADDRESS.value),
+            *custom_recognizers(),
+        ]:
+            registry.add_recognizer(recognizer)
+        return AnalyzerEngine(
+            registry=registry,
+            nlp_engine=nlp,
+            supported_languages=["en"],
+            default_score_threshold=0,
+        )
 
 
 _lock = threading.Lock()
