@@ -7,9 +7,11 @@ API keys: the local-only rule lets this machine's clients in.
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+import httpx
 import pytest
 from langgraph_sdk import get_client
 
@@ -83,6 +85,23 @@ async def test_memory_from_one_thread_is_injected_in_the_next(
     async with AsyncVaultStore.from_conn_string(pg_uri, schema=dev_server.schema) as store:
         item = await store.aget(tuple(SEMANTIC), cited_key)
     assert item is not None and item.value["text"] == "User works at Acme Robotics"
+
+
+def test_vault_redirects_and_its_docs_load_nothing_from_another_site(
+    dev_server: DevServer,
+) -> None:
+    with httpx.Client(base_url=dev_server.url, trust_env=False) as http:
+        bare = http.get("/vault")
+        assert bare.status_code in (307, 308) and bare.headers["location"].endswith("/vault/")
+        assert http.get("/vault", follow_redirects=True).status_code == 200
+        page = http.get("/vault/docs").text
+        assets = re.findall(r'(?:href|src)="([^"]+)"', page)
+        assert "://" not in page  # no CDN: Swagger UI's files come from the server itself
+        assert {a.rsplit("/", 1)[-1] for a in assets} >= {"swagger-ui.css", "swagger-ui-bundle.js"}
+        for asset in assets:
+            assert http.get(asset).status_code == 200, asset
+        (bundle,) = [a for a in assets if a.endswith("/swagger-ui-bundle.js")]
+        assert "SwaggerUIBundle" in http.get(bundle).text
 
 
 def test_the_start_says_it_serves_local_clients_only_and_no_more(dev_server: DevServer) -> None:

@@ -5,7 +5,9 @@ Under the prefix (default ``/vault``):
 - ``/api/...``: the REST API (memories, search, instructions, episodes, categories, threads
   and their injection trace, analytics, export/import/erase, consent, audit);
 - ``/``: the dashboard; ``/static/``: its stylesheet, htmx and Chart.js;
-- ``/openapi.json`` and ``/docs``: the OpenAPI schema and its browser.
+- ``/openapi.json`` and ``/docs``: the OpenAPI schema and its browser (Swagger UI, its
+  files served from the installed ``fastapi-offline`` package: no CDN, works offline);
+- the prefix itself (``/vault``) redirects to the dashboard (``/vault/``).
 
 Mount it in a LangGraph server (``langgraph.json``: ``"http": {"app":
 "langmem_vault.api.server:app"}``) or serve it alone (``langmem-vault serve``).
@@ -27,6 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, FastAPI
+from fastapi_offline import FastAPIOffline
+from starlette.responses import RedirectResponse
 from starlette.staticfiles import StaticFiles
 
 from langmem_vault.api import dashboard, errors, insights, instructions, memories, privacy
@@ -102,13 +106,14 @@ def create_app(
             logger.info("langmem-vault API and dashboard at %s/", prefix)
             yield
 
-    app = FastAPI(
+    app = FastAPIOffline(
         title="langmem-vault memory API",
         version=VERSION,
         description="Inspect and correct what a LangGraph app remembers about its users.",
         openapi_url=f"{prefix}/openapi.json",
         docs_url=f"{prefix}/docs",
         redoc_url=None,
+        static_url=f"{prefix}/docs/static",
         lifespan=lifespan,
     )
     app.state.vault_auth = auth_hook
@@ -123,6 +128,12 @@ def create_app(
     app.add_middleware(CrossOriginGuard, prefix=prefix)
     app.include_router(api_router(), prefix=f"{prefix}/api")
     app.include_router(dashboard.build_router(), prefix=prefix)
+    if prefix:  # a LangGraph server does not redirect slashes: /vault would be a 404
+
+        @app.get(prefix, include_in_schema=False)
+        async def to_dashboard() -> RedirectResponse:
+            return RedirectResponse(f"{prefix}/")
+
     static = Path(str(resources.files("langmem_vault.api").joinpath("static")))
     app.mount(f"{prefix}/static", StaticFiles(directory=static), name="vault-static")
     return app
