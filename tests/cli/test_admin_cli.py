@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -88,6 +90,22 @@ def test_erase_soft_hard_and_errors(cli: Cli) -> None:
     hard = cli("erase", "-u", u, input="y\n")
     assert hard.exit_code == 0 and "1 threads" in hard.stdout
     assert not cli.service.user_exists(u)
+
+
+def test_erase_whose_input_ends_says_so_in_one_line(cli: Cli) -> None:
+    """``echo -n | langmem-vault erase -u U``: the real entry point (not click's test runner,
+    which would swallow the abort), one error line, exit 2, nothing erased."""
+    u = user()
+    cli.service.add_memory(u, "Prefers green tea")
+    argv = ["erase", "-u", u, "--dsn", cli.uri, "--schema", cli.schema]
+    done = subprocess.run(
+        [sys.executable, "-m", "langmem_vault", *argv], input="", capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert "input ended" in line and "--yes" in line
+    assert cli.memory_count(u) == 1
 
 
 def test_consent_audit_stats_users(cli: Cli) -> None:

@@ -82,6 +82,15 @@ def import_(
     emit(result, as_json, message)
 
 
+def _confirmed(question: str) -> bool:
+    """The answer to ``question``; input that ends first (a pipe, a script) is one error line
+    and exit 2, not an ``Abort`` traceback (``main`` runs click outside standalone mode)."""
+    try:
+        return typer.confirm(question)
+    except typer.Abort:
+        fail("erase: the input ended before an answer; pass --yes to erase without asking")
+
+
 def erase(
     user: UserOption,
     soft_days: Annotated[
@@ -99,7 +108,7 @@ def erase(
         what = (
             f"quarantine {user} for {soft_days} days" if soft_days is not None else f"erase {user}"
         )
-        if not yes and not typer.confirm(f"{what}?"):
+        if not yes and not _confirmed(f"{what}?"):
             fail("erase: not confirmed", 1)
         with progress(f"erasing {user}", 1) as step, handled():
             result = service.erase_user(user, soft_days=soft_days)
