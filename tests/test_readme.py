@@ -96,12 +96,14 @@ def test_check_output_compares_with_ellipsis() -> None:
         check_output(Example(1, "", None), "surprise\n")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def readme_dsn(pg_uri: str) -> Iterator[str]:
-    """A database of their own for the README's examples.
+    """A database of its own for each README example.
 
     They use the default schema, as a reader would, so what other tests left there (a queued
-    job, a user's facts) must not show up in what they print.
+    job, a user's facts) must not show up in what they print; nor may what an earlier example
+    left (one showed 2 pending facts where the README shows 1): each starts from nothing, as
+    a reader trying it alone does.
     """
     name = f"readme_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(pg_uri, autocommit=True) as conn:
@@ -124,3 +126,13 @@ def test_readme_example(
     capsys.readouterr()
     exec(compile(example.code, f"{README}:{example.line}", "exec"), {"__name__": "readme"})
     check_output(example, capsys.readouterr().out)
+
+
+def test_an_example_starts_from_an_empty_database(readme_dsn: str) -> None:
+    """Runs after the examples (pytest keeps file order): nothing they wrote is here."""
+    with psycopg.connect(readme_dsn) as conn:
+        tables = conn.execute(
+            "SELECT count(*) FROM pg_tables WHERE schemaname NOT IN ('pg_catalog', "
+            "'information_schema')"
+        ).fetchone()
+    assert tables == (0,)
