@@ -32,10 +32,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import multiprocessing
 import os
+import signal
+import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,6 +204,22 @@ def job_queue() -> AsyncJobQueue:
     return AsyncJobQueue(store.conn, schema=store.schema)
 
 
+@contextmanager
+def _stop_reloader_on_error() -> Iterator[None]:
+    """``langgraph dev`` runs the server in a child of uvicorn's reloader, and the reloader
+    outlives a child that could not start: it waits for a file change, which an unreachable
+    database never brings, and the command hangs with the error scrolled away. When the store
+    or the saver cannot open in such a child, stop the reloader too: the command exits."""
+    try:
+        yield
+    except Exception:
+        parent = multiprocessing.parent_process()
+        if parent is not None and parent.pid is not None and "uvicorn" in sys.modules:
+            logger.error("studio: the server cannot start; stopping langgraph dev's reloader")
+            os.kill(parent.pid, signal.SIGTERM)
+        raise
+
+
 def _schema() -> str:
     return os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
 
@@ -213,13 +232,14 @@ async def vault_store() -> AsyncIterator[AsyncVaultStore]:
     from langmem_vault.embeddings import default_index
 
     async with AsyncExitStack() as stack:
-        await stack.enter_async_context(_shared.held())
-        index = await asyncio.to_thread(default_index)  # reads the model: seconds
-        store = await stack.enter_async_context(
-            AsyncVaultStore.from_conn_string(None, index=index, schema=_schema())
-        )
-        await store.setup()
-        await AsyncJobQueue(store.conn, schema=store.schema).setup()
+        with _stop_reloader_on_error():
+            await stack.enter_async_context(_shared.held())
+            index = await asyncio.to_thread(default_index)  # reads the model: seconds
+            store = await stack.enter_async_context(
+                AsyncVaultStore.from_conn_string(None, index=index, schema=_schema())
+            )
+            await store.setup()
+            await AsyncJobQueue(store.conn, schema=store.schema).setup()
         stack.push_async_callback(_shared.close_registered)  # runs before the pool closes
         _shared.store = store
         try:
@@ -257,10 +277,11 @@ async def vault_saver() -> AsyncIterator[AsyncVaultSaver]:
     """The server's checkpointer: :class:`AsyncVaultSaver`, tables created if missing; a
     thread another user owns is refused with a message the client can read."""
     async with AsyncExitStack() as stack:
-        await stack.enter_async_context(_shared.held())
-        saver = await stack.enter_async_context(
-            _ServerSaver.from_conn_string(None, schema=_schema())
-        )
-        await saver.setup()
+        with _stop_reloader_on_error():
+            await stack.enter_async_context(_shared.held())
+            saver = await stack.enter_async_context(
+                _ServerSaver.from_conn_string(None, schema=_schema())
+            )
+            await saver.setup()
         stack.push_async_callback(_shared.close_registered)
         yield saver

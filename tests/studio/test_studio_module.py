@@ -4,8 +4,14 @@ graphs pick from the environment."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import socket
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -77,3 +83,67 @@ def test_a_model_that_does_not_load_is_an_error() -> None:
     with pytest.raises(RuntimeError, match="LANGMEM_VAULT_OFFLINE=1") as raised:
         studio.studio_models({studio.MODEL_ENV: "no-such-provider:model"})
     assert "no-such-provider:model" in str(raised.value)
+
+
+RELOADED_APP = """
+from contextlib import asynccontextmanager
+
+from starlette.applications import Starlette
+
+from langmem_vault.studio import vault_saver
+
+
+@asynccontextmanager
+async def lifespan(app):
+    async with vault_saver():
+        yield
+
+
+app = Starlette(lifespan=lifespan)
+"""
+
+
+def test_a_server_that_cannot_open_its_saver_stops_the_reloader_too(tmp_path: Path) -> None:
+    """``langgraph dev`` runs the server under uvicorn's reloader, which waited for ever once
+    its child died (here: the database refuses). The same supervisor, on an app whose
+    lifespan opens the Studio saver: the whole command exits, and no process is left."""
+    (tmp_path / "reloaded_app.py").write_text(RELOADED_APP)
+    with socket.socket() as s:  # a port nothing listens on: connections are refused
+        s.bind(("127.0.0.1", 0))
+        closed = s.getsockname()[1]
+    run = (
+        "import uvicorn; uvicorn.run('reloaded_app:app', reload=True, port=0, "
+        f"app_dir={str(tmp_path)!r}, reload_dirs=[{str(tmp_path)!r}])"
+    )
+    env = {**os.environ, DSN_ENV: f"postgresql://nobody@127.0.0.1:{closed}/none"}
+    process = subprocess.Popen(
+        [sys.executable, "-c", run],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        output, _ = process.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        pytest.fail(f"the reloader outlived its dead child:\n{output.decode()[-3000:]}")
+    assert b"stopping langgraph dev's reloader" in output
+    assert b"Connection refused" in output or b"connection failed" in output
+    deadline = time.monotonic() + 10  # helpers (multiprocessing's resource tracker) follow
+    while (left := _running_in_group(process.pid)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert left == []
+
+
+def _running_in_group(group: int) -> list[psutil.Process]:
+    """The live processes of a process group (a zombie only waits for its reaper)."""
+    found = []
+    for process in psutil.process_iter():
+        try:
+            if os.getpgid(process.pid) == group and process.status() != psutil.STATUS_ZOMBIE:
+                found.append(process)
+        except (ProcessLookupError, PermissionError, psutil.NoSuchProcess):
+            continue
+    return found
