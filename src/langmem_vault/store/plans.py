@@ -291,8 +291,23 @@ def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
 
 
 def _stats(rows: Rows) -> LexemeStats:
-    freqs = {r["lexeme"]: float(r["freq"]) for r in rows or []}
+    freqs = {r["lexeme"]: float(r["freq"]) for r in rows or [] if r["lexeme"] is not None}
     return LexemeStats(freqs, float(rows[0]["rows"]) if rows else 0.0)
+
+
+def _fresh_stats(schema: str, common_rows: int) -> Plan[LexemeStats]:
+    """The keyword statistics; ANALYZE first when they are stale (``sql.lexeme_stats``).
+
+    Without them every lexeme counts as rare, and a query of common words would have the GIN
+    index read each word's whole posting list (a quarter of a 20k store per word, issue 26);
+    autovacuum analyzes a fresh bulk load only a minute or more later. At most once a minute
+    per store (the statistics are cached), and only when the table changed that much."""
+    params = {"schema_name": schema, "common_rows": common_rows}
+    rows = yield Query(q.lexeme_stats(schema), params)
+    if rows and rows[0].get("stale"):
+        yield Query(q.analyze_items(schema))
+        rows = yield Query(q.lexeme_stats(schema), params)
+    return _stats(rows)
 
 
 @dataclass
@@ -369,8 +384,7 @@ def _search_plan(
     }
     stats = stats_cache.get()
     if stats is None:
-        rows = yield Query(q.lexeme_stats(schema), {"schema_name": schema})
-        stats = _stats(rows)
+        stats = yield from _fresh_stats(schema, ranking.common_rows)
         stats_cache.put(stats)
     params |= stats.params()
     scope = scope_key = small = None

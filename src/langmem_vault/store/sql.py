@@ -23,22 +23,43 @@ HNSW_SETTINGS = (
 # so it is not planned again on every search (0.7-1 ms at 100k items, 40% of its database time).
 # Postgres would not choose that plan itself: without the query it guesses that the namespace
 # clause keeps 1.5% of the rows, and the generic plan costs more than the custom ones it saw.
-# Its shape is the custom plan's (HNSW scan, keyword levels, probes), so the results are the
-# same; it needs the candidate LIMITs written as constants (``literal_k``): with LIMIT $n
-# Postgres assumes a tenth of the rows and sorts every vector instead (about 300 ms per
-# search). Only pages whose k is the store's default candidate count take this path (k is
-# then one number, so there is one such statement per store), so a caller paging with many
-# sizes does not fill each connection with cached generic plans (about 0.5 MB each).
-# The setting is local to the transaction, which later statements may share (a batch's other
-# searches, in the same pipeline): the current value is saved first (the subquery runs before
-# the outer set_config) and RESTORE_PLAN_MODE, sent right after the search, puts it back.
-PLAIN_SEARCH_SETTINGS = (
-    HNSW_SETTINGS + ", set_config('plan_cache_mode', 'force_generic_plan', true)"
-    " FROM (SELECT set_config('langmem_vault.plan_cache_mode',"
-    " current_setting('plan_cache_mode'), true)) AS saved"
+# It needs the candidate LIMITs written as constants (``literal_k``): with LIMIT $n Postgres
+# assumes a tenth of the rows and sorts every vector instead (about 300 ms per search). Only
+# pages whose k is the store's default candidate count take this path (k is then one number,
+# so there is one such statement per store), so a caller paging with many sizes does not fill
+# each connection with cached generic plans (about 0.5 MB each).
+# The generic plan is made once per connection, from whatever statistics the tables have then,
+# and kept until they change: made on a small table, or with the 1.5% guess, the cheapest plan
+# sorted every vector of the scope (20k items: 20,000 distances and a hash join of every item,
+# 8x PostgresStore, issue 26) or scanned the table per keyword level. So it is planned with
+# sorts, sequential scans, hash and merge joins disabled (PLAIN_PLAN_SETTINGS): the only plan
+# left is the one the statement is written for at any size (HNSW walk with a primary-key
+# probe per candidate, keyword levels from the GIN index, probes for the exact cosines); the
+# sorts it cannot do without (the candidates' DISTINCT ON, the page's ORDER BY) stay.
+# The settings are local to the transaction, which later statements may share (a batch's other
+# searches, in the same pipeline): the current values are saved first (the subquery runs
+# before the outer set_config) and RESTORE_PLAN_MODE, sent right after the search, puts them
+# back.
+PLAIN_PLAN_SETTINGS = (
+    ("plan_cache_mode", "force_generic_plan"),
+    ("enable_sort", "off"),
+    ("enable_seqscan", "off"),
+    ("enable_hashjoin", "off"),
+    ("enable_mergejoin", "off"),
 )
-RESTORE_PLAN_MODE = (
-    "SELECT set_config('plan_cache_mode', current_setting('langmem_vault.plan_cache_mode'), true)"
+PLAIN_SEARCH_SETTINGS = (
+    HNSW_SETTINGS
+    + "".join(f", set_config('{name}', '{value}', true)" for name, value in PLAIN_PLAN_SETTINGS)
+    + " FROM (SELECT "
+    + ", ".join(
+        f"set_config('langmem_vault.{name}', current_setting('{name}'), true)"
+        for name, _ in PLAIN_PLAN_SETTINGS
+    )
+    + ") AS saved"
+)
+RESTORE_PLAN_MODE = "SELECT " + ", ".join(
+    f"set_config('{name}', current_setting('langmem_vault.{name}'), true)"
+    for name, _ in PLAIN_PLAN_SETTINGS
 )
 
 
@@ -56,16 +77,36 @@ _KEYS = "unnest(%(prefixes)s::text[], %(keys)s::text[]) AS u(prefix, key)"
 
 
 def lexeme_stats(s: str) -> str:
-    """The common lexemes of the full-text column and their frequencies (see lexemes.py)."""
+    """The common lexemes of the full-text column and their frequencies (see lexemes.py), on
+    rows that also give the table's size and whether its statistics are ``stale``; one row
+    with a NULL lexeme when there are none yet.
+
+    The size is the larger of the last ANALYZE's estimate and the live rows the statistics
+    collector counts as they commit (no ANALYZE needed). Stale: more rows changed since the
+    last ANALYZE than it counted (the table at least doubled), or, never analyzed, more than
+    ``common_rows``: a bulk load that searches before autovacuum's ANALYZE comes round."""
     return f"""
-SELECT e.elem AS lexeme, e.freq,
-       (SELECT greatest(c.reltuples, 0) FROM pg_class AS c
-        WHERE c.oid = '{s}.store_items'::regclass) AS rows
-FROM pg_stats AS st
-CROSS JOIN LATERAL unnest(st.most_common_elems::text::text[], st.most_common_elem_freqs)
-    AS e(elem, freq)
-WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
-  AND st.attname = 'search_tsv' AND e.elem IS NOT NULL"""
+SELECT e.elem AS lexeme, e.freq, t.rows, t.stale
+FROM (SELECT greatest(c.reltuples, a.n_live_tup, 0) AS rows,
+             coalesce(a.n_mod_since_analyze > greatest(c.reltuples, %(common_rows)s), false)
+                 AS stale
+      FROM pg_class AS c LEFT JOIN pg_stat_user_tables AS a ON a.relid = c.oid
+      WHERE c.oid = '{s}.store_items'::regclass) AS t
+LEFT JOIN (pg_stats AS st
+           CROSS JOIN LATERAL unnest(st.most_common_elems::text::text[],
+                                     st.most_common_elem_freqs) AS e(elem, freq))
+    ON st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
+   AND st.attname = 'search_tsv' AND e.elem IS NOT NULL"""
+
+
+def analyze_items(s: str) -> str:
+    """ANALYZE the items now, for a search that found their statistics stale (lexeme_stats).
+
+    SKIP_LOCKED: autovacuum or another store analyzing them already is as good. A replica, a
+    read-only transaction or a role that may not analyze the table must not fail the search:
+    it goes on with the statistics there are (the exception block)."""
+    return f"""
+DO $$BEGIN ANALYZE (SKIP_LOCKED) {s}.store_items; EXCEPTION WHEN OTHERS THEN NULL; END$$"""
 
 
 # The query's distinct lexemes (stemmed, stop words removed by the store's text config), each
