@@ -1,0 +1,270 @@
+"""Search cost against how common the query's words are: VaultStore beside langgraph's
+PostgresStore, in the same run, search by search (issue 26).
+
+For each size (``--sizes``, default 20000) and vocabulary, both stores (a database each on one
+embedded server) load the same items, ``--users`` namespaces ``("mem", "userN")``, each
+value ``{"text": ..., "kind": "a" | "b"}``, through ``store.batch`` of 500 puts, with a hashed
+word embedder (64 dims, query vectors computed before timing: database side only), then answer
+4-word queries with ``limit=10``:
+
+- vocabularies: ``closed``, 12 words per item from 40 everyday words (every word in about a
+  quarter of the items: issue 26's workload); ``zipf``, 12 words per item from 5,000 words
+  with Zipfian frequencies (s = 1.1); ``real``, the chat-like texts of store_speed.py;
+- query words: ``common`` (each in more than 5% of the items), ``rare`` (each in at most 50
+  items) and ``mixed`` (two of each); a class the vocabulary has no words for is skipped;
+- scopes: ``plain`` (from ``("mem",)``, every item), ``namespace`` (``("mem", "userN")``) and
+  ``filter`` (``("mem",)`` with ``{"kind": "a"}``, half the items);
+- passes: ``fresh`` (right after the load, as an app that searches while it ingests: no
+  ANALYZE has run unless autovacuum got there), ``cold`` (server restarted, its files evicted
+  from the OS cache) and ``warm`` (the cold searches again).
+
+Prints p50 / p95 per row and the p95 (and p50) ratio VaultStore / PostgresStore.
+
+    python bench/search_cost_bench.py                       # 20k, every vocabulary
+    python bench/search_cost_bench.py --sizes 20000,100000 --queries 100
+    python bench/search_cost_bench.py --vocabularies closed --passes fresh,warm --queries 150
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import random
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import BaseStore, PutOp
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent / "data"))
+
+import common
+import store_speed
+
+from langmem_vault.db import embedded_uri
+
+DIMS = 64
+WORDS_PER_ITEM = 12
+QUERY_WORDS = 4
+EVERYDAY = [
+    *("coffee", "tea", "morning", "evening", "walk", "run", "dog", "cat", "garden", "kitchen"),
+    *("music", "book", "movie", "friend", "family", "work", "office", "train", "bus", "car"),
+    *("lunch", "dinner", "breakfast", "weekend", "holiday", "beach", "mountain", "city", "park"),
+    *("school", "teacher", "doctor", "phone", "computer", "game", "sport", "football", "rain"),
+    *("sun", "snow"),
+]
+SCOPES = ("plain", "namespace", "filter")
+COMMON_SHARE, RARE_ITEMS = 0.05, 50
+_WORD = re.compile(r"[a-z]{3,}")
+
+
+class HashedWords(Embeddings):
+    """A word-hashing embedder: each word a fixed random unit direction, a text their sum."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, list[float]] = {}
+
+    def _one(self, text: str) -> list[float]:
+        if (hit := self._cache.get(text)) is not None:
+            return hit
+        v = np.zeros(DIMS)
+        for w in _WORD.findall(text.lower()):
+            seed = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
+            v += np.random.default_rng(seed).standard_normal(DIMS)
+        norm = float(np.linalg.norm(v)) or 1.0
+        out: list[float] = (v / norm).tolist()
+        return out
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._one(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._one(text)
+
+    def remember(self, texts: Sequence[str]) -> None:
+        """Compute these query vectors now, so timed searches only look them up."""
+        for t in texts:
+            self._cache[t] = self._one(t)
+
+
+def _syllable_words(n: int, rng: random.Random) -> list[str]:
+    syllables = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
+    words: set[str] = set()
+    while len(words) < n:
+        words.add("".join(rng.choice(syllables) for _ in range(rng.randint(2, 4))))
+    return sorted(words)
+
+
+def texts_for(vocabulary: str, n: int, seed: int = 5) -> list[str]:
+    rng = random.Random(seed)
+    if vocabulary == "closed":
+        return [" ".join(rng.choices(EVERYDAY, k=WORDS_PER_ITEM)) for _ in range(n)]
+    if vocabulary == "zipf":
+        words = _syllable_words(5000, rng)
+        weights = [1 / (r + 1) ** 1.1 for r in range(len(words))]
+        return [" ".join(rng.choices(words, weights, k=WORDS_PER_ITEM)) for _ in range(n)]
+    if vocabulary == "real":
+        return store_speed.synthetic_texts(common.load_dataset(), n)
+    raise SystemExit(f"unknown vocabulary {vocabulary!r}")
+
+
+def query_sets(texts: Sequence[str], count: int, seed: int = 9) -> dict[str, list[str]]:
+    """``count`` 4-word queries per class, from the words' document frequencies."""
+    df: Counter[str] = Counter()
+    for t in texts:
+        df.update(set(_WORD.findall(t.lower())))
+    common_words = sorted(w for w, c in df.items() if c > COMMON_SHARE * len(texts))
+    rare_words = sorted(w for w, c in df.items() if c <= RARE_ITEMS)
+    rng = random.Random(seed)
+    half = QUERY_WORDS // 2
+    out: dict[str, list[str]] = {}
+    if len(common_words) >= QUERY_WORDS:
+        out["common"] = [" ".join(rng.sample(common_words, QUERY_WORDS)) for _ in range(count)]
+    if len(rare_words) >= QUERY_WORDS:
+        out["rare"] = [" ".join(rng.sample(rare_words, QUERY_WORDS)) for _ in range(count)]
+    if len(common_words) >= half and len(rare_words) >= half:
+        out["mixed"] = [
+            " ".join(rng.sample(common_words, half) + rng.sample(rare_words, half))
+            for _ in range(count)
+        ]
+    return out
+
+
+def scope_args(scope: str, i: int, users: int) -> tuple[tuple[str, ...], dict[str, Any] | None]:
+    if scope == "namespace":
+        return ("mem", f"user{(7 * i) % users}"), None
+    return ("mem",), ({"kind": "a"} if scope == "filter" else None)
+
+
+def load(store: BaseStore, texts: Sequence[str], users: int) -> None:
+    for start in range(0, len(texts), 500):
+        store.batch(
+            [
+                PutOp(("mem", f"user{i % users}"), f"k{i}", {"text": texts[i], "kind": "ab"[i % 2]})
+                for i in range(start, min(len(texts), start + 500))
+            ]
+        )
+
+
+Row = tuple[str, str, str]  # (query class, scope, pass)
+
+
+def timed_pass(
+    stores: dict[str, BaseStore], queries: dict[str, list[str]], users: int, label: str
+) -> dict[Row, dict[str, list[float]]]:
+    """Every query of every class in every scope, the stores in a random order each time."""
+    rng = random.Random(label)
+    out: dict[Row, dict[str, list[float]]] = {}
+    for cls, qs in queries.items():
+        for scope in SCOPES:
+            times: dict[str, list[float]] = {s: [] for s in stores}
+            for i, q in enumerate(qs):
+                prefix, flt = scope_args(scope, i, users)
+                for name in rng.sample(list(stores), len(stores)):
+                    start = time.perf_counter()
+                    stores[name].search(prefix, query=q, filter=flt, limit=10)
+                    times[name].append((time.perf_counter() - start) * 1000)
+            out[(cls, scope, label)] = times
+    return out
+
+
+def run(
+    server: str,
+    data_dir: Path,
+    size: int,
+    vocabulary: str,
+    args: argparse.Namespace,
+    vault_kw: dict[str, Any],
+) -> dict[Row, dict[str, list[float]]]:
+    texts = texts_for(vocabulary, size)
+    queries = query_sets(texts, args.queries)
+    emb = HashedWords()
+    emb.remember([q for qs in queries.values() for q in qs])
+    index = {"dims": DIMS, "embed": emb, "fields": ["text"]}
+    systems = args.systems.split(",")
+    uris = {s: common.create_database(server, f"cost_{s}_{vocabulary}_{size}") for s in systems}
+    passes = args.passes.split(",")
+    results: dict[Row, dict[str, list[float]]] = {}
+
+    def opened(stack: ExitStack) -> dict[str, BaseStore]:
+        return {s: common.open_store(s, stack, uris[s], index, vault_kw) for s in systems}
+
+    with ExitStack() as stack:
+        stores = opened(stack)
+        for name, store in stores.items():
+            start = time.perf_counter()
+            load(store, texts, args.users)
+            print(f"  {name}: loaded {size} in {time.perf_counter() - start:.1f} s", flush=True)
+        if "fresh" in passes:
+            results |= timed_pass(stores, queries, args.users, "fresh")
+    if "cold" in passes or "warm" in passes:
+        if "cold" in passes:
+            common.restart_cold(data_dir)
+        with ExitStack() as stack:
+            stores = opened(stack)
+            for label in ("cold", "warm"):
+                if label in passes:
+                    results |= timed_pass(stores, queries, args.users, label)
+    return results
+
+
+def report(title: str, results: dict[Row, dict[str, list[float]]]) -> None:
+    print(f"\n### {title}\n")
+    rows = []
+    pct: Callable[[list[float], float], float] = common.percentile
+    for (cls, scope, label), times in results.items():
+        v, p = times.get("vault", []), times.get("postgres", [])
+        rows.append(
+            [
+                cls,
+                scope,
+                label,
+                f"{pct(v, 50):.2f} / {pct(v, 95):.2f}",
+                f"{pct(p, 50):.2f} / {pct(p, 95):.2f}",
+                f"**{common.ratio(pct(v, 95), pct(p, 95))}**"
+                f" ({common.ratio(pct(v, 50), pct(p, 50))})",
+            ]
+        )
+    common.print_table(
+        [
+            "words",
+            "scope",
+            "pass",
+            "VaultStore p50 / p95 ms",
+            "PostgresStore p50 / p95 ms",
+            "p95 ratio (p50)",
+        ],
+        rows,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="20000")
+    parser.add_argument("--vocabularies", default="closed,zipf,real")
+    parser.add_argument("--queries", type=int, default=60, help="queries per word class")
+    parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--passes", default="fresh,cold,warm")
+    parser.add_argument("--systems", default="vault,postgres")
+    parser.add_argument("--data-dir", help="the embedded server's data dir (default: a temp dir)")
+    args, leftover = parser.parse_known_args()
+    vault_kw = common.extra_options(leftover)
+    data_dir = Path(args.data_dir).resolve() if args.data_dir else common.temp_server_dir()
+    server = embedded_uri(data_dir)
+    for size in map(int, args.sizes.split(",")):
+        for vocabulary in args.vocabularies.split(","):
+            print(f"== {vocabulary} vocabulary, {size} items", flush=True)
+            results = run(server, data_dir, size, vocabulary, args, vault_kw)
+            report(f"{vocabulary} vocabulary, {size:,} items", results)
+
+
+if __name__ == "__main__":
+    main()
