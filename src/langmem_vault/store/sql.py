@@ -82,13 +82,15 @@ def lexeme_stats(s: str) -> str:
     with a NULL lexeme when there are none yet.
 
     The size is the larger of the last ANALYZE's estimate and the live rows the statistics
-    collector counts as they commit (no ANALYZE needed). Stale: more rows changed since the
-    last ANALYZE than it counted (the table at least doubled), or, never analyzed, more than
-    ``common_rows``: a bulk load that searches before autovacuum's ANALYZE comes round."""
+    collector counts. Stale: the table's file is more than twice (plus 16 pages, a few hundred
+    items) what the last ANALYZE saw (never analyzed: none), or more rows changed since then
+    than it counted. The file size is exact at once; the collector's counts reach the view
+    up to a second after a commit, too late for a bulk load that searches straight away."""
     return f"""
 SELECT e.elem AS lexeme, e.freq, t.rows, t.stale
 FROM (SELECT greatest(c.reltuples, a.n_live_tup, 0) AS rows,
-             coalesce(a.n_mod_since_analyze > greatest(c.reltuples, %(common_rows)s), false)
+             pg_relation_size(c.oid) / current_setting('block_size')::int > 2 * c.relpages + 16
+             OR coalesce(a.n_mod_since_analyze > greatest(c.reltuples, %(common_rows)s), false)
                  AS stale
       FROM pg_class AS c LEFT JOIN pg_stat_user_tables AS a ON a.relid = c.oid
       WHERE c.oid = '{s}.store_items'::regclass) AS t

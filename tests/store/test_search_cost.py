@@ -1,0 +1,139 @@
+"""Search work bounded whatever the query's words and the tables' statistics (issue 26): what
+the plain search's statement reads, from the plans Postgres ran (auto_explain), not timings."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import psycopg
+from langgraph.store.base import PutOp
+
+from langmem_vault.store import AsyncVaultStore, SearchRanking, VaultStore
+from tests.store.test_plain_search import REPEATS, _flat
+from tests.support.embeddings import DIMS, TrigramEmbeddings, index_config
+
+WORDS = ["tea", "cake", "garden", "train", "music", "rain", "kitchen", "dog"]
+COMMON_QUERY = "tea cake garden train"
+
+
+def _texts(n: int, seed: int = 3) -> list[str]:
+    # 4 words of 8 per item: each word in about 40% of the items.
+    rng = random.Random(seed)
+    return [" ".join(rng.sample(WORDS, 4)) for _ in range(n)]
+
+
+def _explaining(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+    """Every statement the connection runs from now on leaves its executed plan (JSON) here."""
+    plans: list[dict[str, Any]] = []
+
+    def keep(diag: psycopg.errors.Diagnostic) -> None:
+        message = diag.message_primary or ""
+        if "plan:" in message:
+            plans.append(json.loads(message[message.index("{") :]))
+
+    conn.add_notice_handler(keep)
+    for setting in (
+        "LOAD 'auto_explain'",
+        "SET auto_explain.log_min_duration = 0",
+        "SET auto_explain.log_analyze = on",
+        "SET auto_explain.log_format = json",
+        "SET auto_explain.log_level = notice",
+    ):
+        conn.execute(setting)
+    return plans
+
+
+def _rows(node: dict[str, Any], wanted: Any) -> int:
+    """Rows the plan's nodes matching ``wanted`` returned, over all their loops."""
+    own = int(node.get("Actual Rows", 0) * node.get("Actual Loops", 0)) if wanted(node) else 0
+    return own + sum(_rows(child, wanted) for child in node.get("Plans", []))
+
+
+def _search_plan(plans: list[dict[str, Any]]) -> dict[str, Any]:
+    [plan] = [p for p in plans if "kw AS" in p["Query Text"]]
+    return dict(plan["Plan"])
+
+
+def _no_autovacuum(conn: psycopg.Connection[Any], schema: str) -> None:
+    # Nothing analyzes the tables behind the test's back (that would replace a cached plan).
+    for table in ("store_items", "store_vectors"):
+        conn.execute(f"ALTER TABLE {schema}.{table} SET (autovacuum_enabled = off)")
+
+
+def test_a_plain_search_planned_on_a_tiny_table_walks_the_index_after_a_bulk_load(
+    pg_uri: str, schema: str
+) -> None:
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(
+            conn,
+            schema=schema,
+            index=index_config(TrigramEmbeddings()),  # type: ignore[arg-type]
+            ranking=SearchRanking(exact_scan_rows=0),
+        )
+        store.setup()
+        _no_autovacuum(conn, schema)
+        store.batch(
+            [PutOp(("n", f"u{i % 3}"), f"t{i}", {"text": t}) for i, t in enumerate(_texts(8))]
+        )
+        # The statement's generic plan is made now, on 8 rows never analyzed (the cheapest
+        # plan there sorts every vector), and kept: nothing analyzes the tables.
+        for _ in range(REPEATS):
+            store.search(("n",), query=COMMON_QUERY, limit=5)
+        texts = _texts(2000, seed=4)
+        store.batch([PutOp(("n", f"u{i % 3}"), f"k{i}", {"text": t}) for i, t in enumerate(texts)])
+        plans = _explaining(conn)
+        assert len(store.search(("n",), query=COMMON_QUERY, limit=5)) == 5
+        plan = _search_plan(plans)
+        # The HNSW walk's 50 candidates and one probe each for their exact cosines, not the
+        # 2,008 vectors of the table.
+        read = _rows(plan, lambda n: n.get("Relation Name") == "store_vectors")
+        assert 0 < read <= 4 * SearchRanking().candidates
+        assert not _rows(plan, lambda n: n["Node Type"] == "Seq Scan")
+
+
+def test_common_words_read_no_keyword_rows_right_after_a_bulk_load(
+    pg_uri: str, schema: str
+) -> None:
+    # Every word is in ~40% of 3,000 items; the search runs straight after the load, before
+    # any ANALYZE: it finds the statistics stale and analyzes, so the common words are known
+    # as such and not looked up in the GIN index (each would read ~1,200 items' entries).
+    # The rare word still finds its items (flat vectors: only the keyword side can).
+    ranking = SearchRanking(exact_scan_rows=0)
+    index: Any = {"dims": DIMS, "embed": _flat, "fields": ["text"]}
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(conn, schema=schema, index=index, ranking=ranking)
+        store.setup()
+        _no_autovacuum(conn, schema)
+        ops = [PutOp(("n", f"u{i % 3}"), f"k{i}", {"text": t}) for i, t in enumerate(_texts(3000))]
+        ops += [PutOp(("n", "u1"), f"z{i}", {"text": f"tea and a zeppelin {i}"}) for i in range(3)]
+        store.batch(ops)
+        plans = _explaining(conn)
+        store.search(("n",), query=f"{COMMON_QUERY}?", limit=10)
+        keyword_rows = _rows(
+            _search_plan(plans), lambda n: n.get("Index Name") == "store_items_tsv_idx"
+        )
+        assert keyword_rows <= ranking.common_rows
+        hits = store.search(("n",), query="zeppelin tea cake?", limit=3)
+        assert {h.key for h in hits} == {"z0", "z1", "z2"}
+
+
+async def test_a_search_analyzes_a_fresh_bulk_load_async(pg_uri: str, schema: str) -> None:
+    index: Any = {"dims": DIMS, "embed": _flat, "fields": ["text"]}
+    async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema, index=index) as store:
+        await store.setup()
+        await store.abatch(
+            [PutOp(("n",), f"k{i}", {"text": t}) for i, t in enumerate(_texts(1500))]
+        )
+        ops = [PutOp(("n",), f"z{i}", {"text": f"a zeppelin {i}"}) for i in range(2)]
+        await store.abatch(ops)
+        hits = await store.asearch(("n",), query="zeppelin?", limit=2)
+        assert {h.key for h in hits} == {"z0", "z1"}
+    with psycopg.connect(pg_uri) as conn:
+        [(common,)] = conn.execute(
+            "SELECT most_common_elems::text::text[] FROM pg_stats WHERE schemaname = %s"
+            " AND tablename = 'store_items' AND attname = 'search_tsv'",
+            [schema],
+        ).fetchall()
+    assert set(WORDS) <= set(common)
