@@ -1,7 +1,8 @@
 """Keyword weights: how rare each of a query's lexemes is in the store.
 
 Frequencies come from Postgres's own statistics (``pg_stats.most_common_elems`` of the
-full-text column, kept by ANALYZE and autovacuum), so writes pay nothing. They are read at most
+full-text column, kept by ANALYZE and autovacuum, and by a search that finds them stale after
+a bulk load: ``plans._fresh_stats``), so writes pay nothing. They are read at most
 once a minute per store and kept here, so a search does not join the catalogs. A lexeme missing
 from the statistics is rarer than every listed one; with no statistics yet (a new or small
 table) every lexeme weighs the same. A lexeme weighs its inverse document frequency,
