@@ -171,6 +171,26 @@ def _doc(**changes: Any) -> dict[str, Any]:
         (_doc(episodes=[{"key": "e", "value": {"summary": "x" * 5000}}]), r"episodes\[0\]"),
         (_doc(consent={"allow_extraction": "yes"}), "consent"),
         (_doc(memories=[{"key": "k", "value": {"text": "x" * 3000}}]), r"memories\[1\].value.text"),
+        # keys are identifiers, not paths (the planted-key attack on the dashboard)
+        (
+            _doc(memories=[{"key": "x/../../instructions/k/delete?user_id=bob#", "value": {}}]),
+            r"memories\[1\].key: must be 1..128 characters",
+        ),
+        (_doc(memories=[{"key": "a b", "value": {"text": "x"}}]), r"memories\[1\].key"),
+        (_doc(memories=[{"key": "..", "value": {"text": "x"}}]), r"memories\[1\].key"),
+        # strict types, unknown fields refused
+        (
+            _doc(instructions=[{"key": "i", "value": {"text": "x", "active": "false"}}]),
+            r"instructions\[0\].value.active",
+        ),
+        (
+            _doc(memories=[{"key": "k", "value": {"text": "x", "blob": "y" * 1000}}]),
+            r"memories\[1\].value.blob: not a field",
+        ),
+        (_doc(memories=[{"key": "k", "value": {"text": "x", "confidence": "1"}}]), "confidence"),
+        # a file of another shape: say what it lacks
+        ({"memories": []}, 'lacks "format", "version"'),
+        (_doc(user_id=None), 'user_id: the document names no user'),
     ],
 )
 def test_bad_documents_write_nothing(store: VaultStore, doc: Any, field: str) -> None:
@@ -184,6 +204,21 @@ def test_bad_documents_write_nothing(store: VaultStore, doc: Any, field: str) ->
     with pytest.raises(InvalidExportError, match=field):
         import_user(store, doc)
     assert _strip(export_user(store, "alice")) == _strip(before)
+
+
+def test_import_stores_values_as_their_model_writes_them(store: VaultStore) -> None:
+    """Missing fields get the model's defaults (not null), dates their parsed form."""
+    doc = _doc(
+        memories=[{"key": "k1", "value": {"text": "Likes tea", "created_at": "2026-01-02T00:00:00Z"}}],
+        instructions=[{"key": "i1", "value": {"text": "Be brief", "active": False}}],
+    )
+    import_user(store, doc)
+    fact = store.get(NS, "k1")
+    assert fact is not None
+    assert fact.value["status"] == "active" and fact.value["confidence"] == 1.0
+    assert fact.value["created_at"].startswith("2026-01-02T00:00:00")
+    instruction = store.get(("memories", "alice", "instructions"), "i1")
+    assert instruction is not None and instruction.value["active"] is False
 
 
 def test_oversized_import_is_refused(store: VaultStore) -> None:

@@ -19,7 +19,9 @@ privacy guarantees hold whichever path wrote the memory:
   keeps its index otherwise (a counter-only rewrite, ``reindex=False``);
 - every write carries the TTL of the memory's ``layer`` (:mod:`langmem_vault.memory.layers`:
   2 hours short-term, 7 days working, none long-term), so the store expires it and a
-  promotion's rewrite clears the expiry.
+  promotion's rewrite clears the expiry;
+- every key follows the key rule (:mod:`langmem_vault.memory.keys`): an identifier, never a
+  path.
 
 >>> from langmem_vault.memory.models import SemanticFact
 >>> ns = ("memories", "u1", "semantic")
@@ -40,6 +42,7 @@ from typing import Any, Literal
 
 from langgraph.store.base import PutOp
 
+from langmem_vault.memory.keys import check_key
 from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory.models import MemoryModel
 from langmem_vault.memory.sealing import Keyring, encrypt_fact, is_sealed
@@ -96,8 +99,10 @@ def memory_put(
     (a value already sealed is re-sealed under the current key); without one a private fact
     is stored as it is, unindexed. ``reindex=False`` marks a rewrite that leaves the text,
     privacy and status as they were (counters, a closing), which keeps the existing index
-    instead of re-embedding. ``layers`` gives the TTL of the value's ``layer``.
+    instead of re-embedding. ``layers`` gives the TTL of the value's ``layer``. A key outside
+    the key rule (:mod:`langmem_vault.memory.keys`) raises ``InvalidKeyError``.
     """
+    check_key(key)
     value: dict[str, Any] = memory.to_store() if isinstance(memory, MemoryModel) else dict(memory)
     kind = kind or str(value.get("kind") or "semantic")
     index = index_for(kind, value, reindex=reindex)

@@ -6,7 +6,6 @@ in the audit log, and its own error family.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -35,7 +34,9 @@ from langmem_vault.privacy.subject_rights.portability import (
     aexport_user,
     aimport_user,
     export_user,
+    import_owner,
     import_user,
+    load_export,
 )
 from langmem_vault.service.base import ServiceBase, user_prefix
 from langmem_vault.service.errors import InvalidInput
@@ -147,19 +148,6 @@ def _erase_result(user_id: str, report: ErasureReport) -> EraseResult:
     )
 
 
-def load_document(doc: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
-    """An export document from its JSON text (or as given); :class:`InvalidInput` if it is
-    not a JSON object."""
-    if isinstance(doc, str | bytes):
-        try:
-            doc = json.loads(doc)
-        except (ValueError, RecursionError) as exc:
-            raise InvalidInput("document", f"not JSON: {exc}") from None
-    if not isinstance(doc, Mapping):
-        raise InvalidInput("document", f"must be a JSON object, got {type(doc).__name__}")
-    return doc
-
-
 class PrivacyMixin(ServiceBase):
     """Subject-rights operations of :class:`~langmem_vault.service.MemoryService`."""
 
@@ -182,8 +170,8 @@ class PrivacyMixin(ServiceBase):
     def _import_steps(
         self, doc: Mapping[str, Any] | str | bytes, user_id: str | None
     ) -> Steps[ImportResult]:
-        loaded = load_document(doc)
-        owner = self._authorize(user_id if user_id is not None else loaded.get("user_id"))
+        loaded = load_export(doc)
+        owner = self._authorize(import_owner(loaded, user_id))
         options = self._rights() | {"keyring": self.keyring, "user_id": owner}
         report: ImportReport = yield Step(
             lambda: import_user(self.store, loaded, **options),

@@ -26,7 +26,9 @@ exported, so import does not recreate threads. ``pending`` holds what inline ext
 of a thread's messages until it reads them (``memory.namespaces.tails_namespace``; LangChain's
 ``messages_to_dict`` form): words the user said that are held but not yet learnt from. It is
 there for the same transparency and import skips it too. Unknown top-level keys are ignored
-by import; a higher ``version`` is refused.
+by import; a higher ``version`` is refused. A value is checked against its model as every
+write is: unknown fields are refused, types are strict, and keys follow the key rule
+(:mod:`langmem_vault.memory.keys`).
 
 With ``audit=`` (an audit log or buffer) each export and import is logged, with counts.
 
@@ -56,6 +58,7 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 from pydantic import ValidationError
 
 from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.memory.keys import InvalidKeyError, check_key
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
 from langmem_vault.memory.recall.usage import read_usage_plan, usage_namespace, with_usage
@@ -76,7 +79,9 @@ __all__ = [
     "aexport_user",
     "aimport_user",
     "export_user",
+    "import_owner",
     "import_user",
+    "load_export",
     "memories_csv",
 ]
 
@@ -84,7 +89,6 @@ EXPORT_FORMAT = "langmem-vault-export"
 EXPORT_VERSION = 1
 PAGE = 500
 MAX_ITEMS = 100_000
-MAX_KEY = 1024
 SECTIONS: tuple[tuple[str, str, type[MemoryModel]], ...] = (
     ("memories", "semantic", SemanticFact),
     ("instructions", "instructions", Instruction),
@@ -254,16 +258,37 @@ class ImportReport:
     consent: bool = False
 
 
-def _load_doc(doc: Any) -> Mapping[str, Any]:
+REQUIRED = ("format", "version")
+
+
+def load_export(doc: Any) -> Mapping[str, Any]:
+    """An export document (a dict, or its JSON text) checked for its format and version;
+    :class:`InvalidExportError` saying what a file of another shape lacks.
+
+    >>> load_export({"memories": []})  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    langmem_vault...InvalidExportError: document: not a langmem-vault export: it lacks "format", ...
+    """
     if isinstance(doc, str | bytes):
         try:
             doc = json.loads(doc)
         except ValueError as exc:
-            raise InvalidExportError(f"not JSON: {exc}") from None
+            raise InvalidExportError(f"document: not JSON: {exc}") from None
         except RecursionError:  # "[[[[..." nested deeper than the parser's stack
-            raise InvalidExportError("not JSON: nested too deeply") from None
+            raise InvalidExportError("document: not JSON: nested too deeply") from None
     if not isinstance(doc, Mapping):
-        raise InvalidExportError(f"an export must be a JSON object, got {type(doc).__name__}")
+        raise InvalidExportError(
+            f"document: an export must be a JSON object, got {type(doc).__name__}"
+        )
+    missing = [name for name in REQUIRED if name not in doc]
+    if missing:
+        lacks = ", ".join(f'"{name}"' for name in missing)
+        raise InvalidExportError(
+            f"document: not a langmem-vault export: it lacks {lacks} (expected "
+            f'{{"format": "{EXPORT_FORMAT}", "version": {EXPORT_VERSION}, "user_id": ..., '
+            '"memories": [...], ...})'
+        )
     if doc.get("format") != EXPORT_FORMAT:
         raise InvalidExportError(f"format must be {EXPORT_FORMAT!r}, got {doc.get('format')!r}")
     version = doc.get("version")
@@ -274,6 +299,40 @@ def _load_doc(doc: Any) -> Mapping[str, Any]:
             f"version {version} is newer than this library reads ({EXPORT_VERSION}); upgrade"
         )
     return doc
+
+
+def import_owner(doc: Mapping[str, Any], user_id: str | None) -> str:
+    """Whom an import writes for: ``user_id``, else the document's own."""
+    owner = user_id if user_id is not None else doc.get("user_id")
+    if not isinstance(owner, str) or not owner.strip():
+        raise InvalidExportError(
+            f'user_id: the document names no user ("user_id" is {doc.get("user_id")!r}); '
+            "name the user to import for"
+        )
+    return owner
+
+
+#: what an exported value may hold beyond its model's fields: the sealed envelope of a
+#: private fact exported without a keyring, and the usage counts export merges in
+VALUE_EXTRAS = frozenset({"enc", "enc_kid", "usage_count", "access_count", "last_accessed"})
+
+
+def _checked_value(
+    model: type[MemoryModel], value: Mapping[str, Any], where: str
+) -> dict[str, Any]:
+    """The value as the model writes it: unknown fields refused, types strict (JSON's: a
+    date is an ISO string, ``"false"`` is not a boolean), missing fields their defaults."""
+    unknown = sorted(set(value) - set(model.model_fields) - VALUE_EXTRAS)
+    if unknown:
+        raise InvalidExportError(f"{where}.value.{unknown[0]}: not a field of a {model.__name__}")
+    try:
+        checked = model.model_validate_json(json.dumps(dict(value), default=str), strict=True)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"])
+        raise InvalidExportError(f"{where}.value.{field}: {first['msg']}") from None
+    extras = {k: value[k] for k in VALUE_EXTRAS & set(value) if k not in model.model_fields}
+    return {**checked.to_store(), **extras}
 
 
 def _import_ops(
@@ -296,18 +355,14 @@ def _import_ops(
             if not isinstance(row, Mapping) or not isinstance(row.get("value"), Mapping):
                 raise InvalidExportError(f"{where} must be an object with 'key' and 'value'")
             key = row.get("key")
-            if not isinstance(key, str) or not key or len(key) > MAX_KEY or "\x00" in key:
-                raise InvalidExportError(f"{where}.key must be a string of 1..{MAX_KEY} chars")
+            try:
+                check_key(key, field=f"{where}.key")
+            except InvalidKeyError as exc:
+                raise InvalidExportError(str(exc)) from None
             if key in seen:
                 raise InvalidExportError(f"{where}.key {key!r} appears twice")
             seen.add(key)
-            value = dict(row["value"])
-            try:
-                model.model_validate(value)  # validated, but stored exactly as given
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                field = ".".join(str(p) for p in first["loc"])
-                raise InvalidExportError(f"{where}.value.{field}: {first['msg']}") from None
+            value = _checked_value(model, row["value"], where)
             # The write rule: private facts sealed (with a keyring) and never indexed; [] also
             # drops the index of a public memory this import overwrites.
             ops.append(memory_put(namespace, key, value, kind=KINDS[section], keyring=keyring))
@@ -325,10 +380,8 @@ def _import_plan(
     namespaces: MemoryNamespaces | None,
 ) -> tuple[str, StorePlan[ImportReport]]:
     """Validate everything now; the returned plan only writes."""
-    doc = _load_doc(doc)
-    owner = user_id if user_id is not None else doc.get("user_id")
-    if not isinstance(owner, str) or not owner:
-        raise InvalidExportError("user_id must be a non-empty string")
+    doc = load_export(doc)
+    owner = import_owner(doc, user_id)
     ns = _namespaces(owner, namespaces)
     ops, counts = _import_ops(doc, ns, keyring)
     consent = doc.get("consent")
