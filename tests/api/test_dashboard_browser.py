@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import psycopg
 import pytest
@@ -151,8 +152,11 @@ def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     tab = context.new_page()
     tab.set_default_timeout(15_000)
+    refused: list[str] = []  # the Content-Security-Policy must never block our own page
+    tab.on("console", lambda m: refused.append(m.text) if "Content Security" in m.text else None)
     yield tab
     context.close()
+    assert not refused, refused
 
 
 def shot(page: Any, name: str) -> None:
@@ -161,7 +165,7 @@ def shot(page: Any, name: str) -> None:
 
 
 def row(page: Any, key: str) -> Any:
-    return page.locator(f"#m-{key}")
+    return page.locator(f'tr[data-key="{key}"]')
 
 
 def test_memory_list_loads_with_badges_and_confidence(
@@ -209,10 +213,10 @@ def test_edit_a_memory_inline(
     key = seeded["job"]
     page.goto(f"{server}/?user_id={USER}")
     row(page, key).locator("[data-action=edit]").click()
-    page.fill(f"#m-{key} textarea[name=text]", "Works at Initech as a designer")
-    page.fill(f"#m-{key} input[name=confidence]", "0.8")
+    row(page, key).locator("textarea[name=text]").fill("Works at Initech as a designer")
+    row(page, key).locator("input[name=confidence]").fill("0.8")
     row(page, key).locator("[data-action=save]").click()
-    page.wait_for_selector(f"#m-{key}:not(.editing)")
+    page.wait_for_selector(f'tr[data-key="{key}"]:not(.editing)')
     assert row(page, key).locator(".text").inner_text() == "Works at Initech as a designer"
     stored = db.get_memory(USER, key)
     assert (stored.text, stored.confidence) == ("Works at Initech as a designer", 0.8)
@@ -229,7 +233,7 @@ def test_confirm_a_pending_memory(
     assert row(page, key).get_attribute("data-status") == "pending"
     shot(page, "pending")
     row(page, key).locator("[data-action=confirm]").click()
-    page.wait_for_selector(f"#m-{key}[data-status=active]")
+    page.wait_for_selector(f'tr[data-key="{key}"][data-status=active]')
     assert row(page, key).locator("[data-action=confirm]").count() == 0
     assert db.get_memory(USER, key).status == "active"
 
@@ -239,13 +243,14 @@ def test_change_an_instructions_priority_and_toggle_it(
 ) -> None:
     key = seeded["french"]
     page.goto(f"{server}/instructions?user_id={USER}")
-    line = page.locator(f"#i-{key}")
+    line = row(page, key)
     assert line.locator("output").inner_text() == "5"
     line.locator("[data-action=up]").click()
-    page.wait_for_function(f"document.querySelector('#i-{key} output').textContent === '6'")
+    # a locator, not wait_for_function: the page's CSP runs no string as script (no eval)
+    row(page, key).locator("output", has_text="6").wait_for()
     assert db.get_memory(USER, key).priority == 6
-    page.locator(f"#i-{key} [data-action=toggle]").click()
-    page.wait_for_selector(f"#i-{key}[data-status=disabled]")
+    row(page, key).locator("[data-action=toggle]").click()
+    page.wait_for_selector(f'tr[data-key="{key}"][data-status=disabled]')
     assert db.get_memory(USER, key).status == "disabled"
     shot(page, "instructions")
 
@@ -294,3 +299,61 @@ def test_erase_asks_for_the_user_id_first(page: Any, server: str, db: MemoryServ
     assert "Erased" in page.locator("#erased").inner_text()
     shot(page, "erase")
     assert not db.user_exists(user)
+
+
+# -- a planted key never turns an admin's click against another user ----------------------
+
+
+def _planted(target: str) -> dict[str, str]:
+    """Keys that, spliced raw into a URL, resolve to an action on one of bob's records;
+    stored the way data written before the key rule may hold them (a raw store put: every
+    write path now refuses such keys, see test_import_refuses_a_planted_key)."""
+    return {
+        # from /vault/ui/memories/<key>/<action> to /vault/ui/instructions/<bob's>/delete
+        "instruction": f"x/*/../../../instructions/{target}/delete?user_id=bob#*/",
+        # from /vault/ui/memories/<key>/<action> to /vault/ui/memories/<bob's>/delete
+        "memory": "x/*/../../{memory}/delete?user_id=bob#*/",
+    }
+
+
+def test_a_planted_key_reaches_no_other_user_through_any_action(
+    page: Any, server: str, db: MemoryService
+) -> None:
+    from langmem_vault.memory.models import Instruction, SemanticFact
+    from langmem_vault.memory.namespaces import MemoryNamespaces
+
+    bob_rule = db.add_instruction("bob", "Bob's standing rule", priority=4).key
+    bob_fact = db.add_memory("bob", "Bob likes chess").key
+    ns = MemoryNamespaces().resolve({"configurable": {"user_id": "mallory"}})
+    templates = _planted(bob_rule)
+    planted = [templates["instruction"], templates["memory"].format(memory=bob_fact)]
+    for key in planted:
+        fact = SemanticFact(text=f"Planted {len(key)}", status="pending_confirmation")
+        db.store.put(ns.semantic, key, fact.to_store())
+        db.store.put(ns.instructions, key, Instruction(text=f"Planted rule {len(key)}").to_store())
+
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(f"{r.method} {r.url}") if "/ui/" in r.url else None)
+    page.on("dialog", lambda d: d.accept())
+
+    def click(locator: Any) -> None:
+        with page.expect_response(lambda r: "/ui/" in r.url):
+            locator.click()
+
+    for key in planted:
+        for action in ("confirm", "reject", "edit", "delete"):
+            page.goto(f"{server}/?user_id=mallory&status=pending")
+            click(row(page, key).locator(f"[data-action={action}]"))
+        page.goto(f"{server}/instructions?user_id=mallory")
+        for action in ("up", "toggle"):
+            click(row(page, key).locator(f"[data-action={action}]"))
+        click(row(page, key).locator("button.danger"))
+
+    assert len(sent) == 2 * 7
+    for request in sent:  # each went to mallory's row, the key one encoded path segment
+        url = urlsplit(request.split(" ", 1)[1])
+        assert parse_qs(url.query)["user_id"] == ["mallory"], request
+        assert url.path.startswith((f"{PREFIX}/ui/memories/x%2F", f"{PREFIX}/ui/instructions/x%2F"))
+    rule, fact = db.get_memory("bob", bob_rule), db.get_memory("bob", bob_fact)
+    assert (rule.status, rule.priority, fact.status) == ("active", 4, "active")
+    assert db.audit_log("bob", actions=["edit", "delete"]) == []

@@ -147,12 +147,19 @@ def test_pending_queue_confirm_reject_and_search(cli: Cli) -> None:
     assert shown.exit_code == 0 and "both" in shown.stdout
 
 
-def test_wrong_key_is_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_memory_sealed_with_a_lost_key_is_listed_marked(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
     u = user()
     monkeypatch.setenv("LANGMEM_VAULT_KEY", "k1:" + base64.b64encode(os.urandom(32)).decode())
     assert cli("memories", "add", "-u", u, "Sees a therapist", "--private").exit_code == 0
-    monkeypatch.setenv("LANGMEM_VAULT_KEY", "k1:" + base64.b64encode(os.urandom(32)).decode())
-    bad_input(cli("memories", "list", "-u", u), "key")
+    assert cli("memories", "add", "-u", u, "Likes tea").exit_code == 0
+    monkeypatch.setenv("LANGMEM_VAULT_KEY", "k2:" + base64.b64encode(os.urandom(32)).decode())
+    listed = cli("memories", "list", "-u", u, "--json")
+    assert listed.exit_code == 0, listed.output  # one lost key does not hide the rest
+    items = json.loads(listed.output)["items"]
+    lost = [m for m in items if m["unreadable"]]
+    assert len(items) == 2 and len(lost) == 1 and "'k1'" in lost[0]["unreadable"]
 
 
 def test_instructions(cli: Cli) -> None:

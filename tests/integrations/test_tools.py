@@ -124,6 +124,15 @@ def test_actions_permitted(any_store: BaseStore) -> None:
         manage.invoke({"content": "  "}, CONFIG)
 
 
+def test_an_id_outside_the_key_rule_is_refused_naming_id() -> None:
+    store = InMemoryStore()
+    manage = create_manage_memory_tool(NS, store=store)
+    for action in ("update", "delete"):
+        with pytest.raises(ValueError, match=r"id: must be 1\.\.128 characters"):
+            manage.invoke({"action": action, "content": "x", "id": "../../bob/semantic/k"}, CONFIG)
+    assert list(store.search(("memories",))) == []
+
+
 def test_langmem_tools_on_vault_store(pg_uri: str, schema: str, index: dict[str, Any]) -> None:
     """LangMem's own tools on VaultStore with the README's index (fields ["text"]): LangMem
     stores {"content": ...}, and it is still embedded and scored."""

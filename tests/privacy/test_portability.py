@@ -190,7 +190,7 @@ def _doc(**changes: Any) -> dict[str, Any]:
         (_doc(memories=[{"key": "k", "value": {"text": "x", "confidence": "1"}}]), "confidence"),
         # a file of another shape: say what it lacks
         ({"memories": []}, 'lacks "format", "version"'),
-        (_doc(user_id=None), 'user_id: the document names no user'),
+        (_doc(user_id=None), "user_id: the document names no user"),
     ],
 )
 def test_bad_documents_write_nothing(store: VaultStore, doc: Any, field: str) -> None:
@@ -209,7 +209,9 @@ def test_bad_documents_write_nothing(store: VaultStore, doc: Any, field: str) ->
 def test_import_stores_values_as_their_model_writes_them(store: VaultStore) -> None:
     """Missing fields get the model's defaults (not null), dates their parsed form."""
     doc = _doc(
-        memories=[{"key": "k1", "value": {"text": "Likes tea", "created_at": "2026-01-02T00:00:00Z"}}],
+        memories=[
+            {"key": "k1", "value": {"text": "Likes tea", "created_at": "2026-01-02T00:00:00Z"}}
+        ],
         instructions=[{"key": "i1", "value": {"text": "Be brief", "active": False}}],
     )
     import_user(store, doc)

@@ -35,8 +35,10 @@ from starlette.staticfiles import StaticFiles
 
 from langmem_vault.api import dashboard, errors, insights, instructions, memories, privacy
 from langmem_vault.api.auth import ADMIN_KEY_ENV, USER_KEYS_ENV, AuthHook, default_auth
+from langmem_vault.api.guards import BodyGuard, SecurityHeaders
 from langmem_vault.api.origin import CrossOriginGuard
 from langmem_vault.api.resources import open_service
+from langmem_vault.api.sessions import Sessions
 from langmem_vault.service import MemoryService
 from langmem_vault.service.analytics import LatencyLog
 
@@ -58,10 +60,14 @@ def _check_prefix(prefix: str) -> str:
     return prefix
 
 
+#: the modules holding the REST routes, each with its ``router``
+API_MODULES = (memories, instructions, insights, privacy)
+
+
 def api_router() -> APIRouter:
     """Every REST route (without the prefix)."""
     router = APIRouter()
-    for module in (memories, instructions, insights, privacy):
+    for module in API_MODULES:
         router.include_router(module.router)
     return router
 
@@ -122,10 +128,15 @@ def create_app(
     app.state.vault_templates = dashboard.load_templates()
     if isinstance(service, MemoryService):  # usable before the lifespan runs (tests)
         app.state.vault_service = service
+    app.state.vault_sessions = Sessions()
     errors.install(app)
-    # No page of another site posts here as the operator; other routes of a server this app
-    # is mounted in (LangGraph's, which Studio calls from its own site) are left alone.
+    # Outermost last: every answer (a refusal too) carries the security headers; no page of
+    # another site posts here as the operator; no body is read before its sender is known.
+    # Other routes of a server this app is mounted in (LangGraph's, which Studio calls from
+    # its own site) are left alone.
+    app.add_middleware(BodyGuard, prefix=prefix)
     app.add_middleware(CrossOriginGuard, prefix=prefix)
+    app.add_middleware(SecurityHeaders, prefix=prefix)
     app.include_router(api_router(), prefix=f"{prefix}/api")
     app.include_router(dashboard.build_router(), prefix=prefix)
     if prefix:  # a LangGraph server does not redirect slashes: /vault would be a 404

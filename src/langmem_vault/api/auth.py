@@ -7,8 +7,8 @@ the environment:
 - ``LANGMEM_VAULT_ADMIN_KEY``: an admin key (acts for any user named by ``?user_id=``);
 - ``LANGMEM_VAULT_API_KEYS``: user keys, ``alice=KEY1,bob=KEY2`` (each acts only for itself).
 
-The key comes from ``Authorization: Bearer KEY``, or from the ``lmv_key`` cookie that the
-dashboard's sign-in form sets (browsers cannot add headers to a page load).
+The key comes from ``Authorization: Bearer KEY``. The dashboard's sign-in form trades a key
+for a session (:mod:`langmem_vault.api.sessions`): the browser never holds the key.
 
 With neither variable set there is no auth: :class:`LocalOnlyAuth` lets only loopback clients
 in, as an admin named ``local``, and ``langmem-vault serve`` binds 127.0.0.1.
@@ -39,7 +39,6 @@ from langmem_vault.service.records import Identity
 
 __all__ = [
     "ADMIN_KEY_ENV",
-    "COOKIE",
     "USER_KEYS_ENV",
     "ApiKeyAuth",
     "AuthHook",
@@ -51,8 +50,6 @@ __all__ = [
 
 ADMIN_KEY_ENV = "LANGMEM_VAULT_ADMIN_KEY"
 USER_KEYS_ENV = "LANGMEM_VAULT_API_KEYS"
-#: the cookie the dashboard's sign-in form sets to the key it was given
-COOKIE = "lmv_key"
 
 
 def acting_for(identity: Identity, requested: str | None) -> str:
@@ -92,7 +89,7 @@ def _bearer(request: Request) -> str | None:
     scheme, _, token = header.partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
-    return request.cookies.get(COOKIE) or None
+    return None
 
 
 class ApiKeyAuth:
@@ -113,10 +110,17 @@ class ApiKeyAuth:
         keys: dict[str, Identity] = {}
         if admin := env.get(ADMIN_KEY_ENV, "").strip():
             keys[admin] = Identity.admin("admin-key")
-        for pair in filter(None, (p.strip() for p in env.get(USER_KEYS_ENV, "").split(","))):
+        pairs = [p.strip() for p in env.get(USER_KEYS_ENV, "").split(",")]
+        for position, pair in enumerate(pairs, start=1):
+            if not pair:
+                continue
             user, sep, key = pair.partition("=")
             if not sep or not user.strip() or not key.strip():
-                raise ValueError(f"{USER_KEYS_ENV}: expected user=key pairs, got {pair[:20]!r}")
+                # by position only: a malformed entry may hold a key, never echoed
+                raise ValueError(
+                    f"{USER_KEYS_ENV}: entry {position} is not a user=key pair (entries are "
+                    "comma-separated, counted from 1)"
+                )
             keys[key.strip()] = Identity.for_user(user.strip(), name=f"user:{user.strip()}")
         return cls(keys) if keys else None
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from importlib import resources
 from typing import Annotated, Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import DictLoader, Environment, select_autoescape
 
-from langmem_vault.api.auth import COOKIE, acting_for
+from langmem_vault.api.auth import acting_for
 from langmem_vault.api.deps import identity, service
-from langmem_vault.api.errors import NotAuthenticated
+from langmem_vault.api.errors import FieldError, NotAuthenticated
+from langmem_vault.api.sessions import COOKIE, Sessions
 from langmem_vault.memory.models import CATEGORIES
 from langmem_vault.service import Identity, MemoryRecord, MemoryService, ServiceError
 from langmem_vault.service.categories import colour_of
@@ -69,11 +70,14 @@ class View:
     def service(self) -> MemoryService:
         return service(self.request).acting_as(self.who)
 
-    def link(self, path: str, **params: Any) -> str:
+    def link(self, path: str, *segments: Any, **params: Any) -> str:
+        """The URL of ``path`` (a route of ours, written in a template) followed by
+        ``segments`` (data: a memory key, a thread id), each percent-encoded whole so it
+        stays one path segment whatever it holds, and the query ``params``."""
         query = {k: v for k, v in params.items() if v is not None and v != ""}
         if self.who.is_admin and self.user_id:
             query = {"user_id": self.user_id, **query}
-        url = f"{self.prefix}/{path}"
+        url = f"{self.prefix}/{path}" + "".join(f"/{quote(str(s), safe='')}" for s in segments)
         return f"{url}?{urlencode(query, doseq=True)}" if query else url
 
     def api(self, path: str) -> str:
@@ -88,6 +92,7 @@ class View:
             user_id=self.user_id,
             admin=self.who.is_admin,
             local=self.who.name == "local",
+            signed_in=self.request.cookies.get(COOKIE) is not None,
             link=self.link,
             api=self.api,
             colour=self.colour,
@@ -101,6 +106,14 @@ async def _view(request: Request, user_id: str | None) -> View:
     who = await identity(request)
     uid = acting_for(who, user_id) if (user_id or not who.is_admin) else None
     return View(request, who, uid)
+
+
+async def _acting_view(request: Request, user_id: str | None) -> tuple[View, str]:
+    """The view of an action on one user's data, and that user (an admin must name one)."""
+    view = await _view(request, user_id)
+    if view.user_id is None:
+        raise FieldError("user_id", "an admin request must name the user it acts for")
+    return view, view.user_id
 
 
 def _login(request: Request) -> RedirectResponse:
@@ -121,14 +134,26 @@ def build_router() -> APIRouter:
     @router.post("/login")
     async def login(request: Request, key: Annotated[str, Form(max_length=512)]) -> Response:
         prefix = request.app.state.vault_prefix
-        auth = request.app.state.vault_auth
-        check = getattr(auth, "identity_for", None)
-        if check is not None and check(key) is None:
+        check = getattr(request.app.state.vault_auth, "identity_for", None)
+        who = check(key) if check is not None else None
+        if who is None:
             view = View(request, Identity.for_user("-"), None)
-            return view.render("login.html", status_code=401, error="Unknown API key.")
+            message = "Unknown API key." if check is not None else "This server takes no keys."
+            return view.render("login.html", status_code=401, error=message)
+        sessions: Sessions = request.app.state.vault_sessions
         response = RedirectResponse(f"{prefix}/", status_code=303)
-        # HttpOnly: scripts never see the key; SameSite=Strict: no cross-site form posts.
-        response.set_cookie(COOKIE, key, httponly=True, samesite="strict", path=prefix or "/")
+        response.set_cookie(COOKIE, sessions.start(who), **sessions.cookie_options(request))
+        return response
+
+    @router.post("/logout")
+    async def logout(request: Request) -> Response:
+        sessions: Sessions = request.app.state.vault_sessions
+        sessions.end(request.cookies.get(COOKIE))
+        response = _login(request)
+        options = sessions.cookie_options(request)
+        response.delete_cookie(
+            COOKIE, path=options["path"], secure=options["secure"], httponly=True, samesite="strict"
+        )
         return response
 
     @router.get("/")
@@ -159,7 +184,7 @@ def build_router() -> APIRouter:
             counts[tab] = page.total
         items: list[MemoryRecord]
         if q:
-            with request.app.state.vault_latency.timed("search"):
+            with request.app.state.vault_latency.timed("search", user_id=uid):
                 found = await svc.asearch_memories(
                     uid,
                     q,
@@ -168,12 +193,12 @@ def build_router() -> APIRouter:
                     limit=PAGE,
                     **filters,
                 )
-            items, total = list(found.items), len(found.items)
+            items, total, truncated = list(found.items), len(found.items), found.truncated
         else:
             listed = await svc.alist_memories(
                 uid, status=TABS[status], limit=PAGE, offset=offset, **filters
             )
-            items, total = listed.items, listed.total
+            items, total, truncated = listed.items, listed.total, listed.truncated
         return view.render(
             "memories.html",
             page="memories",
@@ -187,6 +212,8 @@ def build_router() -> APIRouter:
             categories=[c for c in categories if c.builtin or c.count],
             items=items,
             total=total,
+            truncated=truncated,
+            max_rows=svc.max_rows,
             offset=offset,
             limit=PAGE,
         )
@@ -194,9 +221,8 @@ def build_router() -> APIRouter:
     async def _row(
         request: Request, user_id: str | None, key: str, action: str | None = None
     ) -> Response:
-        view = await _view(request, user_id)
-        assert view.user_id is not None
-        svc, uid = view.service, view.user_id
+        view, uid = await _acting_view(request, user_id)
+        svc = view.service
         calls = {
             "confirm": svc.aconfirm_memory,
             "reject": svc.areject_memory,
@@ -221,9 +247,8 @@ def build_router() -> APIRouter:
 
     @router.get("/ui/memories/{key}/edit")
     async def memory_edit(request: Request, key: str, user_id: UserQuery = None) -> Response:
-        view = await _view(request, user_id)
-        assert view.user_id is not None
-        record = await view.service.aget_memory(view.user_id, key)
+        view, uid = await _acting_view(request, user_id)
+        record = await view.service.aget_memory(uid, key)
         return view.render(
             "partials/memory_edit.html", m=record, builtin_categories=CATEGORIES, error=None
         )
@@ -238,9 +263,8 @@ def build_router() -> APIRouter:
         tags: Annotated[str, Form()] = "",
         user_id: UserQuery = None,
     ) -> Response:
-        view = await _view(request, user_id)
-        assert view.user_id is not None
-        svc, uid = view.service, view.user_id
+        view, uid = await _acting_view(request, user_id)
+        svc = view.service
         changes: dict[str, Any] = {
             "text": text,
             "category": category,
@@ -282,10 +306,9 @@ def build_router() -> APIRouter:
         condition: Annotated[str, Form()] = "",
         user_id: UserQuery = None,
     ) -> Response:
-        view = await _view(request, user_id)
-        assert view.user_id is not None
+        view, uid = await _acting_view(request, user_id)
         record = await view.service.aadd_instruction(
-            view.user_id, text, priority=priority, condition=condition or None
+            uid, text, priority=priority, condition=condition or None
         )
         return view.render("partials/instruction_row.html", i=record)
 
@@ -296,9 +319,8 @@ def build_router() -> APIRouter:
         delta: Annotated[int, Query(ge=-9, le=9)],
         user_id: UserQuery = None,
     ) -> Response:
-        view = await _view(request, user_id)
-        assert view.user_id is not None
-        svc, uid = view.service, view.user_id
+        view, uid = await _acting_view(request, user_id)
+        svc = view.service
         current = await svc.aget_memory(uid, key)
         priority = min(10, max(1, (current.priority or 5) + delta))
         record = await svc.aedit_instruction(uid, key, priority=priority)
@@ -308,16 +330,14 @@ def build_router() -> APIRouter:
     async def instruction_active(
         request: Request, key: str, active: bool, user_id: UserQuery = None
     ) -> Response:
-        view = await _view(request, user_id)
-        assert view.user_id is not None
-        record = await view.service.aedit_instruction(view.user_id, key, active=active)
+        view, uid = await _acting_view(request, user_id)
+        record = await view.service.aedit_instruction(uid, key, active=active)
         return view.render("partials/instruction_row.html", i=record)
 
     @router.post("/ui/instructions/{key}/delete")
     async def instruction_delete(request: Request, key: str, user_id: UserQuery = None) -> Response:
-        view = await _view(request, user_id)
-        assert view.user_id is not None
-        await view.service.adelete_instruction(view.user_id, key)
+        view, uid = await _acting_view(request, user_id)
+        await view.service.adelete_instruction(uid, key)
         return HTMLResponse("")
 
     @router.get("/analytics")
@@ -382,9 +402,8 @@ def build_router() -> APIRouter:
     async def erase(
         request: Request, confirm: Annotated[str, Form()], user_id: UserQuery = None
     ) -> Response:
-        view = await _view(request, user_id)
-        assert view.user_id is not None
-        if confirm != view.user_id:
+        view, uid = await _acting_view(request, user_id)
+        if confirm != uid:
             return view.render(
                 "privacy.html",
                 status_code=400,
@@ -392,7 +411,7 @@ def build_router() -> APIRouter:
                 erased=None,
                 error="The user id you typed does not match; nothing was erased.",
             )
-        result = await view.service.aerase_user(view.user_id)
+        result = await view.service.aerase_user(uid)
         summary = (
             f"{result.store_items} stored items, {result.threads} threads, "
             f"{result.audit_events} audit events"

@@ -1,5 +1,5 @@
-"""Per-request dependencies: the identity (from the auth hook), the user it acts for, and the
-service acting as that identity.
+"""Per-request dependencies: the identity (from a dashboard session, else the auth hook), the
+user it acts for, and the service acting as that identity.
 
 The service checks again that the identity may act for the user (a user key only for its own
 user), and records every write in the audit log with the identity's name as the actor.
@@ -14,6 +14,7 @@ from fastapi import Depends, Query, Request
 
 from langmem_vault.api.auth import acting_for, identify
 from langmem_vault.api.errors import NotAuthenticated
+from langmem_vault.api.sessions import COOKIE, Sessions
 from langmem_vault.service import Identity, MemoryService
 from langmem_vault.service.analytics import LatencyLog
 
@@ -28,11 +29,15 @@ def service(request: Request) -> MemoryService:
 
 
 async def identity(request: Request) -> Identity:
-    """Run the app's auth hook; 401 when it finds no identity."""
+    """The identity of the request's dashboard session, else the app's auth hook's; 401
+    when neither finds one."""
     cached: Identity | None = getattr(request.state, "vault_identity", None)
     if cached is not None:
         return cached
-    found = await identify(request.app.state.vault_auth, request)
+    sessions: Sessions = request.app.state.vault_sessions
+    found = sessions.identity(request.cookies.get(COOKIE))
+    if found is None:
+        found = await identify(request.app.state.vault_auth, request)
     if found is None:
         raise NotAuthenticated("a valid API key is required (Authorization: Bearer KEY)")
     request.state.vault_identity = found

@@ -14,7 +14,7 @@ FastAPI (422), memory values by the pydantic models (422), and service checks ra
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -25,7 +25,16 @@ from starlette.exceptions import HTTPException
 
 from langmem_vault.service.errors import ServiceError
 
-__all__ = ["FieldError", "NotAuthenticated", "field_of", "field_of_message", "install"]
+__all__ = [
+    "FieldError",
+    "NotAuthenticated",
+    "field_of",
+    "field_of_message",
+    "forbidden",
+    "http_error",
+    "install",
+    "unauthenticated",
+]
 
 #: a message that starts by naming a field: "limit must ...", "user_id: ...", "priority is ..."
 _LEADING_FIELD = re.compile(r"^([a-z_][a-z0-9_.]*)(?::| must| is | should)")
@@ -62,14 +71,37 @@ def _body(kind: str, message: str, field: str | None, detail: Any = None) -> dic
     return out
 
 
+def _detail(error: Mapping[str, Any]) -> dict[str, Any]:
+    loc, kind = tuple(error.get("loc", ())), error.get("type")
+    if kind == "json_invalid":  # its location is a character offset, not a field
+        at = loc[-1] if len(loc) > 1 else "?"
+        reason = (error.get("ctx") or {}).get("error", "invalid JSON")
+        return {"field": "body", "message": f"not valid JSON (at character {at}): {reason}",
+                "type": kind}  # fmt: skip
+    return {"field": field_of(loc), "message": error.get("msg", ""), "type": kind}
+
+
 def _validation(errors: Sequence[Any]) -> JSONResponse:
-    detail = [
-        {"field": field_of(e.get("loc", ())), "message": e.get("msg", ""), "type": e.get("type")}
-        for e in errors
-    ]
+    detail = [_detail(e) for e in errors]
     first = detail[0] if detail else {"field": "body", "message": "invalid input"}
     message = str(first["message"]).removeprefix("Value error, ")
     return JSONResponse(_body("InvalidInput", message, first["field"], detail), status_code=422)
+
+
+def unauthenticated(exc: NotAuthenticated) -> JSONResponse:
+    message = str(exc) or "a valid API key is required"
+    body = _body("NotAuthenticated", message, "authorization")
+    return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+
+def forbidden(exc: PermissionError) -> JSONResponse:
+    return JSONResponse(_body("Forbidden", str(exc), None), status_code=403)
+
+
+def http_error(exc: HTTPException) -> JSONResponse:
+    kind = {404: "NotFound", 413: "TooLarge"}.get(exc.status_code, "HTTPError")
+    field = "body" if exc.status_code == 413 else None  # the only 413: a body over its cap
+    return JSONResponse(_body(kind, str(exc.detail), field), status_code=exc.status_code)
 
 
 def install(app: FastAPI) -> None:
@@ -99,15 +131,11 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(PermissionError)
     async def _forbidden(request: Request, exc: PermissionError) -> JSONResponse:
-        return JSONResponse(_body("Forbidden", str(exc), None), status_code=403)
+        return forbidden(exc)
 
     @app.exception_handler(NotAuthenticated)
     async def _unauthenticated(request: Request, exc: NotAuthenticated) -> JSONResponse:
-        return JSONResponse(
-            _body("NotAuthenticated", str(exc) or "a valid API key is required", "authorization"),
-            status_code=401,
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+        return unauthenticated(exc)
 
     @app.exception_handler(LookupError)
     async def _missing(request: Request, exc: LookupError) -> JSONResponse:
@@ -116,5 +144,4 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException) -> JSONResponse:
-        kind = "NotFound" if exc.status_code == 404 else "HTTPError"
-        return JSONResponse(_body(kind, str(exc.detail), None), status_code=exc.status_code)
+        return http_error(exc)

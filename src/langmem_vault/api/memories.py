@@ -94,7 +94,7 @@ async def search_memories(
     limit: Annotated[int, Query(ge=1, le=1000)] = 20,
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> SearchResults:
-    with acting.latency.timed("search"):
+    with acting.latency.timed("search", user_id=acting.user_id):
         return await acting.service.asearch_memories(
             acting.user_id,
             q,

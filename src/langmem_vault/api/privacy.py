@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Body, Query
 from fastapi.responses import Response
@@ -46,12 +47,22 @@ async def export_json(acting: ActingDep) -> dict[str, Any]:
 @router.get("/export.csv", summary="Export the user's facts as CSV", response_class=Response)
 async def export_csv(acting: ActingDep) -> Response:
     doc = await acting.service.aexport_user(acting.user_id)
-    name = f"{acting.user_id}-memories.csv".replace('"', "")
     return Response(
         memories_csv(doc),
         media_type="text/csv; charset=utf-8",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        headers={"Content-Disposition": attachment(f"{acting.user_id}-memories.csv")},
     )
+
+
+def attachment(name: str) -> str:
+    """A ``Content-Disposition`` naming any file name: an ASCII stand-in, and the name
+    itself in RFC 5987's ``filename*`` (HTTP headers are Latin-1).
+
+    >>> print(attachment("李-memories.csv"))
+    attachment; filename="_-memories.csv"; filename*=UTF-8''%E6%9D%8E-memories.csv
+    """
+    plain = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else "_" for c in name)
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name, safe='')}"
 
 
 @router.post("/import", response_model=ImportResult, status_code=201)
@@ -90,7 +101,7 @@ async def set_consent(acting: ActingDep, body: ConsentUpdate) -> ConsentView:
 @router.get("/audit", response_model=list[AuditEntry])
 async def audit_log(
     acting: ActingDep,
-    memory_key: str | None = None,
+    memory_key: Annotated[str | None, Query(max_length=256)] = None,
     action: Annotated[list[str] | None, Query()] = None,
     since: datetime | None = None,
     until: datetime | None = None,

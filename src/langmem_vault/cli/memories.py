@@ -31,7 +31,8 @@ COLUMNS = ("key", "kind", "status", "category", "text", "conf", "created")
 
 
 def _row(m: MemoryRecord) -> list[Any]:
-    return [m.key, m.kind, m.status, m.category, m.text, m.confidence, m.created_at]
+    text = f"(unreadable) {m.unreadable}" if m.unreadable else m.text
+    return [m.key, m.kind, m.status, m.category, text, m.confidence, m.created_at]
 
 
 def _show(record: MemoryRecord, as_json: bool) -> None:

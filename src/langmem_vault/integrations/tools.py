@@ -38,6 +38,7 @@ from langmem_vault.db.store_plans import Step, Steps, arun_steps, run_steps
 from langmem_vault.extraction.apply import aapply, apply
 from langmem_vault.extraction.reconcile import ReconcileReport
 from langmem_vault.extraction.redaction import redact_extraction
+from langmem_vault.memory.keys import check_key
 from langmem_vault.memory.models import Extraction, FactCategory, ProposedFact, SemanticFact
 from langmem_vault.memory.namespaces import (
     SEMANTIC,
@@ -117,6 +118,8 @@ class _Manage:
             raise ValueError(f"id is required to {action} a memory")
         if action == "create" and id:
             raise ValueError("id must be empty when creating a memory (use action='update')")
+        if id:
+            check_key(id, field="id")
 
     def _extraction(
         self, content: str, category: FactCategory, private: bool, supersedes: str | None

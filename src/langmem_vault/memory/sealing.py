@@ -63,6 +63,7 @@ __all__ = [
     "encrypt_fact",
     "is_sealed",
     "open_item",
+    "open_or_mark",
     "open_value",
 ]
 
@@ -311,3 +312,25 @@ def open_value(
     if keyring is None or not is_sealed(value):
         return dict(value)
     return decrypt_fact(value, keyring, namespace, key)
+
+
+#: the field :func:`open_or_mark` adds to a value it could not open
+UNREADABLE = "unreadable"
+
+
+def open_or_mark(
+    value: Mapping[str, Any], keyring: Keyring | None, namespace: tuple[str, ...], key: str
+) -> dict[str, Any]:
+    """:func:`open_value`, or, when the value cannot be opened (its key is gone, the data is
+    damaged), the value still sealed with an ``unreadable`` field saying why and how to
+    recover: one such memory must not hide the user's others."""
+    try:
+        return open_value(value, keyring, namespace, key)
+    except DecryptionError as exc:
+        kid = value.get("enc_kid")
+        reason = (
+            f"sealed with key {kid!r}, which cannot open it ({exc}). To recover, set the old "
+            f"key in ${ENV_OLD_KEYS} (then `langmem-vault rotate-keys` re-seals it under the "
+            "current key)"
+        )
+        return {**value, UNREADABLE: reason}

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -79,13 +79,19 @@ class Confirmations(BaseModel):
 
 
 def usage_plan(
-    user_id: str, namespaces: MemoryNamespaces | None = None, *, top: int = 10
+    user_id: str,
+    namespaces: MemoryNamespaces | None = None,
+    *,
+    top: int = 10,
+    max_rows: int | None = None,
 ) -> StorePlan[Usage]:
-    """The ``top`` most cited (then most injected) facts of ``user_id`` and the sources."""
+    """The ``top`` most cited (then most injected) facts of ``user_id`` and the sources
+    (among the ``max_rows`` most recently updated facts, when given)."""
     if not isinstance(top, int) or not 1 <= top <= 100:
         raise InvalidInput("top", f"must be in 1..100, got {top!r}")
     ns = (namespaces or MemoryNamespaces()).resolve({"configurable": {"user_id": user_id}})
-    facts = [i for i in (yield from scan_plan(ns.semantic)) if tuple(i.namespace) == ns.semantic]
+    scanned = yield from scan_plan(ns.semantic, limit=max_rows)
+    facts = [i for i in scanned if tuple(i.namespace) == ns.semantic]
     usage = yield from read_usage_plan((ns.semantic, i.key) for i in facts)
     sources = {"conversation": 0, "manual": 0, "import": 0}
     used: list[UsedMemory] = []
@@ -134,34 +140,50 @@ def confirmations(records: Iterable[Any]) -> Confirmations:
 
 
 class LatencyLog:
-    """The durations of the last ``size`` calls of each operation, in process.
+    """The durations of the last ``size`` calls of each operation, in process: of all users,
+    and of each of the last ``users`` users apart (a user is shown only their own).
 
     >>> log = LatencyLog()
-    >>> for ms in (10, 20, 30, 40): log.add("search", ms / 1000)
-    >>> log.summary()["search"]["p50"]
-    25.0
+    >>> for ms in (10, 20, 30, 40): log.add("search", ms / 1000, user_id="alice")
+    >>> log.add("search", 1.0, user_id="bob")
+    >>> log.summary()["search"]["count"], log.summary("alice")["search"]["p50"]
+    (5, 25.0)
+    >>> log.summary("carol")
+    {}
     """
 
-    def __init__(self, size: int = 1000) -> None:
+    def __init__(self, size: int = 1000, *, users: int = 1000) -> None:
         self.size = size
+        self.users = users
         self._samples: dict[str, deque[float]] = {}
+        self._by_user: OrderedDict[str, dict[str, deque[float]]] = OrderedDict()
 
-    def add(self, operation: str, seconds: float) -> None:
-        self._samples.setdefault(operation, deque(maxlen=self.size)).append(seconds * 1000.0)
+    def add(self, operation: str, seconds: float, *, user_id: str | None = None) -> None:
+        ms = seconds * 1000.0
+        self._samples.setdefault(operation, deque(maxlen=self.size)).append(ms)
+        if user_id is None:
+            return
+        mine = self._by_user.pop(user_id, None) or {}
+        self._by_user[user_id] = mine  # most recent last; the least recent goes first
+        while len(self._by_user) > self.users:
+            self._by_user.popitem(last=False)
+        mine.setdefault(operation, deque(maxlen=self.size)).append(ms)
 
     @contextmanager
-    def timed(self, operation: str) -> Iterator[None]:
+    def timed(self, operation: str, *, user_id: str | None = None) -> Iterator[None]:
         start = time.perf_counter()
         try:
             yield
         finally:
-            self.add(operation, time.perf_counter() - start)
+            self.add(operation, time.perf_counter() - start, user_id=user_id)
 
-    def summary(self) -> dict[str, dict[str, float | int | None]]:
-        """``{operation: {"count", "p50", "p95"}}`` in milliseconds."""
+    def summary(self, user_id: str | None = None) -> dict[str, dict[str, float | int | None]]:
+        """``{operation: {"count", "p50", "p95"}}`` in milliseconds: of ``user_id``'s calls,
+        or of everyone's when None."""
+        samples = self._samples if user_id is None else self._by_user.get(user_id, {})
         out: dict[str, dict[str, float | int | None]] = {}
-        for operation, samples in self._samples.items():
-            ordered = sorted(samples)
+        for operation, found in samples.items():
+            ordered = sorted(found)
             p50 = statistics.median(ordered)
             p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
             out[operation] = {"count": len(ordered), "p50": round(p50, 2), "p95": round(p95, 2)}
@@ -176,6 +198,8 @@ class Analytics(BaseModel):
     usage: Usage
     confirmations: Confirmations
     latency_ms: dict[str, dict[str, float | int | None]]
+    #: whose calls ``latency_ms`` counts: the user's own, or everyone's (an admin's view)
+    latency_scope: Literal["user", "all"] = "user"
 
 
 class AnalyticsMixin(StatsMixin):
@@ -185,8 +209,11 @@ class AnalyticsMixin(StatsMixin):
         self, user_id: str, days: int, top: int, latency: LatencyLog | None
     ) -> Steps[Analytics]:
         stats = yield from self._stats_steps(user_id, days)
-        usage = yield Step.store(self.store, usage_plan(user_id, self.namespaces, top=top))
+        plan = usage_plan(user_id, self.namespaces, top=top, max_rows=self.max_rows)
+        usage = yield Step.store(self.store, plan)
         records: list[Any] = []
+        # a user sees the latency of their own calls; only an admin sees everyone's
+        scope_user = None if self.identity.is_admin else user_id
         audit = self.audit
         if audit is not None:
             query = {"actions": ["edit"], "limit": CONFIRMATION_WINDOW}
@@ -195,7 +222,8 @@ class AnalyticsMixin(StatsMixin):
             stats=stats,
             usage=usage,
             confirmations=confirmations(records),
-            latency_ms=latency.summary() if latency is not None else {},
+            latency_ms=latency.summary(scope_user) if latency is not None else {},
+            latency_scope="all" if scope_user is None else "user",
         )
 
     def analytics(

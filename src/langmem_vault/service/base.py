@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Self, TypeVar
@@ -39,12 +40,18 @@ from langmem_vault.service.errors import (
 )
 from langmem_vault.service.records import Identity
 
-__all__ = ["ServiceBase", "check_user_id", "user_prefix"]
+__all__ = ["MAX_ROWS", "ServiceBase", "check_user_id", "user_prefix"]
 
 T = TypeVar("T")
 MAX_USER_ID = 256
 MAX_USERS = 100_000
+#: the most memories one list, search, analytics or instructions call reads (and opens, when
+#: private) for a user: the newest ones; a result that stopped there says so (``truncated``)
+MAX_ROWS = 5000
 _PAGE = 1000
+
+
+_EXPORT_FIELD = re.compile(r"^([A-Za-z_][\w.\[\]]*):")
 
 
 def _translate(exc: Exception) -> ServiceError:
@@ -53,8 +60,9 @@ def _translate(exc: Exception) -> ServiceError:
         return from_validation(exc)
     if isinstance(exc, DecryptionError):
         return InvalidInput("key", f"cannot open a private memory: {exc}")
-    if isinstance(exc, InvalidExportError):
-        return InvalidInput("document", str(exc))
+    if isinstance(exc, InvalidExportError):  # "memories[3].key: ..." names its field
+        named = _EXPORT_FIELD.match(str(exc))
+        return InvalidInput(named.group(1) if named else "document", str(exc))
     if isinstance(exc, PermissionError):
         return Forbidden(None, str(exc))
     if isinstance(exc, KeyError):
@@ -94,7 +102,11 @@ class ServiceBase:
         namespaces: MemoryNamespaces | None = None,
         identity: Identity | None = None,
         component: str = "service",
+        max_rows: int = MAX_ROWS,
     ) -> None:
+        if not isinstance(max_rows, int) or max_rows < 1:
+            raise InvalidInput("max_rows", f"must be a positive integer, got {max_rows!r}")
+        self.max_rows = max_rows
         self.store = store
         self.saver = saver
         self.audit = audit

@@ -126,13 +126,14 @@ def _latest(*stamps: Any) -> datetime | None:
 
 
 def categories_plan(
-    user_id: str, namespaces: MemoryNamespaces | None = None
+    user_id: str, namespaces: MemoryNamespaces | None = None, *, max_rows: int | None = None
 ) -> StorePlan[list[CategoryInfo]]:
     """Every category (built-in first, then the user's own by name) with the number of the
-    user's current facts in it and when one of them was last injected or written."""
+    user's current facts in it and when one of them was last injected or written (counted
+    over the ``max_rows`` most recently updated facts, when given)."""
     semantic = (namespaces or MemoryNamespaces()).resolve({"configurable": {"user_id": user_id}})
-    defined = yield from scan_plan(_namespace(user_id))
-    facts = yield from scan_plan(semantic.semantic, {"status": "active"})
+    defined = yield from scan_plan(_namespace(user_id), limit=max_rows)
+    facts = yield from scan_plan(semantic.semantic, {"status": "active"}, limit=max_rows)
     usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in facts)
     infos = {name: CategoryInfo.of(name, None) for name in CATEGORIES}
     for item in sorted(defined, key=lambda i: i.key):
@@ -205,12 +206,12 @@ class CategoriesMixin(ServiceBase):
 
     def list_categories(self, user_id: str) -> list[CategoryInfo]:
         """Built-in and the user's own categories with counts and last use."""
-        plan = categories_plan(self._authorize(user_id), self.namespaces)
+        plan = categories_plan(self._authorize(user_id), self.namespaces, max_rows=self.max_rows)
         return self._run(_one(Step.store(self.store, plan)))
 
     async def alist_categories(self, user_id: str) -> list[CategoryInfo]:
         """Async :meth:`list_categories`."""
-        plan = categories_plan(self._authorize(user_id), self.namespaces)
+        plan = categories_plan(self._authorize(user_id), self.namespaces, max_rows=self.max_rows)
         return await self._arun(_one(Step.store(self.store, plan)))
 
     def save_category(

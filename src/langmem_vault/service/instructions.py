@@ -28,7 +28,7 @@ class InstructionsMixin(MemoriesMixin):
             raise InvalidInput(
                 "min_priority", f"need 1 <= min <= max <= 10, got {min_priority}..{max_priority}"
             )
-        records = yield Step.store(self.store, self._records_plan(user_id, ["instruction"]))
+        records, _ = yield Step.store(self.store, self._records_plan(user_id, ["instruction"]))
         found = [
             r
             for r in records

@@ -19,7 +19,7 @@ from langmem_vault.db.store_plans import Step, Steps, StorePlan
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact, utcnow
 from langmem_vault.memory.recall.retrieval import scan_plan
 from langmem_vault.memory.recall.usage import read_usage_plan, usage_namespace, with_usage
-from langmem_vault.memory.sealing import open_value
+from langmem_vault.memory.sealing import open_or_mark
 from langmem_vault.memory.writes import memory_put
 from langmem_vault.service.base import ServiceBase
 from langmem_vault.service.errors import InvalidInput, NotFound, from_validation
@@ -78,32 +78,46 @@ class MemoriesMixin(ServiceBase):
         ]
 
     def _open(self, namespace: tuple[str, ...], item: Item, usage: Any = None) -> dict[str, Any]:
-        return with_usage(open_value(item.value, self.keyring, namespace, item.key), usage)
+        # An unreadable private memory is listed, marked, rather than failing the request.
+        return with_usage(open_or_mark(item.value, self.keyring, namespace, item.key), usage)
 
     def _records_plan(
         self, user_id: str, kinds: Sequence[str] = KINDS
-    ) -> StorePlan[list[MemoryRecord]]:
-        """Every stored memory of the user's ``kinds``, newest first."""
+    ) -> StorePlan[tuple[list[MemoryRecord], bool]]:
+        """The user's stored memories of ``kinds``, newest first, and whether there were more:
+        at most ``max_rows`` of them are read and opened (the most recently updated), so no
+        call costs more than that whatever the user holds."""
         now = utcnow()
         records: list[MemoryRecord] = []
+        budget, truncated = self.max_rows, False
         for kind in kinds:
             namespace = self._namespace(user_id, kind)
-            items = [i for i in (yield from scan_plan(namespace)) if i.namespace == namespace]
+            scanned = yield from scan_plan(namespace, limit=budget + 1)  # one more: any left?
+            if len(scanned) > budget:
+                scanned, truncated = scanned[:budget], True
+            budget -= len(scanned)
+            items = [i for i in scanned if i.namespace == namespace]
             usage = yield from read_usage_plan((namespace, i.key) for i in items)
             for item in items:
                 value = self._open(namespace, item, usage.get((namespace, item.key)))
                 records.append(record_of(kind, user_id, item.key, value, now))
         records.sort(key=lambda r: (r.created_at is not None, r.created_at, r.key), reverse=True)
-        return records
+        return records, truncated
 
     def _list_steps(self, user_id: str, query: MemoryQuery) -> Steps[MemoryPage]:
         kinds = [query.kind] if query.kind else list(KINDS)
         if query.category is not None:
             kinds = [k for k in kinds if k == "semantic"]
-        records = yield Step.store(self.store, self._records_plan(user_id, kinds))
+        records, truncated = yield Step.store(self.store, self._records_plan(user_id, kinds))
         matched = [r for r in records if query.matches(r)]
         page = matched[query.offset : query.offset + query.limit]
-        return MemoryPage(total=len(matched), limit=query.limit, offset=query.offset, items=page)
+        return MemoryPage(
+            total=len(matched),
+            limit=query.limit,
+            offset=query.offset,
+            items=page,
+            truncated=truncated,
+        )
 
     def _find_plan(self, user_id: str, key: str) -> StorePlan[MemoryRecord]:
         """The memory with ``key`` in any of the user's three namespaces, or NotFound."""
@@ -126,11 +140,11 @@ class MemoriesMixin(ServiceBase):
         min_relevance: float,
         query: MemoryQuery,
     ) -> StorePlan[SearchResults]:
-        records = yield from self._records_plan(user_id, [query.kind] if query.kind else KINDS)
+        kinds = [query.kind] if query.kind else list(KINDS)
+        records, truncated = yield from self._records_plan(user_id, kinds)
         by_key = {r.key: r for r in records if query.matches(r)}
         semantic: dict[str, float] = {}
         if search_type != "text":
-            kinds = [query.kind] if query.kind else list(KINDS)
             ops = [
                 SearchOp(self._namespace(user_id, k), query=text, limit=max(50, 3 * query.limit))
                 for k in kinds
@@ -153,7 +167,7 @@ class MemoriesMixin(ServiceBase):
                 hits.append(SearchHit(**record.model_dump(), relevance=relevance, match_type=match))
         hits.sort(key=lambda h: (-h.relevance, h.key))
         page = hits[query.offset : query.offset + query.limit]
-        return SearchResults(query=text, search_type=search_type, items=page)
+        return SearchResults(query=text, search_type=search_type, items=page, truncated=truncated)
 
     def _edit_plan(
         self, user_id: str, record: MemoryRecord, changes: Mapping[str, Any]

@@ -252,6 +252,10 @@ class PrivacyMixin(ServiceBase):
         audit = self.audit
         if audit is None:
             raise InvalidInput("audit", "this service has no audit log")
+        for name in ("memory_key", "component"):
+            value = filters.get(name)
+            if value is not None and (not isinstance(value, str) or "\x00" in value):
+                raise InvalidInput(name, "must be a string without NUL characters")
         actions = filters.get("actions")
         if actions is not None:
             for action in actions:

@@ -110,6 +110,9 @@ class MemoryRecord(BaseModel):
     private: bool = False
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    #: why a private memory cannot be opened (its sealing key is not held) and how to
+    #: recover; None when it was read
+    unreadable: str | None = None
     #: the whole stored value (fact, instruction or episode fields), private text opened
     value: dict[str, Any] = Field(default_factory=dict)
 
@@ -128,6 +131,9 @@ class MemoryPage(BaseModel):
     limit: int
     offset: int
     items: list[MemoryRecord]
+    #: True when the user holds more memories than one call reads (the service's
+    #: ``max_rows``): ``total`` and ``items`` then come from the most recently updated ones
+    truncated: bool = False
 
 
 class SearchResults(BaseModel):
@@ -136,6 +142,8 @@ class SearchResults(BaseModel):
     query: str
     search_type: SearchType
     items: list[SearchHit]
+    #: True when the lexical side saw only the most recently updated ``max_rows`` memories
+    truncated: bool = False
 
 
 class MemoryQuery(BaseModel):
@@ -220,5 +228,6 @@ def record_of(
         private=is_private(value),
         created_at=as_datetime(value.get("created_at")),
         updated_at=as_datetime(value.get("updated_at")),
+        unreadable=value.get("unreadable"),
         value=dict(value),
     )

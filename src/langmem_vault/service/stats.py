@@ -88,7 +88,8 @@ class StatsMixin(MemoriesMixin):
             users = [user_id]
         records: list[MemoryRecord] = []
         for uid in users:
-            records.extend((yield Step.store(self.store, self._records_plan(uid))))
+            found, _ = yield Step.store(self.store, self._records_plan(uid))
+            records.extend(found)
         return build_stats(user_id, len(users), records, days, utcnow())
 
     def _users_steps(self) -> Steps[list[str]]:

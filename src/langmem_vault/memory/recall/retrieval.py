@@ -178,31 +178,40 @@ def applicable_instructions(
 
 
 def scan_op(
-    namespace: tuple[str, ...], filter: dict[str, Any] | None = None, offset: int = 0
+    namespace: tuple[str, ...],
+    filter: dict[str, Any] | None = None,
+    offset: int = 0,
+    limit: int = SCAN_PAGE,
 ) -> SearchOp:
     """One page of a whole-namespace read (no query: the store's own order)."""
-    return SearchOp(namespace, filter=filter, limit=SCAN_PAGE, offset=offset, refresh_ttl=False)
+    return SearchOp(namespace, filter=filter, limit=limit, offset=offset, refresh_ttl=False)
 
 
 def scan_plan(
     namespace: tuple[str, ...],
     filter: dict[str, Any] | None = None,
     first: Sequence[Item] | None = None,
+    *,
+    limit: int | None = None,
 ) -> StorePlan[list[Item]]:
     """Every item under ``namespace`` matching ``filter``, page by page (``first``: page one,
-    when the caller already read it in a batch of its own). A write between pages may shift
-    the store's order; an item seen twice is kept once."""
+    when the caller already read it in a batch of its own), or the first ``limit`` of them in
+    the store's order (VaultStore's: the most recently updated first): no more rows are read.
+    A write between pages may shift the store's order; an item seen twice is kept once."""
     found: dict[tuple[tuple[str, ...], str], Item] = {}
     page = list(first) if first is not None else None
     offset = 0
     while True:
+        size = SCAN_PAGE if limit is None else max(0, min(SCAN_PAGE, limit - offset))
         if page is None:
-            (page,) = yield [scan_op(namespace, filter, offset)]
+            if size == 0:
+                return list(found.values())
+            (page,) = yield [scan_op(namespace, filter, offset, size)]
         for item in page:
             found.setdefault((tuple(item.namespace), item.key), item)
-        if len(page) < SCAN_PAGE:
+        if len(page) < size:
             return list(found.values())
-        offset += SCAN_PAGE
+        offset += len(page)
         page = None
 
 

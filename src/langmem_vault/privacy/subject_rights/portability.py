@@ -15,12 +15,15 @@ Format ``langmem-vault-export``, version 1 (a JSON object)::
       "episodes":     [{"key": "...", "value": {...Episode...}}, ...],
       "consent": {"allow_extraction": true, ...} | null,
       "threads": [{"thread_id", "title", "message_count", "started_at", "last_activity"}],
-      "pending": [{"thread_id", "messages": [{"type", "data"}, ...], "kept_at"}]
+      "pending": [{"thread_id", "messages": [{"type", "data"}, ...], "kept_at"}],
+      "unreadable": [{"section", "key", "reason"}]
     }
 
 Each list is sorted by key; each value is the stored dict as the memory model writes it
 (see :mod:`langmem_vault.memory.models`), with private facts decrypted when a keyring is given
-(the user gets their words back), or left sealed (``"enc"``, ``"enc_kid"``) otherwise.
+(the user gets their words back), or left sealed (``"enc"``, ``"enc_kid"``) otherwise; a
+private fact the keyring cannot open (its key is gone) stays sealed and is listed in
+``unreadable`` with the reason and how to recover.
 ``threads`` is the saver's per-user thread index, for transparency: conversations are not
 exported, so import does not recreate threads. ``pending`` holds what inline extraction keeps
 of a thread's messages until it reads them (``memory.namespaces.tails_namespace``; LangChain's
@@ -62,7 +65,7 @@ from langmem_vault.memory.keys import InvalidKeyError, check_key
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
 from langmem_vault.memory.recall.usage import read_usage_plan, usage_namespace, with_usage
-from langmem_vault.memory.sealing import Keyring, decrypt_fact, is_sealed
+from langmem_vault.memory.sealing import UNREADABLE, Keyring, open_or_mark
 from langmem_vault.memory.writes import memory_put
 from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.subject_rights.consent import (
@@ -78,6 +81,7 @@ __all__ = [
     "InvalidExportError",
     "aexport_user",
     "aimport_user",
+    "csv_cell",
     "export_user",
     "import_owner",
     "import_user",
@@ -141,19 +145,23 @@ def _export_plan(
         "exported_at": datetime.now(UTC).isoformat(),
         "user_id": user_id,
     }
+    unreadable: list[dict[str, str]] = []
     for section, attr, _model in SECTIONS:
         namespace = getattr(ns, attr)
         items = yield from _list_all(namespace)
         usage = yield from read_usage_plan((namespace, i.key) for i in items)
         rows = []
         for item in sorted(items, key=lambda i: i.key):
-            value = dict(item.value)
-            if keyring is not None and is_sealed(value):
-                value = decrypt_fact(value, keyring, namespace, item.key)
+            # An unreadable private fact is exported still sealed (an import with the old key
+            # opens it) and listed under "unreadable" with the reason.
+            value = open_or_mark(item.value, keyring, namespace, item.key)
+            if (reason := value.pop(UNREADABLE, None)) is not None:
+                unreadable.append({"section": section, "key": item.key, "reason": reason})
             # The export carries the usage counts in the value; import_user takes them so.
             value = with_usage(value, usage.get((namespace, item.key)))
             rows.append({"key": item.key, "value": value})
         doc[section] = rows
+    doc["unreadable"] = unreadable
     (consent,) = yield [GetOp(consent_namespace(user_id), CONSENT_KEY)]
     doc["consent"] = dict(consent.value) if isinstance(consent, Item) else None
     doc["threads"] = threads
@@ -229,8 +237,24 @@ async def aexport_user(
     return doc
 
 
+#: what a spreadsheet reads as the start of a formula (OWASP, "CSV injection")
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: Any) -> Any:
+    """A cell a spreadsheet shows as text: one starting like a formula gets a leading ``'``.
+
+    >>> csv_cell("=1+1"), csv_cell("-1"), csv_cell("tea"), csv_cell(0.5)
+    ("'=1+1", "'-1", 'tea', 0.5)
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
 def memories_csv(doc: Mapping[str, Any]) -> str:
-    """The ``memories`` of an export as CSV (one row per fact; tags joined by ``;``).
+    """The ``memories`` of an export as CSV (one row per fact; tags joined by ``;``); a text
+    cell that a spreadsheet would run as a formula is escaped (:func:`csv_cell`).
 
     >>> memories_csv({"memories": []}).splitlines()[0].split(",")[:3]
     ['key', 'text', 'category']
@@ -241,7 +265,8 @@ def memories_csv(doc: Mapping[str, Any]) -> str:
     for row in doc.get("memories") or []:
         value = dict(row["value"])
         value["tags"] = ";".join(value.get("tags") or [])
-        writer.writerow({"key": row["key"], **{c: value.get(c) for c in CSV_COLUMNS[1:]}})
+        cells = {"key": row["key"], **{c: value.get(c) for c in CSV_COLUMNS[1:]}}
+        writer.writerow({name: csv_cell(cell) for name, cell in cells.items()})
     return out.getvalue()
 
 
@@ -354,9 +379,8 @@ def _import_ops(
             where = f"{section}[{i}]"
             if not isinstance(row, Mapping) or not isinstance(row.get("value"), Mapping):
                 raise InvalidExportError(f"{where} must be an object with 'key' and 'value'")
-            key = row.get("key")
             try:
-                check_key(key, field=f"{where}.key")
+                key = check_key(row.get("key"), field=f"{where}.key")
             except InvalidKeyError as exc:
                 raise InvalidExportError(str(exc)) from None
             if key in seen:
