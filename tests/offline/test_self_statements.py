@@ -66,13 +66,14 @@ def test_the_next_thread_answers_nine_in_ten(vault: VaultStore) -> None:
     assert share["overall"] >= 0.9, share
 
 
-def test_default_consent_drops_health_statements_and_nothing_else() -> None:
+def test_refusing_sensitive_facts_drops_health_statements_and_nothing_else() -> None:
     extractor = OfflineExtractor()
+    refuse = ConsentSettings(allow_sensitive_facts=False)
     dropped = []
     for s in STATEMENTS:
         messages = [HumanMessage(s["say"])]
         checked = check_proposal(extractor.extract(messages, []), messages, AliasMap())
-        kept = filter_extraction(checked.extraction, ConsentSettings()).extraction.facts
+        kept = filter_extraction(checked.extraction, refuse).extraction.facts
         if not any(holds(f.text, s["expect"]) for f in kept):
             dropped.append(s["say"])
     # The sentence kept verbatim carries its words, so consent reads "asthma" in it as in a
@@ -101,8 +102,8 @@ def test_the_issue_scenario_reaches_the_next_thread(vault: VaultStore) -> None:
     # the last exchanges are a tail that the first question's new thread catches up.
     graph = memory_graph(vault, OfflineExtractor(), every_n=4)
     tell(graph, "dana", [said])
-    # Default consent: the allergy is health data and is not stored; the rest is answered.
-    assert answered(graph, "dana", asked) == [True, True, True, True, False]
+    # Default consent: the allergy is health data, kept as a private fact; all are answered.
+    assert answered(graph, "dana", asked) == [True, True, True, True, True]
 
 
 @pytest.mark.parametrize(

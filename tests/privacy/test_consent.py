@@ -86,8 +86,24 @@ def _texts(ex: Extraction) -> list[str]:
     return [f.text for f in ex.facts]
 
 
-def test_default_consent_drops_sensitive_facts_only() -> None:
+SENSITIVE = {"Takes insulin for diabetes", "Earns $85,000 a year", "Goes to church on Sundays"}
+
+
+def test_default_consent_keeps_sensitive_facts_as_private_facts() -> None:
     out = filter_extraction(_extraction(), ConsentSettings())
+    assert out.dropped == []
+    private = {f.text for f in out.extraction.facts if f.private}
+    assert private == SENSITIVE | {"Birthday is in May"}
+    assert [i.text for i in out.extraction.instructions] == [
+        "Answer in French",
+        "Remind me to take my medication",
+    ]
+    assert out.extraction.episode is not None
+    assert out.extraction.thread_id == "t1" and out.extraction.message_ids == ["m1", "m2"]
+
+
+def test_refusing_sensitive_facts_drops_them_only() -> None:
+    out = filter_extraction(_extraction(), ConsentSettings(allow_sensitive_facts=False))
     assert _texts(out.extraction) == [
         "Prefers Python for data analysis",
         "Lives in Lyon",
@@ -103,7 +119,6 @@ def test_default_consent_drops_sensitive_facts_only() -> None:
     ]
     assert [i.text for i in out.extraction.instructions] == ["Answer in French"]
     assert out.extraction.episode is not None
-    assert out.extraction.thread_id == "t1" and out.extraction.message_ids == ["m1", "m2"]
     assert "insulin" not in " ".join(out.dropped)  # reasons, never the text
 
 
@@ -131,7 +146,8 @@ def test_no_extraction_at_all() -> None:
 def test_everything_allowed_keeps_everything() -> None:
     consent = ConsentSettings(allow_sensitive_facts=True)
     out = filter_extraction(_extraction(), consent)
-    assert out.extraction == _extraction() and out.dropped == []
+    assert _texts(out.extraction) == _texts(_extraction()) and out.dropped == []
+    assert out.extraction.instructions == _extraction().instructions
 
 
 def test_sensitive_episode_is_dropped() -> None:
@@ -157,7 +173,8 @@ def test_the_extraction_hook_reads_the_owner_from_the_namespaces(store: VaultSto
     out = filter_for_namespaces(store, _extraction(), ns)
     apply(store, out.extraction, ns)  # what reconcile stores obeys consent
     stored = {m.value.text for m in MemoryVault(store, user_id="alice").list(status=None)}
-    assert stored == {"Prefers Python for data analysis", "Ships the beta in March"}
+    # Sensitive facts are a switch of their own (default: kept, as private facts).
+    assert stored == {"Prefers Python for data analysis", "Ships the beta in March"} | SENSITIVE
     shared = MemoryNamespaces(semantic=("team", "semantic"))
     team_ns = shared.resolve({"configurable": {"user_id": "alice"}})
     assert filter_for_namespaces(store, _extraction(), team_ns, templates=shared).dropped == []

@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from blockbuster import BlockBuster, blockbuster_ctx
 
+from langmem_vault import nlp as spacy_loader
 from langmem_vault import studio
-from langmem_vault.offline import extractor as offline_extractor
 
 GRAPHS = Path(__file__).resolve().parents[2] / "graphs"
 USER = {"user_id": "dana.k@example.com"}
@@ -81,10 +81,10 @@ async def test_memory_graph_never_blocks_the_loop(
     graph = await _served("memory_graph", store, saver)
     # The extractor loads spaCy on first use: forget the copy warm_up loaded, so this first
     # extraction loads it (the call BlockBuster caught on the event loop before).
-    monkeypatch.setattr(offline_extractor, "_nlp", None)
+    monkeypatch.setattr(spacy_loader, "_nlp", None)
 
     await graph.ainvoke(_turn("I live in Lyon and I work at Acme Robotics."), _cfg(), context=USER)
-    assert offline_extractor._nlp is not None  # loaded during the run, off the loop
+    assert spacy_loader._nlp is not None  # loaded during the run, off the loop
 
     events: list[Any] = []
     cfg = _cfg()

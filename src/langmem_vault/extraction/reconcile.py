@@ -81,6 +81,8 @@ class ReconcileReport:
     instructions: list[str] = field(default_factory=list)
     episode: str | None = None
     skipped: list[str] = field(default_factory=list)
+    #: what consent refused before reconcile (reasons, never text): see extraction.apply
+    dropped: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:

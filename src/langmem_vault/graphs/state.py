@@ -56,7 +56,9 @@ class MemoryState(MessagesState):
     - ``cited``: aliases the model cited in its last answer (respond writes it);
     - ``running_summary``: summary of turns compacted out of ``messages`` (compact owns it);
     - ``extraction``: an ``Extraction`` (as a JSON dict) waiting for the reconcile node, which
-      applies and clears it (optional: extract in inline mode reconciles by itself).
+      applies and clears it (optional: extract in inline mode reconciles by itself);
+    - ``memory_dropped``: what consent refused to learn this turn, one reason per proposal
+      ("fact: sensitive (medical)"), never its text (inline extraction and catch-up).
     """
 
     memory_context: str
@@ -65,6 +67,7 @@ class MemoryState(MessagesState):
     cited: list[str]
     running_summary: str
     extraction: NotRequired[dict[str, Any] | None]
+    memory_dropped: NotRequired[list[str]]
 
 
 class MemoryOutput(MessagesState):
@@ -75,3 +78,4 @@ class MemoryOutput(MessagesState):
     memory_items: list[InjectedMemory]
     cited: list[str]
     running_summary: str
+    memory_dropped: NotRequired[list[str]]

@@ -62,6 +62,7 @@ class MemoryAgentState(AgentState[Any]):
     memory_items: NotRequired[list[InjectedMemory]]
     cited: NotRequired[list[str]]
     running_summary: NotRequired[str]
+    memory_dropped: NotRequired[list[str]]
 
 
 class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):

@@ -77,6 +77,8 @@ logger = logging.getLogger("langmem_vault.extract")
 
 #: config["configurable"] key that makes the node extract now, below the threshold
 FLUSH_KEY = "extract_now"
+#: the state key holding what consent refused this turn (reasons, never text)
+DROPPED_KEY = "memory_dropped"
 DEFAULT_BACKGROUND_DEBOUNCE = 2.0
 DEFAULT_IDLE_SECONDS = 300.0
 #: how long a new thread's first turn waits for the user's caught-up tails (background mode)
@@ -93,7 +95,13 @@ TAIL_TTL_MINUTES = 30 * 24 * 60.0
 
 Mode = Literal["background", "inline"]
 
-__all__ = ["DEFAULT_CATCH_UP_SECONDS", "FLUSH_KEY", "CatchUpThenInject", "create_extract_node"]
+__all__ = [
+    "DEFAULT_CATCH_UP_SECONDS",
+    "DROPPED_KEY",
+    "FLUSH_KEY",
+    "CatchUpThenInject",
+    "create_extract_node",
+]
 
 
 # --- the node ----------------------------------------------------------------------------------
@@ -201,7 +209,8 @@ class _ExtractNode:
     def _extract_step(
         self, store: BaseStore, messages: list[BaseMessage], ns: ResolvedNamespaces, thread_id: str
     ) -> Step:
-        """Extract ``messages`` of ``thread_id`` and apply the result."""
+        """Extract ``messages`` of ``thread_id`` and apply the result; the step's result is
+        what consent refused (reasons)."""
         kwargs: dict[str, Any] = {
             "namespaces": ns,
             "thread_id": thread_id,
@@ -209,18 +218,20 @@ class _ExtractNode:
             "redaction": self.redaction,
         }
 
-        def sync() -> None:
-            apply(store, extract_span(store, self.extractor, messages, **kwargs).extraction, ns)
+        def sync() -> list[str]:
+            checked = extract_span(store, self.extractor, messages, **kwargs)
+            return apply(store, checked.extraction, ns).dropped
 
-        async def asyn() -> None:
+        async def asyn() -> list[str]:
             checked = await aextract_span(store, self.extractor, messages, **kwargs)
-            await aapply(store, checked.extraction, ns)
+            return (await aapply(store, checked.extraction, ns)).dropped
 
         return Step(sync, asyn)
 
-    def _inline_steps(self, span: list[BaseMessage], config: RunnableConfig) -> Steps[None]:
+    def _inline_steps(self, span: list[BaseMessage], config: RunnableConfig) -> Steps[list[str]]:
         """Extract the thread's unseen messages once ``every_n_messages`` are new; until then
-        keep them as the thread's tail, which the user's next new thread extracts."""
+        keep them as the thread's tail, which the user's next new thread extracts. Returns
+        what consent refused."""
         thread_id = _thread_id(config)
         ns = self.namespaces.resolve(config)
         store = self._store()
@@ -238,8 +249,8 @@ class _ExtractNode:
                 }
                 ttl = TAIL_TTL_MINUTES if store.supports_ttl else None
                 yield _batch(store, [PutOp(tails, thread_id, tail, index=False, ttl=ttl)])
-            return
-        yield self._extract_step(store, unseen, ns, thread_id)
+            return []
+        dropped: list[str] = yield self._extract_step(store, unseen, ns, thread_id)
         # Only ids still in state are kept: removed messages cannot come back, so the
         # watermark stays as small as the thread's state.
         ops: list[Op] = [
@@ -253,20 +264,23 @@ class _ExtractNode:
         if self.idle_seconds is not None:
             ops.append(PutOp(tails, thread_id, None))
         yield _batch(store, ops)
+        return dropped
 
-    def _tail_steps(self, config: RunnableConfig) -> Steps[None]:
+    def _tail_steps(self, config: RunnableConfig) -> Steps[list[str]]:
         """Extract the tails of the user's other threads, oldest first; each tail's ids join
-        its thread's watermark, so the thread never extracts them again."""
+        its thread's watermark, so the thread never extracts them again. Returns what consent
+        refused."""
         thread_id = _thread_id(config)
         ns = self.namespaces.resolve(config)
         store = self._store()
         tails = tails_namespace(ns.semantic)
         (found,) = yield _batch(store, [SearchOp(tails, limit=MAX_TAILS + 1)])
         others = [i for i in found if i.key != thread_id]
+        dropped: list[str] = []
         for item in sorted(others, key=lambda i: i.updated_at)[:MAX_TAILS]:
             messages = deserialize_span(item.value["messages"])
             target = namespaces_from_payload(item.value) if "namespaces" in item.value else ns
-            yield self._extract_step(store, messages, target, item.key)
+            dropped += yield self._extract_step(store, messages, target, item.key)
             done = item.value["message_ids"]
             (mark, now) = yield _batch(
                 store, [GetOp(WATERMARK_NAMESPACE, item.key), GetOp(tails, item.key)]
@@ -284,6 +298,7 @@ class _ExtractNode:
             if isinstance(now, Item) and now.value["message_ids"] == done:
                 ops.append(PutOp(tails, item.key, None))
             yield _batch(store, ops)
+        return dropped
 
     # -- background: one body of steps for both drivers --
 
@@ -319,8 +334,7 @@ class _ExtractNode:
 
     def invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if self.mode == "inline":
-            run_steps(self._inline_steps(self._span(state), config))
-            return {}
+            return _dropped(state, run_steps(self._inline_steps(self._span(state), config)))
         try:
             run_steps(self._background_steps(state, config))
         except psycopg.Error as exc:
@@ -329,8 +343,8 @@ class _ExtractNode:
 
     async def ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if self.mode == "inline":
-            await arun_steps(self._inline_steps(self._span(state), config))
-            return {}
+            refused = await arun_steps(self._inline_steps(self._span(state), config))
+            return _dropped(state, refused)
         try:
             await arun_steps(self._background_steps(state, config))
         except psycopg.Error as exc:
@@ -375,12 +389,18 @@ class _ExtractNode:
         return []
 
     def catch_up(
-        self, state: Mapping[str, Any], config: RunnableConfig, *, wait_seconds: float = 0.0
+        self,
+        state: Mapping[str, Any],
+        config: RunnableConfig,
+        *,
+        wait_seconds: float = 0.0,
+        dropped: list[str] | None = None,
     ) -> list[int]:
         """On the first turn of a thread, run the user's idle tails (their other threads'
         unextracted messages) now; wait up to ``wait_seconds`` for them to finish.
 
-        Inline mode extracts them here, before returning. Returns the promoted job ids (``[]``
+        Inline mode extracts them here, before returning, adding what consent refused to
+        ``dropped`` when given. Returns the promoted job ids (``[]``
         when this is not a first turn, in inline mode, or when the queue is unreachable:
         memory never breaks the chat turn).
         """
@@ -388,7 +408,9 @@ class _ExtractNode:
             return []
         if self.mode == "inline":
             try:
-                run_steps(self._tail_steps(config))
+                refused = run_steps(self._tail_steps(config))
+                if dropped is not None:
+                    dropped.extend(refused)
             except Exception as exc:
                 return self._catch_up_failed(exc)
             return []
@@ -410,14 +432,21 @@ class _ExtractNode:
         return ids
 
     async def acatch_up(
-        self, state: Mapping[str, Any], config: RunnableConfig, *, wait_seconds: float = 0.0
+        self,
+        state: Mapping[str, Any],
+        config: RunnableConfig,
+        *,
+        wait_seconds: float = 0.0,
+        dropped: list[str] | None = None,
     ) -> list[int]:
         """Async :meth:`catch_up`."""
         if not self._catching_up(state):
             return []
         if self.mode == "inline":
             try:
-                await arun_steps(self._tail_steps(config))
+                refused = await arun_steps(self._tail_steps(config))
+                if dropped is not None:
+                    dropped.extend(refused)
             except Exception as exc:
                 return self._catch_up_failed(exc)
             return []
@@ -465,6 +494,13 @@ def _batch(store: BaseStore, ops: list[Op]) -> Step:
     return Step.store(store, plan())
 
 
+def _dropped(state: Mapping[str, Any], refused: list[str]) -> dict[str, Any]:
+    """The state update adding this extraction's refusals to the turn's."""
+    if not refused:
+        return {}
+    return {DROPPED_KEY: [*(state.get(DROPPED_KEY) or []), *refused]}
+
+
 def _first_turn(span: list[BaseMessage]) -> bool:
     """Whether the thread holds exactly one user message: the turn that starts it."""
     return sum(1 for m in span if m.type == "human") == 1
@@ -504,14 +540,16 @@ class CatchUpThenInject:
         self.wait_seconds = wait_seconds
 
     def invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        self.extract.catch_up(state, config, wait_seconds=self.wait_seconds)
+        dropped: list[str] = []
+        self.extract.catch_up(state, config, wait_seconds=self.wait_seconds, dropped=dropped)
         update: dict[str, Any] = self.inject.invoke(state, config)
-        return update
+        return {**update, DROPPED_KEY: dropped}  # the turn's count starts here
 
     async def ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        await self.extract.acatch_up(state, config, wait_seconds=self.wait_seconds)
+        dropped: list[str] = []
+        await self.extract.acatch_up(state, config, wait_seconds=self.wait_seconds, dropped=dropped)
         update: dict[str, Any] = await self.inject.ainvoke(state, config)
-        return update
+        return {**update, DROPPED_KEY: dropped}
 
 
 def create_extract_node(

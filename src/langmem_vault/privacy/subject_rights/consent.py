@@ -4,8 +4,16 @@ Three switches: ``allow_extraction`` (learn from conversations at all), ``allow_
 (facts about the user's person and relationships: categories ``personal`` and ``relationship``,
 and anything redaction marked private; family details too), ``allow_sensitive_facts`` (health,
 money, religion, politics, sexuality, ethnicity, criminal records: see
-:mod:`langmem_vault.privacy.redaction.sensitive`). Privacy first: a user with no stored
-settings may be learned from, personal facts included, but not sensitive ones.
+:mod:`langmem_vault.privacy.redaction.sensitive`).
+
+What a user tells the assistant about their health is kept, privately: an assistant that forgets
+an allergy it was told is unsafe. By default a sensitive fact is kept as a **private** fact
+(never in the full-text or vector index, sealed when a key is configured, recalled only for
+its owner's own assistant). ``allow_sensitive_facts=False``, set explicitly, refuses them; an
+episode touching a sensitive topic is dropped in every case (episodes are indexed, so one
+could carry a private fact into search). Every refusal is reported by reason and category,
+never by its text (:class:`FilteredExtraction`); :mod:`langmem_vault.extraction.apply` counts,
+logs and audits it.
 
 Consent governs what is *learned*: :func:`filter_extraction` runs on what extraction proposes,
 before reconcile stores anything. Facts a user adds by hand are theirs to keep.
@@ -61,13 +69,13 @@ _SWITCHES = ("allow_extraction", "allow_personal_facts", "allow_sensitive_facts"
 class ConsentSettings:
     """One user's consent. ``updated_at`` is None until the user has chosen.
 
-    >>> ConsentSettings().allow_sensitive_facts
-    False
+    >>> ConsentSettings().allow_sensitive_facts  # kept, as private facts
+    True
     """
 
     allow_extraction: bool = True
     allow_personal_facts: bool = True
-    allow_sensitive_facts: bool = False
+    allow_sensitive_facts: bool = True
     updated_at: datetime | None = None
 
     def to_store(self) -> dict[str, Any]:
@@ -145,10 +153,12 @@ async def aset_consent(store: BaseStore, user_id: str, **changes: bool) -> Conse
 
 @dataclass(frozen=True)
 class FilteredExtraction:
-    """What consent let through, and why the rest was dropped (reasons, never the text)."""
+    """What consent let through, and why the rest was dropped (reasons, never the text), for
+    ``user_id`` (None when the namespaces name no user)."""
 
     extraction: Extraction
     dropped: list[str] = field(default_factory=list)
+    user_id: str | None = None
 
 
 def _sensitive(text: str, extra: list[str]) -> set[str]:
@@ -157,19 +167,21 @@ def _sensitive(text: str, extra: list[str]) -> set[str]:
     return sensitive_topics(text, extra) - {"family"}
 
 
-def _fact_refusal(fact: ProposedFact, consent: ConsentSettings) -> str | None:
+def _fact_refusal(fact: ProposedFact, consent: ConsentSettings) -> tuple[str | None, bool]:
+    """Why consent refuses ``fact`` (None: kept), and whether it is kept as a private fact."""
     text = " ".join(filter(None, [fact.text, fact.evidence]))
+    topics = _sensitive(text, fact.tags)
+    # A fact private only for its sensitive topic (this filter marks those) is governed by
+    # allow_sensitive_facts alone, so filtering twice keeps what filtering once kept.
     if not consent.allow_personal_facts and (
-        fact.private
+        (fact.private and not topics)
         or fact.category in PERSONAL_CATEGORIES
         or "family" in sensitive_topics(text, fact.tags)
     ):
-        return f"fact: personal ({fact.category})"
-    if not consent.allow_sensitive_facts:
-        topics = _sensitive(text, fact.tags)
-        if topics:
-            return f"fact: sensitive ({', '.join(sorted(topics))})"
-    return None
+        return f"fact: personal ({fact.category})", False
+    if topics and not consent.allow_sensitive_facts:
+        return f"fact: sensitive ({', '.join(sorted(topics))})", False
+    return None, bool(topics)
 
 
 def filter_extraction(extraction: Extraction, consent: ConsentSettings) -> FilteredExtraction:
@@ -178,7 +190,9 @@ def filter_extraction(extraction: Extraction, consent: ConsentSettings) -> Filte
     >>> from langmem_vault.memory.models import ProposedFact
     >>> ex = Extraction(facts=[ProposedFact(text="Takes insulin daily"),
     ...                        ProposedFact(text="Prefers tea")])
-    >>> out = filter_extraction(ex, ConsentSettings())
+    >>> [(f.text, f.private) for f in filter_extraction(ex, ConsentSettings()).extraction.facts]
+    [('Takes insulin daily', True), ('Prefers tea', False)]
+    >>> out = filter_extraction(ex, ConsentSettings(allow_sensitive_facts=False))
     >>> [f.text for f in out.extraction.facts], out.dropped
     (['Prefers tea'], ['fact: sensitive (medical)'])
     """
@@ -202,13 +216,13 @@ def filter_extraction(extraction: Extraction, consent: ConsentSettings) -> Filte
     dropped: list[str] = []
     facts = []
     for fact in extraction.facts:
-        reason = _fact_refusal(fact, consent)
+        reason, private = _fact_refusal(fact, consent)
         if reason:
             dropped.append(reason)
         else:
-            facts.append(fact)
+            facts.append(fact.model_copy(update={"private": True}) if private else fact)
     episode = extraction.episode
-    if episode is not None and not consent.allow_sensitive_facts:
+    if episode is not None:
         topics = _sensitive(episode.summary, episode.topics)
         if topics:
             dropped.append(f"episode: sensitive ({', '.join(sorted(topics))})")
@@ -250,7 +264,8 @@ def filter_for_namespaces(
     user_id = _owner(namespaces, templates)
     if user_id is None:
         return FilteredExtraction(extraction)
-    return filter_extraction(extraction, get_consent(store, user_id))
+    filtered = filter_extraction(extraction, get_consent(store, user_id))
+    return replace(filtered, user_id=user_id)
 
 
 async def afilter_for_namespaces(
@@ -264,4 +279,5 @@ async def afilter_for_namespaces(
     user_id = _owner(namespaces, templates)
     if user_id is None:
         return FilteredExtraction(extraction)
-    return filter_extraction(extraction, await aget_consent(store, user_id))
+    filtered = filter_extraction(extraction, await aget_consent(store, user_id))
+    return replace(filtered, user_id=user_id)
