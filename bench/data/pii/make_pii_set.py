@@ -54,6 +54,8 @@ N_NAMES = 180
 N_LOCATIONS = 40
 N_CLEAN = 240
 PER_HOLDOUT_TYPE = 8
+#: street addresses in Portuguese, Spanish, French and German formats (holdout)
+N_EU_ADDRESSES = 40
 N_HOLDOUT_NAMES = 40
 N_HOLDOUT_CLEAN = 60
 
@@ -184,6 +186,46 @@ def street(rng: random.Random) -> str:
     return value
 
 
+# Street addresses written the Portuguese, Spanish, French and German way (issue 23).
+_EU_STREETS = {
+    "pt": (["Rua", "Avenida", "Travessa", "Praça", "Rua"],
+           ["Augusta", "da Liberdade", "do Ouro", "de São Bento", "Garrett", "dos Fanqueiros",
+            "Cândido dos Reis", "de Santa Catarina"]),
+    "es": (["Calle", "Avenida", "Paseo", "C/", "Plaza", "Calle"],
+           ["Mayor", "de Alcalá", "Gran Vía", "del Pez", "de América", "de la Castellana",
+            "Serrano", "de Toledo"]),
+    "fr": (["rue", "avenue", "boulevard", "place", "rue", "impasse"],
+           ["de Rivoli", "du Bac", "des Martyrs", "Oberkampf", "Saint-Honoré", "Victor Hugo",
+            "de la République", "Haussmann"]),
+    "de": (["straße", "str.", "weg", "allee", "platz", " Straße"],
+           ["Haupt", "Bahnhof", "Goethe", "Linden", "Mozart", "Schiller", "Berliner", "Kant"]),
+}
+_EU_CITIES = {"pt": ("1100-053", "Lisboa"), "es": ("28013", "Madrid"), "fr": ("75011", "Paris"),
+              "de": ("10115", "Berlin")}  # fmt: skip
+
+
+def eu_street(rng: random.Random) -> str:
+    country = rng.choice(sorted(_EU_STREETS))
+    kinds, names = _EU_STREETS[country]
+    kind, name, number = rng.choice(kinds), rng.choice(names), str(rng.randint(1, 240))
+    if country == "fr":
+        value = f"{number} {kind} {name}"
+    elif country == "de":
+        joined = f"{name}{kind}" if not kind.startswith(" ") else f"{name}{kind}"
+        value = f"{joined} {number}"
+    else:
+        comma = rng.choice(["", ","])
+        value = f"{kind} {name}{comma} {number}"
+        if rng.random() < 0.3:
+            value += f", {rng.randint(1, 9)}º {rng.choice(['A', 'B', 'Esq.', 'Dto.'])}"
+    if rng.random() < 0.35:
+        code, city = _EU_CITIES[country]
+        value += f", {code} {city}"
+    if rng.random() < 0.1:
+        value = value.lower()
+    return value
+
+
 def account(rng: random.Random) -> str:
     digits = "".join(rng.choices(string.digits, k=rng.randint(8, 14)))
     return rng.choice([digits, f"{digits[:4]}-{digits[4:]}", f"{rng.choice('ACPX')}{digits}"])
@@ -262,6 +304,7 @@ GENERATORS = {
     "IBAN": iban,
     "IP_ADDRESS": ip,
     "STREET_ADDRESS": street,
+    "EU_STREET_ADDRESS": eu_street,
     "ACCOUNT_NUMBER": account,
     "SECRET": secret,
     "PASSWORD": password,
@@ -299,7 +342,7 @@ def structured(
             values = {}
             for slot in slots(template):
                 gen = slot.rstrip("0123456789")
-                label = "SECRET" if gen == "PASSWORD" else gen
+                label = {"PASSWORD": "SECRET", "EU_STREET_ADDRESS": "STREET_ADDRESS"}.get(gen, gen)
                 values[slot] = (label, GENERATORS[gen](rng))
             text, spans = fill(template, values)
             records.append({"kind": "structured", "group": kind, "text": text, "spans": spans})
@@ -355,6 +398,10 @@ def build() -> list[dict[str, object]]:
         + names(rng, HOLDOUT_NAMES, N_HOLDOUT_NAMES)
         + clean(rng, HOLDOUT_CLEAN, N_HOLDOUT_CLEAN)
     )
+    # Added after the rest (its own generator), so the records above stay as they were.
+    eu_table = {"STREET_ADDRESS": [t.replace("{STREET_ADDRESS}", "{EU_STREET_ADDRESS}")
+                                   for t in STRUCTURED_TEMPLATES["STREET_ADDRESS"]]}
+    holdout += structured(random.Random(SEED + 23), eu_table, N_EU_ADDRESSES)
     for r in records:
         r["split"] = "dev"
     for r in holdout:

@@ -5,7 +5,10 @@
 - a fact whose evidence is not in a human message has its confidence capped (0.7 when it is
   quoted from an assistant or tool message, 0.5 when it is not quoted at all), so reconcile
   keeps it pending confirmation instead of trusting it;
-- aliases resolve only to the facts that were shown; values are clamped into range.
+- aliases resolve only to the facts that were shown; values are clamped into range;
+- a fact joining several statements ("Lives in Porto and is allergic to peanuts") is refused:
+  one fact per statement, so consent or an update touching one never takes the others along
+  (:mod:`~langmem_vault.extraction.clauses` decides, with spaCy's tagger).
 
 >>> from langchain_core.messages import HumanMessage
 >>> from langmem_vault.extraction.schema import AliasFact
@@ -26,6 +29,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from pydantic import ValidationError
 
 from langmem_vault.extraction.aliases import AliasMap
+from langmem_vault.extraction.clauses import split_statements
 from langmem_vault.extraction.messages import message_text
 from langmem_vault.extraction.schema import ExtractionProposal
 from langmem_vault.memory.models import (
@@ -35,6 +39,7 @@ from langmem_vault.memory.models import (
     ProposedFact,
     ProposedInstruction,
 )
+from langmem_vault.nlp import load_spacy
 
 logger = logging.getLogger("langmem_vault.extract")
 
@@ -74,6 +79,9 @@ def check_proposal(
     rejected: list[str] = []
     facts: list[ProposedFact] = []
     for fact in proposal.facts:
+        if _joins_statements(fact.text):
+            rejected.append(f"fact {fact.text!r}: joins several statements; one fact each")
+            continue
         same_as, supersedes = aliases.resolve(fact.same_as), aliases.resolve(fact.supersedes)
         for name, alias, key in (
             ("same_as", fact.same_as, same_as),
@@ -132,6 +140,14 @@ def check_proposal(
     for reason in rejected:
         logger.warning("extract: refused %s", reason)
     return Checked(Extraction(facts=facts, episode=episode, instructions=instructions), rejected)
+
+
+# Only a fact with a place to cut is parsed ("Lives in Lyon" never loads spaCy).
+_MAY_JOIN = re.compile(r"[,;\n]|\s[-\u2013\u2014]\s|\b(?:and|but|also|plus)\b", re.IGNORECASE)
+
+
+def _joins_statements(text: str) -> bool:
+    return bool(_MAY_JOIN.search(text)) and len(split_statements(text, load_spacy())) > 1
 
 
 def _first_error(exc: ValidationError) -> str:

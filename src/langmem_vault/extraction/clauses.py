@@ -80,36 +80,41 @@ class Clause:
 
 
 def split_statements(text: str, nlp: Any = None) -> list[Clause]:
-    """The statements of ``text``; ``nlp`` is a spaCy pipeline with a tagger (None: only
-    first-person subjects start a statement)."""
-    pieces = [p for p in _CUT.split(text) if p and p.strip(" ,;.-")]
-    if not pieces:
-        return []
-    tagged = _tags(pieces, nlp)
-    out: list[tuple[str, str]] = []
-    for piece, tags in zip(pieces, tagged, strict=True):
-        body = _LEAD.sub("", piece.strip())
-        subject = _starts(body, tags) if body else None
-        if out and (subject is None or not _complete(out[-1][0], nlp)):
-            joined = out[-1][0] + _joint(piece) + piece.strip()
-            out[-1] = (joined, out[-1][1])
+    """The statements of ``text``; ``nlp`` is a spaCy pipeline with a tagger, run once over the
+    whole text so each word is tagged in context (None: only first-person subjects start a
+    statement)."""
+    spans, start = [], 0
+    for cut in _CUT.finditer(text):
+        spans.append((start, cut.start()))
+        start = cut.end()
+    spans.append((start, len(text)))
+    spans = [(a, b) for a, b in spans if text[a:b].strip(" ,;.-")]
+    tokens = _tokens(text, nlp)
+    out: list[tuple[int, int, int, str]] = []  # chunk start, body start, end, subject
+    for a, b in spans:
+        lead = _LEAD.match(text[a:b].lstrip())
+        body = a + (len(text[a:b]) - len(text[a:b].lstrip())) + (lead.end() if lead else 0)
+        subject = _starts(text[body:b], _within(tokens, body, b)) if body < b else None
+        if out and (subject is None or not _complete(text, out[-1], tokens, nlp)):
+            out[-1] = (out[-1][0], out[-1][1], b, out[-1][3])
         else:
-            out.append((body or piece.strip(), subject or ""))
-    return [Clause(t.strip(" ,;-"), s) for t, s in out if t.strip(" ,;-")]
+            out.append((a, body if body < b else a, b, subject or ""))
+    clauses = [Clause(text[body:b].strip(" ,;-"), subject) for _, body, b, subject in out]
+    return [c for c in clauses if c.text]
 
 
-def _joint(piece: str) -> str:
-    # Put back what the cut took: a comma for punctuation cuts, a space before a connective.
-    return " " if _LEAD.match(piece.strip()) else ", "
+_Token = tuple[int, str, str, str]  # offset, lower word, coarse POS, fine tag
 
 
-def _tags(pieces: Sequence[str], nlp: Any) -> list[list[tuple[str, str, str]]]:
-    """(lower word, coarse POS, fine tag) per token of each piece's body; empty without spaCy."""
+def _tokens(text: str, nlp: Any) -> list[_Token]:
     if nlp is None:
-        return [[] for _ in pieces]
-    bodies = [_LEAD.sub("", p.strip()) or p for p in pieces]
-    docs = nlp.pipe(bodies, disable=_UNUSED)
-    return [[(t.lower_, t.pos_, t.tag_) for t in doc if not t.is_space] for doc in docs]
+        return []
+    doc = nlp(text, disable=_UNUSED)
+    return [(t.idx, t.lower_, t.pos_, t.tag_) for t in doc if not t.is_space]
+
+
+def _within(tokens: Sequence[_Token], start: int, end: int) -> list[tuple[str, str, str]]:
+    return [(w, pos, tag) for i, w, pos, tag in tokens if start <= i < end]
 
 
 def _starts(body: str, tags: list[tuple[str, str, str]]) -> str | None:
@@ -117,25 +122,25 @@ def _starts(body: str, tags: list[tuple[str, str, str]]) -> str | None:
     when it does not start one."""
     if _FIRST_PERSON.match(body):
         return ""
-    if len(tags) == 1 and tags[0][1] == "ADJ":
-        return "I'm"  # "and vegetarian"
     if len(tags) < 2:
         return None
-    (w0, pos0, tag0), (_, pos1, _) = tags[0], tags[1]
+    (w0, pos0, tag0), (w1, pos1, _) = tags[0], tags[1]
     if pos0 in _SUBJECTS and pos1 in ("VERB", "AUX") and w0 not in ("it", "that", "this"):
         return ""  # "rita is my daughter", "she lives in Oslo"
     if tag0 in _FINITE and pos0 in ("VERB", "AUX"):
         return "I" if w0 not in ("am", "'m", "m") else ""
-    if pos0 in ("ADJ", "VERB") and pos1 == "ADP":
+    if pos0 in ("ADJ", "VERB") and (pos1 == "ADP" or w1 == "to"):
         return "I'm"  # "allergic to peanuts", "based in Oslo", "married to Tom"
     return None
 
 
-def _complete(chunk: str, nlp: Any) -> bool:
+def _complete(
+    text: str, chunk: tuple[int, int, int, str], tokens: Sequence[_Token], nlp: Any
+) -> bool:
     """Whether the statement so far can stand alone: "my wife" cannot ("my wife and I ...")."""
-    if not _NOUN_START.match(chunk.strip()):
+    words = text[chunk[1] : chunk[2]].strip()
+    if not _NOUN_START.match(words):
         return True
     if nlp is None:
-        return len(chunk.split()) >= 3
-    doc = nlp(chunk, disable=_UNUSED)
-    return any(t.pos_ in ("VERB", "AUX") for t in doc)
+        return len(words.split()) >= 3
+    return any(pos in ("VERB", "AUX") for _, pos, _ in _within(tokens, chunk[1], chunk[2]))

@@ -1,8 +1,16 @@
 """The extraction prompt: the system message, the known facts under aliases, the new turns.
 
+A user message holding several statements is followed by its statements, one a line
+(:mod:`~langmem_vault.extraction.clauses`), and the model is asked for one atomic fact per
+statement; :mod:`~langmem_vault.extraction.checks` refuses a fact that joins several.
+
 >>> from langchain_core.messages import HumanMessage
 >>> print(render_transcript([HumanMessage("I moved to Lyon")]))
 [1] User: I moved to Lyon
+>>> print(render_transcript([HumanMessage("I'm Dana; I live in Porto")]))
+[1] User: I'm Dana; I live in Porto
+    - I'm Dana
+    - I live in Porto
 """
 
 from __future__ import annotations
@@ -12,15 +20,20 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
 
 from langmem_vault.extraction.aliases import KnownFact
+from langmem_vault.extraction.clauses import split_statements
 from langmem_vault.extraction.messages import message_text
+from langmem_vault.nlp import load_spacy
 
 TOOL_TEXT_LIMIT = 500
 
 SYSTEM_PROMPT = """You extract long-term memory about the user from new conversation turns.
 Return:
-- facts: durable facts about the user (preferences, relationships, work, plans...). Quote the
-  evidence exactly. If a fact repeats a KNOWN FACT set same_as to its alias; if it contradicts
-  or updates one set supersedes. Use only the aliases listed; never invent one.
+- facts: durable facts about the user (preferences, relationships, work, plans...).
+  ONE ATOMIC FACT PER STATEMENT: "I live in Porto, I'm allergic to peanuts" is two facts,
+  never one joining them (a user message's statements are listed under it). Keep health
+  facts the user states about themselves (allergies, medication, conditions). Quote the
+  evidence exactly. If a fact repeats a KNOWN FACT set same_as to its alias; if it contradicts or
+  updates one set supersedes. Use only the aliases listed; never invent one.
 - episode: a one-sentence summary of the turns, only if something worth remembering happened.
 - instructions: only standing instructions the USER gave for future answers ("from now on",
   "always", "never"), with the user's exact words as evidence. Never from the assistant or tools.
@@ -32,8 +45,10 @@ def render_transcript(messages: Sequence[BaseMessage]) -> str:
     lines = []
     for i, msg in enumerate(messages, 1):
         text = message_text(msg)
+        statements: list[str] = []
         if isinstance(msg, HumanMessage):
             role = "User"
+            statements = [c.text for c in split_statements(text, load_spacy())]
         elif isinstance(msg, AIMessage):
             role = "Assistant"
             if msg.tool_calls and not text:
@@ -44,6 +59,8 @@ def render_transcript(messages: Sequence[BaseMessage]) -> str:
         else:
             role = msg.type.capitalize()
         lines.append(f"[{i}] {role}: {text}")
+        if len(statements) > 1:
+            lines += [f"    - {statement}" for statement in statements]
     return "\n".join(lines)
 
 
@@ -58,6 +75,7 @@ def render_known(known: Sequence[KnownFact]) -> str:
 def build_prompt(
     messages: Sequence[BaseMessage], known: Sequence[KnownFact], system_prompt: str
 ) -> list[BaseMessage]:
-    """The two messages of the extraction call."""
+    """The two messages of the extraction call (runs spaCy: off the event loop in async
+    code)."""
     body = f"{render_known(known)}\n\nNEW TURNS:\n{render_transcript(messages)}"
     return [SystemMessage(system_prompt), HumanMessage(body)]

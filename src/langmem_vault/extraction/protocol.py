@@ -11,6 +11,7 @@ TypeError: model must be a chat model, an init_chat_model string or an Extractor
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -63,7 +64,9 @@ class ModelExtractor:
         self, messages: Sequence[BaseMessage], known: Sequence[KnownFact]
     ) -> ExtractionProposal:
         """Async twin of :meth:`extract`."""
-        result = await self._runnable.ainvoke(build_prompt(messages, known, self.system_prompt))
+        # Splitting the messages into statements runs spaCy: off the event loop.
+        prompt = await asyncio.to_thread(build_prompt, messages, known, self.system_prompt)
+        result = await self._runnable.ainvoke(prompt)
         return _as_proposal(result)
 
 

@@ -121,6 +121,8 @@ async def aextract_span(
     results = await store.abatch(_search_ops(namespaces.semantic, span, similar_limit))
     aliases = _alias_map(results, similar_limit)
     proposal = await ex.aextract(span, aliases.facts)
-    checked = check_proposal(proposal, span, aliases)
-    # Redaction is CPU-bound (and loads its engines on first use): off the event loop.
-    return await asyncio.to_thread(_finish, checked, thread_id, span, redaction)
+    # The checks (spaCy) and redaction are CPU-bound and load models on first use: off the
+    # event loop.
+    return await asyncio.to_thread(
+        lambda: _finish(check_proposal(proposal, span, aliases), thread_id, span, redaction)
+    )

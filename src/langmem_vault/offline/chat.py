@@ -30,6 +30,9 @@ _NOISE = re.compile(
     r"|[:;]-?[()dDpP]\B|<3|\^\^",
     re.IGNORECASE,
 )
+_GREETING = re.compile(
+    r"^(?:(?:" + "|".join(_TABLE["greetings"]["words"]) + r")\b(?: there)?[\s,!.]*)+", re.IGNORECASE
+)
 _HEDGE = re.compile(r"\b(?:" + "|".join(_TABLE["hedges"]["words"]) + r")\b", re.IGNORECASE)
 
 
@@ -38,11 +41,13 @@ def _fix(match: re.Match[str]) -> str:
 
 
 def normalise(text: str) -> str:
-    """``text`` with chat noise removed, contractions and common typos fixed, and "i" as "I"."""
+    """``text`` with chat noise and an opening greeting removed, contractions and common
+    typos fixed, and "i" as "I"."""
     text = _NOISE.sub(" ", text)
     text = _WORD.sub(_fix, text)
     text = re.sub(r"\bi\b", "I", text)
-    return " ".join(text.split()).strip(" ,;-")
+    text = _GREETING.sub("", " ".join(text.split()).strip(" ,;-"))
+    return text.strip(" ,;-")
 
 
 def hedged(text: str) -> bool:

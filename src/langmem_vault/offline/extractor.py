@@ -306,9 +306,13 @@ def _facts(clause: Clause, tags: list[str], known: Sequence[KnownFact]) -> list[
 #: a hedged statement ("I might move to Oslo") is kept pending, below the confirm threshold
 HEDGED_CONFIDENCE = 0.6
 # A first message of one or two words after a greeting is the user's name ("Dana.").
-_BARE_NAME = re.compile(r"^\s*(?P<name>[A-Za-z][a-z'-]+(?: [A-Za-z][a-z'-]+)?)\s*[.!]*\s*$")
+_BARE_NAME = re.compile(
+    r"^\s*(?P<name>[A-Za-z][a-z'-]+(?: [A-Za-z][a-z'-]+)?)\s*[.!]*"
+    r"(?:[\s,]+(?P<greeting>(?:nice|pleased|good|great) to meet (?:you|u)|hi|hello|hey))?[.!]*\s*$"
+)
 _GREETING = re.compile(
-    r"\b(?:hi|hello|hey|welcome|who (?:is|am I talking to)|your name|call you|introduce)\b",
+    r"\b(?:hi|hello|hey|welcome|who (?:is|am I talking to)|your name|call you|introduce|"
+    r"to meet (?:you|u))\b",
     re.IGNORECASE,
 )
 _NOT_NAMES = frozenset(
@@ -356,7 +360,8 @@ def _bare_name(
         isinstance(m, HumanMessage) and not _GREETING.search(message_text(m)) for m in before
     ):
         return None
-    if not before or not _GREETING.search(" ".join(message_text(m) for m in before)):
+    greeted = " ".join(message_text(m) for m in before) + " " + (match["greeting"] or "")
+    if not _GREETING.search(greeted):
         return None
     name = match["name"]
     if any(w.lower() in _NOT_NAMES for w in name.split()):

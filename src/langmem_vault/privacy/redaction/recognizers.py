@@ -166,7 +166,54 @@ def _street_name_ok(value: str) -> bool:
     return not any(w.lower().strip(".'") in STOP_WORDS for w in name.split())
 
 
-ADDRESS_RULES = [Rule(_STREET, 0.85, _street_name_ok), Rule(_PO_BOX, 0.85)]
+# Portuguese, Spanish, Catalan, Italian: the street type first, the number after the name
+# ("Rua Augusta 301", "Calle Mayor, 5", "Avenida da Liberdade 12", "Carrer de Balmes 12").
+# The types that are also everyday words ("via", "plaza") need a capitalised name after them.
+_NAME_WORD = r"[A-Z\u00c0-\u00dd][\w'.-]*"
+_PARTICLE = r"(?:d[aeo]s?|de|del|dels|de la|de las|de los|la|las|los|dei|della|delle|di)\s+"
+_ROMANCE_NAME = rf"(?:{_PARTICLE})?{_NAME_WORD}(?:\s+(?:{_PARTICLE})?{_NAME_WORD}){{0,3}}"
+_ROMANCE_LOWER_NAME = r"(?:[a-z\u00e0-\u00ff][\w'.-]*\s+){0,3}?[a-z\u00e0-\u00ff][\w'.-]*"
+# the floor and door ("3\u00ba B", "2\u00ba Esq."), then a postal code and town ("1100-053 Lisboa")
+_FLOOR = r"(?:,?\s+\d{1,2}\u00ba(?:\s?[A-Za-z]{1,4}\.?)?)?"
+_POSTAL = r"(?:,?\s+(?:\d{4}-\d{3}|\d{5})\s+[^\W\d_][\w'-]+)?"
+_NUMBER_AFTER = rf",?\s+(?:n(?:\.|\u00ba|o)?\s*)?\d{{1,5}}[A-Za-z]?(?!\w){_FLOOR}{_POSTAL}"
+_ROMANCE_STREET = re.compile(
+    r"(?<![\w/])(?P<value>"
+    rf"(?:(?i:rua|calle|avenida|avda\.?|travessa|carrer|paseo|passeig|alameda|estrada|"
+    rf"pra\u00e7a|praca|viale|corso|vicolo|rambla)\s+(?:{_ROMANCE_NAME}|{_ROMANCE_LOWER_NAME})"
+    rf"|(?:Av\.|R\.|C/|Via|Plaza|Piazza|Largo|Camino|Ronda|Pl\.)\s*{_ROMANCE_NAME})"
+    rf"{_NUMBER_AFTER})"
+)
+# French: the number first, then the type ("12 rue de Rivoli", "5 bd Saint-Germain"); the
+# types that are also English words need a particle or a capitalised name after them.
+_FRENCH_STREET = re.compile(
+    r"(?<!\w)(?P<value>\d{1,4}(?:\s?(?:bis|ter))?,?\s+"
+    r"(?:(?i:rue|boulevard|bd|impasse|all\u00e9e|allee|quai|chauss\u00e9e)\s+"
+    r"(?:(?i:de la|de l'|du|des|de|d'|la|le|l')\s*)?[\w\u00c0-\u00ff'-]+"
+    r"(?:(?=[\s-]+[a-z\u00e0-\u00ff][\w'-]*,?\s+\d{5}\b)[\s-]+[a-z\u00e0-\u00ff][\w'-]*)?"
+    r"|(?i:avenue|av\.|place|chemin|cours|passage|route|square)\s+"
+    r"(?:(?i:de la|de l'|du|des|de|d')\s*[\w\u00c0-\u00ff'-]+|[A-Z\u00c0-\u00dd][\w'-]+))"
+    r"(?:[\s-]+(?:(?i:de la|du|des|de|d'|la|le)\s*)?[A-Z\u00c0-\u00dd][\w'-]*){0,3}"
+    rf"{_POSTAL})"
+)
+# German: a compound street name, then the number ("Hauptstra\u00dfe 5", "Berliner Str. 12",
+# "K\u00f6nigsallee 2").
+_GERMAN_TYPES = r"stra\u00dfe|strasse|str\.|gasse|allee|weg|platz|damm|ufer|chaussee"
+_GERMAN_STREET = re.compile(
+    r"(?<!\w)(?P<value>"
+    rf"(?:[A-Z\u00c4\u00d6\u00dc][a-z\u00e4\u00f6\u00fc\u00df-]{{2,}}(?:{_GERMAN_TYPES})"
+    rf"|(?i:[a-z\u00e4\u00f6\u00fc\u00df-]{{3,}}(?:stra\u00dfe|strasse))"
+    rf"|[A-Z\u00c4\u00d6\u00dc][a-z\u00e4\u00f6\u00fc\u00df]+(?:er|es)?\s+(?:Stra\u00dfe|Strasse|Str\.|Weg|Gasse|Allee|Platz|Damm))"
+    rf"\s+\d{{1,3}}[a-z]?(?!\w){_POSTAL})"
+)
+
+ADDRESS_RULES = [
+    Rule(_STREET, 0.85, _street_name_ok),
+    Rule(_PO_BOX, 0.85),
+    Rule(_ROMANCE_STREET, 0.85),
+    Rule(_FRENCH_STREET, 0.85),
+    Rule(_GERMAN_STREET, 0.85),
+]
 
 # --- account and document numbers ----------------------------------------------------------
 

@@ -222,11 +222,13 @@ def filter_extraction(extraction: Extraction, consent: ConsentSettings) -> Filte
         else:
             facts.append(fact.model_copy(update={"private": True}) if private else fact)
     episode = extraction.episode
-    if episode is not None:
-        topics = _sensitive(episode.summary, episode.topics)
-        if topics:
+    if episode is not None and _sensitive(episode.summary, episode.topics):
+        # Episodes are indexed, so one never carries a sensitive fact into search; the fact
+        # itself is kept (privately) or refused above. Only a refusal is reported.
+        if not consent.allow_sensitive_facts:
+            topics = _sensitive(episode.summary, episode.topics)
             dropped.append(f"episode: sensitive ({', '.join(sorted(topics))})")
-            episode = None
+        episode = None
     instructions = []
     for instruction in extraction.instructions:
         topics = set() if consent.allow_sensitive_facts else _sensitive(instruction.text, [])
