@@ -91,7 +91,7 @@ def test_chat_is_normalised_for_the_patterns(typed: str, read: str) -> None:
             "based in lisbon, moved to berlin in may",
             {"User lives in lisbon", "User lives in berlin in may"},
         ),
-        ("im a nurse at st marys", {"User is a nurse at st marys"}),
+        ("im a nurse at st marys", {"User works as a nurse at st marys"}),
         ("i work for Zalando as a frontend dev", {"User works at Zalando as a frontend dev"}),
         ("I'm on the payments team", {"User is on the payments team"}),
         ("my wife is called Priya", {"User's wife is Priya"}),

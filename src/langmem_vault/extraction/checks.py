@@ -146,7 +146,12 @@ def check_proposal(
 _MAY_JOIN = re.compile(r"[,;\n]|\s[-\u2013\u2014]\s|\b(?:and|but|also|plus)\b", re.IGNORECASE)
 
 
+# A quote of the user ('User said: "..."') is one statement however it reads.
+_QUOTED = re.compile(r'"[^"]*"')
+
+
 def _joins_statements(text: str) -> bool:
+    text = _QUOTED.sub('""', text)
     return bool(_MAY_JOIN.search(text)) and len(split_statements(text, load_spacy())) > 1
 
 

@@ -46,6 +46,7 @@ _CUT = re.compile(
 )
 _LEAD = re.compile(
     r"^(?:(?:and|but|so|also|plus|btw|oh|ah|well|anyway|lol|haha|yeah|ok|okay|oh and|hi|hey|"
+    r"just|recently|finally|actually|currently|still|now|"
     r"hello|heya|hiya|yo|morning|sup)\b[\s,!.]*)+",
     re.IGNORECASE,
 )
