@@ -173,7 +173,7 @@ def test_soft_erase_restore_and_purge(
     assert report.purge_after is not None
     assert report.purge_after > datetime.now(UTC) + timedelta(days=29)
     assert MemoryVault(store, user_id="alice").list() == []  # out of reach of every node
-    assert get_consent(store, "alice").allow_sensitive_facts is False  # defaults again
+    assert get_consent(store, "alice").updated_at is None  # defaults again
     assert len(saver.list_threads("alice")) == 2  # kept during the grace period
     assert restore_user(store, "alice") == 4
     assert [m.value.text for m in MemoryVault(store, user_id="alice").list()] == [

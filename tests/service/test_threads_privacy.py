@@ -112,7 +112,7 @@ async def test_erase_soft_and_hard(drive: Driver) -> None:
 
 
 async def test_consent_and_audit_queries(drive: Driver) -> None:
-    assert (await drive("consent", "ana")).allow_sensitive_facts is False
+    assert (await drive("consent", "ana")).allow_sensitive_facts is True  # kept, privately
     changed = await drive("consent", "ana", allow_extraction=False)
     assert changed.allow_extraction is False and changed.updated_at is not None
     with pytest.raises(InvalidInput) as bad:
