@@ -20,7 +20,12 @@ from langgraph.store.base import BaseStore, SearchItem, SearchOp
 
 from langmem_vault.extraction.aliases import AliasMap
 from langmem_vault.extraction.checks import Checked, check_proposal
-from langmem_vault.extraction.messages import content_messages, message_id, message_text
+from langmem_vault.extraction.messages import (
+    MAX_QUERY_CHARS,
+    content_messages,
+    message_id,
+    message_text,
+)
 from langmem_vault.extraction.protocol import Extractor, as_extractor
 from langmem_vault.extraction.redaction import redact_extraction
 from langmem_vault.memory.namespaces import ResolvedNamespaces
@@ -33,7 +38,7 @@ MAX_SEARCH_QUERIES = 4
 def _search_ops(
     namespace: tuple[str, ...], messages: Sequence[BaseMessage], limit: int
 ) -> list[SearchOp]:
-    queries = [message_text(m) for m in messages if isinstance(m, HumanMessage)]
+    queries = [message_text(m, MAX_QUERY_CHARS) for m in messages if isinstance(m, HumanMessage)]
     queries = [q for q in queries if q.strip()][-MAX_SEARCH_QUERIES:]
     return [
         SearchOp(namespace, filter={"status": {"$ne": "superseded"}}, limit=limit, query=q)

@@ -49,13 +49,14 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel, Field
 
-from langmem_vault.extraction.messages import message_text
+from langmem_vault.extraction.messages import MAX_MESSAGE_CHARS, memory_view, message_text
 from langmem_vault.extraction.prompt import render_transcript
 from langmem_vault.extraction.redaction import redact_text
 from langmem_vault.memory.models import MAX_SUMMARY, Episode
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.common import MemoryNode, load_model, resolve_store
 from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
+from langmem_vault.store.validation import DEFAULT_MAX_VALUE_BYTES
 
 __all__ = ["CompactNode", "CompactPlan", "create_compact_node", "plan_compaction"]
 
@@ -63,6 +64,11 @@ logger = logging.getLogger("langmem_vault.compact")
 
 MessageCounter = Callable[[Sequence[BaseMessage]], int]
 _EPISODE_ROOT = uuid.UUID("0b8f3c1e-52a4-4d7e-8d3a-2f6f1f4a9c21")
+#: characters of message text an episode archives in all: an eighth of the store's value limit
+#: in bytes (UTF-8 takes up to 4 bytes a character, and the messages' JSON needs room too)
+ARCHIVE_CHARS = DEFAULT_MAX_VALUE_BYTES // 8
+#: ...but never fewer than this per message, so each keeps a readable head and tail
+MIN_ARCHIVED_CHARS = 200
 
 SUMMARY_PROMPT = """You maintain the running summary of a long conversation.
 Update the PREVIOUS SUMMARY with the OLDER TURNS below, which are being removed from the
@@ -177,10 +183,16 @@ def _extractive(removed: Sequence[BaseMessage], previous: str) -> CompactSummary
     return CompactSummary(running_summary=running[-MAX_SUMMARY:], segment_summary=segment[:1000])
 
 
+def _archived(removed: Sequence[BaseMessage]) -> list[BaseMessage]:
+    """The removed messages as memory reads them (clean text, no blocks), each bounded so that
+    the episode stays well within the store's value limit however many there are."""
+    each = max(ARCHIVE_CHARS // max(len(removed), 1), MIN_ARCHIVED_CHARS)
+    return [memory_view(m, min(each, MAX_MESSAGE_CHARS)) for m in removed]
+
+
 def _prompt(removed: Sequence[BaseMessage], previous: str) -> list[BaseMessage]:
-    body = (
-        f"PREVIOUS SUMMARY:\n{previous or '(none)'}\n\nOLDER TURNS:\n{render_transcript(removed)}"
-    )
+    turns = render_transcript(_archived(removed))
+    body = f"PREVIOUS SUMMARY:\n{previous or '(none)'}\n\nOLDER TURNS:\n{turns}"
     return [SystemMessage(SUMMARY_PROMPT), HumanMessage(body)]
 
 
@@ -264,7 +276,7 @@ class CompactNode:
             source="compaction",
             source_message_ids=ids[-50:],
         )
-        archived = messages_to_dict(plan.removed)
+        archived = messages_to_dict(_archived(plan.removed))
         for message in archived:  # the archive is stored: redact it as a summary is
             content = message.get("data", {}).get("content")
             if isinstance(content, str):

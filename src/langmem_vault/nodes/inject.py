@@ -24,7 +24,7 @@ from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+from langchain_core.messages import BaseMessage, SystemMessage
 from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
@@ -32,6 +32,7 @@ from langgraph.config import get_stream_writer
 from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
 
 from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.extraction.messages import query_text
 from langmem_vault.memory.models import Instruction, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.recall.access import AccessRecorder
@@ -95,12 +96,10 @@ EPISODES_HEADER = "Recent conversations:"
 
 
 def latest_user_text(messages: Sequence[BaseMessage]) -> str | None:
-    """Text of the last human message, or None when the user has not spoken yet."""
-    for message in reversed(messages):
-        if isinstance(message, HumanMessage) or getattr(message, "type", "") == "human":
-            text = message.text if isinstance(message.text, str) else str(message.content)
-            return text.strip() or None
-    return None
+    """What inject searches with: the last human message's text parts, cleaned and bounded
+    to what search accepts (:func:`~langmem_vault.extraction.messages.query_text`), or None
+    when the user has said nothing searchable."""
+    return query_text(messages)
 
 
 @lru_cache(maxsize=4096)

@@ -187,7 +187,15 @@ class OfflineExtractor:
         nlp = load_spacy() if self.use_spacy else None
         if nlp is None:
             return [(s.strip(), []) for s in _SENTENCE.split(text) if s.strip()]
-        doc = nlp(text)
+        # spaCy refuses a text over its max_length: read it in pieces of at most that.
+        step = nlp.max_length
+        out = []
+        for doc in nlp.pipe(text[i : i + step] for i in range(0, len(text), step)):
+            out.extend(self._tagged(doc))
+        return out
+
+    @staticmethod
+    def _tagged(doc: Any) -> list[tuple[str, list[str]]]:
         out = []
         for sent in doc.sents:
             tags = [e.text.lower() for e in sent.ents if e.label_ in _TAG_LABELS]
