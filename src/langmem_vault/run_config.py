@@ -7,12 +7,22 @@ the other of the two is tried next, since LangGraph Platform's auth sets
 (``graph.invoke(..., context={"user_id": ...})``), a dict, a dataclass or a pydantic model.
 An empty string counts as missing.
 
+User ids follow one rule everywhere (graph, middleware, tools, checkpointer, CLI, API):
+:func:`check_user_id`. A user id found nowhere is None (the namespace templates then say which
+key they need); one that is empty or blank wherever it was read, with no usable one
+elsewhere, is a :class:`UserIdError` naming ``user_id`` and where it was read from.
+
 >>> config_value("user_id", {"configurable": {"langgraph_user_id": "u1"}})
 'u1'
 >>> config_value("user_id", {"configurable": {}}, context={"user_id": "u2"})
 'u2'
 >>> config_value("user_id", {}) is None
 True
+>>> try:
+...     config_value("user_id", {"configurable": {"user_id": "  "}})
+... except UserIdError as exc:
+...     print(exc)
+user_id (from configurable['user_id']): must be a non-empty string, got '  '
 """
 
 from __future__ import annotations
@@ -22,9 +32,50 @@ from typing import Any
 
 from langgraph.runtime import Runtime
 
-__all__ = ["config_value", "run_context"]
+__all__ = [
+    "MAX_USER_ID",
+    "RunConfigError",
+    "UserIdError",
+    "check_user_id",
+    "config_value",
+    "run_context",
+]
 
 _USER_KEYS = {"user_id": "langgraph_user_id", "langgraph_user_id": "user_id"}
+#: the longest user id (characters): it is a namespace label and an audit field
+MAX_USER_ID = 256
+
+
+class RunConfigError(Exception):
+    """The run lacks what memory needs (a user id, a thread id): the app's mistake, so it is
+    raised whatever a node's ``on_error`` says."""
+
+
+class UserIdError(RunConfigError, ValueError):
+    """A user id that is empty, blank, too long or not storable text; the message names
+    ``user_id`` and where it was read from."""
+
+
+def check_user_id(value: object, where: str = "the argument") -> str:
+    """``value`` when it is a usable user id, else :class:`UserIdError` naming ``user_id``
+    and ``where`` it was read from.
+
+    >>> check_user_id("ana", "the CLI")
+    'ana'
+    >>> check_user_id("", "the CLI")
+    Traceback (most recent call last):
+    ...
+    langmem_vault.run_config.UserIdError: user_id (from the CLI): must be a non-empty string, got ''
+    """
+    if not isinstance(value, str) or not value.strip():
+        raise UserIdError(f"user_id (from {where}): must be a non-empty string, got {value!r}")
+    if len(value) > MAX_USER_ID:
+        raise UserIdError(
+            f"user_id (from {where}): must be at most {MAX_USER_ID} characters, got {len(value)}"
+        )
+    if "\x00" in value or any("\ud800" <= c <= "\udfff" for c in value):
+        raise UserIdError(f"user_id (from {where}): must not hold NUL or lone surrogates")
+    return value
 
 
 def run_context(config: Mapping[str, Any] | None) -> Any:
@@ -48,12 +99,37 @@ def config_value(name: str, config: Mapping[str, Any] | None, *, context: Any = 
     ``context`` defaults to the run context found in ``config``.
     """
     configurable: Mapping[str, Any] = (config or {}).get("configurable") or {}
-    value = configurable.get(name)
-    if (value is None or value == "") and name in _USER_KEYS:
-        value = configurable.get(_USER_KEYS[name])
-    if value is None or value == "":
-        if context is None:
-            context = run_context(config)
-        if context is not None:
-            value = _attribute(context, name)
-    return None if value == "" else value
+    if name not in _USER_KEYS:
+        value = configurable.get(name)
+        if value is None or value == "":
+            if context is None:
+                context = run_context(config)
+            value = None if context is None else _attribute(context, name)
+        return None if value == "" else value
+    # A user id: the first usable one of the three places; a blank one only counts when
+    # none is usable, and then it is an error naming where it was read from.
+    blank: tuple[object, str] | None = None
+    for key in (name, _USER_KEYS[name]):
+        value = configurable.get(key)
+        if _blank(value):
+            blank = blank or (value, f"configurable[{key!r}]")
+        elif value is not None:
+            return _checked(value, f"configurable[{key!r}]")
+    if context is None:
+        context = run_context(config)
+    value = None if context is None else _attribute(context, name)
+    if _blank(value):
+        blank = blank or (value, "the run context")
+    elif value is not None:
+        return _checked(value, "the run context")
+    if blank is not None:
+        check_user_id(*blank)
+    return None
+
+
+def _checked(value: object, where: str) -> object:
+    return check_user_id(value, where) if isinstance(value, str) else value
+
+
+def _blank(value: object) -> bool:
+    return isinstance(value, str) and not value.strip()

@@ -3,6 +3,7 @@ that are not valid store labels as they are (emails)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -106,3 +107,36 @@ def test_configurable_wins_over_the_context_and_a_missing_id_says_where_to_put_i
     assert ns.resolve(config, context={"user_id": "b"}).semantic == ("memories", "a", "semantic")
     with pytest.raises(MissingConfigKeyError, match=r"context=\{'user_id': \.\.\.\}"):
         ns.resolve({"configurable": {}})
+
+
+@pytest.mark.parametrize(
+    ("run", "context", "where"),
+    [
+        ({"user_id": ""}, None, "configurable['user_id']"),
+        ({"user_id": "   "}, None, "configurable['user_id']"),
+        ({"langgraph_user_id": " \t"}, None, "configurable['langgraph_user_id']"),
+        ({}, {"user_id": "  "}, "the run context"),
+    ],
+)
+def test_a_blank_user_id_is_one_clear_error(
+    run: dict[str, Any], context: Any, where: str, store: BaseStore
+) -> None:
+    """The graph, the tools and the service apply one rule (run_config.check_user_id)."""
+    from langmem_vault.integrations.tools import create_search_memory_tool
+    from langmem_vault.run_config import UserIdError
+    from langmem_vault.service import MemoryService
+
+    graph = _graph(store)
+    config = {"configurable": {"thread_id": "t1", **run}}
+    with pytest.raises(UserIdError, match=rf"^user_id \(from {re.escape(where)}\): must be a"):
+        graph.invoke({"messages": [HumanMessage("I live in Lyon.")]}, config, context=context)
+    assert store.search(("memories",)) == []  # nothing was written under a blank id
+    search = create_search_memory_tool(("memories", "{user_id}"), store=store)
+    if context is None:  # a tool reads the configurable (its run has no context here)
+        with pytest.raises(UserIdError, match=re.escape(where)):
+            search.invoke({"query": "Lyon"}, config)
+    with pytest.raises(Exception, match=r"user_id.*must be a non-empty string"):
+        MemoryService(store).list_memories("   ")
+    # a usable id elsewhere wins over a blank one
+    fine = {"configurable": {"thread_id": "t2", "user_id": "", "langgraph_user_id": "ana"}}
+    graph.invoke({"messages": [HumanMessage("I live in Lyon.")]}, fine)

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from langmem_vault.run_config import config_value, run_context
+from langmem_vault.run_config import RunConfigError, config_value, run_context
 
 __all__ = [
     "EPISODES",
@@ -71,7 +71,7 @@ def tails_namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
     return (*TAILS_ROOT, *namespace)
 
 
-class MissingConfigKeyError(KeyError):
+class MissingConfigKeyError(RunConfigError, KeyError):
     """A namespace template needs a key that ``config["configurable"]`` does not hold."""
 
     def __init__(self, key: str, template: NamespaceTemplate) -> None:

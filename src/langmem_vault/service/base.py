@@ -31,6 +31,8 @@ from langmem_vault.memory.sealing import DecryptionError, Keyring, default_keyri
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.log import AuditEvent
 from langmem_vault.privacy.subject_rights.portability import InvalidExportError
+from langmem_vault.run_config import UserIdError
+from langmem_vault.run_config import check_user_id as check_run_user_id
 from langmem_vault.service.errors import (
     Forbidden,
     InvalidInput,
@@ -43,7 +45,6 @@ from langmem_vault.service.records import Identity
 __all__ = ["MAX_ROWS", "ServiceBase", "check_user_id", "user_prefix"]
 
 T = TypeVar("T")
-MAX_USER_ID = 256
 MAX_USERS = 100_000
 #: the most memories one list, search, analytics or instructions call reads (and opens, when
 #: private) for a user: the newest ones; a result that stopped there says so (``truncated``)
@@ -72,11 +73,10 @@ def _translate(exc: Exception) -> ServiceError:
 
 def check_user_id(user_id: object) -> str:
     """``user_id`` if it is a usable id, else :class:`InvalidInput` naming ``user_id``."""
-    if not isinstance(user_id, str) or not user_id.strip():
-        raise InvalidInput("user_id", f"must be a non-empty string, got {user_id!r}")
-    if len(user_id) > MAX_USER_ID or "\x00" in user_id:
-        raise InvalidInput("user_id", f"must be at most {MAX_USER_ID} characters, without NUL")
-    return user_id
+    try:
+        return check_run_user_id(user_id, "the request")
+    except UserIdError as exc:  # the one rule (run_config), as the service's error type
+        raise InvalidInput("user_id", str(exc).split(": ", 1)[1]) from None
 
 
 def user_prefix(template: NamespaceTemplate, user_id: str | None) -> tuple[str, ...]:

@@ -29,6 +29,7 @@ from psycopg import sql
 from langmem_vault.db.migrations import check_schema, migrate_plan
 from langmem_vault.db.pools import AsyncPooledComponent, PooledComponent
 from langmem_vault.db.runner import Plan, Query
+from langmem_vault.run_config import MAX_USER_ID
 
 __all__ = [
     "AUDIT_TRACK",
@@ -40,7 +41,6 @@ __all__ = [
 ]
 
 AUDIT_TRACK = "audit"
-MAX_USER_ID = 256
 MAX_NAME = 100
 MAX_KEY = 1024
 MAX_DETAIL_BYTES = 8192
