@@ -224,3 +224,15 @@ async def test_tools_in_create_agent_use_the_agent_store(store: BaseStore) -> No
     assert "Ana works at Acme Robotics" in str(out["messages"][-1].content)
     facts = await MemoryVault(store, user_id="ana").alist()  # the default namespace: inject's
     assert [f.value.text for f in facts] == ["Ana works at Acme Robotics"]
+
+
+def test_tools_take_any_text(any_store: BaseStore) -> None:
+    """What a model writes into a tool call is read as memory reads any text (issue 22): NUL
+    and lone surrogates cleaned, an over-long query bounded to what search accepts."""
+    manage = create_manage_memory_tool(("memories", "{user_id}"), store=any_store, redaction=None)
+    search = create_search_memory_tool(("memories", "{user_id}"), store=any_store)
+    config = {"configurable": {"user_id": "ana"}}
+    assert manage.invoke({"content": "Ana prefers\x00 tea \ud800", "action": "create"}, config)
+    found = search.invoke({"query": "tea\x00 " + "x" * 20_000}, config)
+    assert [f["text"] for f in found] == ["Ana prefers tea \ufffd"]
+    assert search.invoke({"query": "\x00"}, config)[0]["text"] == "Ana prefers tea \ufffd"

@@ -188,15 +188,27 @@ def test_rerun_rewrites_the_same_episode() -> None:
 
 def test_model_failure_changes_nothing() -> None:
     store = InMemoryStore()
-    model = ScriptedModel(script=[RuntimeError("overloaded")])
-    node = create_compact_node(
-        model, max_tokens=300, keep_last_exchanges=1, token_counter=chars, store=store
-    )
+    model = ScriptedModel(script=[RuntimeError("overloaded")] * 2)
     msgs: list[BaseMessage] = []
     for i in range(3):
         msgs += tool_exchange(i)
+    # by default the turn goes on: no message removed, the cause in memory_status
+    node = create_compact_node(
+        model, max_tokens=300, keep_last_exchanges=1, token_counter=chars, store=store
+    )
+    assert node.invoke({"messages": msgs}, CONFIG) == {
+        "memory_status": {"compact": "RuntimeError: overloaded"}
+    }
+    raising = create_compact_node(
+        model,
+        max_tokens=300,
+        keep_last_exchanges=1,
+        token_counter=chars,
+        store=store,
+        on_error="raise",
+    )
     with pytest.raises(RuntimeError, match="overloaded"):
-        node.invoke({"messages": msgs}, CONFIG)
+        raising.invoke({"messages": msgs}, CONFIG)
     assert store.search(NS.episodes) == []
 
 

@@ -147,12 +147,22 @@ def test_fact_confidence_capped_without_user_evidence(store: BaseStore) -> None:
 
 
 def test_model_error_propagates_and_writes_nothing(store: BaseStore) -> None:
-    model = ScriptedModel(script=[RuntimeError("rate limited")])
-    node = create_extract_node(model, mode="inline", every_n_messages=1, store=store)
+    model = ScriptedModel(script=[RuntimeError("rate limited")] * 2)
+    node = create_extract_node(
+        model, mode="inline", every_n_messages=1, store=store, on_error="raise"
+    )
     with pytest.raises(RuntimeError, match="rate limited"):
         run(node, [human("I live in Oslo")])
     assert facts(store) == {}
     assert store.get(WATERMARK_NAMESPACE, "t1") is None
+    # by default the turn goes on, and the messages wait for the next turn
+    node = create_extract_node(model, mode="inline", every_n_messages=1, store=store)
+    out = run(node, [human("I live in Oslo")])
+    assert out == {"memory_status": {"extract": "RuntimeError: rate limited"}}
+    assert facts(store) == {}
+    assert store.get(WATERMARK_NAMESPACE, "t1") is None
+    assert run(node, [human("I live in Oslo")]) == {"memory_status": {"extract": "ok"}}
+    assert store.get(WATERMARK_NAMESPACE, "t1") is not None
 
 
 async def test_async_span_matches_sync(store: BaseStore) -> None:

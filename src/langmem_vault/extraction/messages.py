@@ -44,6 +44,7 @@ __all__ = [
     "message_id",
     "message_text",
     "query_text",
+    "search_text",
 ]
 
 #: what memory reads of one message (extraction, compaction, tails, job payloads). A bound
@@ -100,6 +101,12 @@ def message_text(msg: BaseMessage, limit: int | None = MAX_MESSAGE_CHARS) -> str
         text = bounded(text, 2 * limit)
     text = clean_text(text)
     return text if limit is None else bounded(text, limit)
+
+
+def search_text(text: str) -> str | None:
+    """``text`` as a search query: cleaned and bounded to what the store's search accepts;
+    None when nothing is left to search with."""
+    return bounded(clean_text(bounded(text, 2 * MAX_QUERY_CHARS)), MAX_QUERY_CHARS).strip() or None
 
 
 def query_text(messages: Sequence[BaseMessage]) -> str | None:

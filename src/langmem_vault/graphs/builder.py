@@ -43,6 +43,7 @@ from langmem_vault.graphs.options import (
 from langmem_vault.graphs.state import MemoryContext, MemoryInput, MemoryOutput, MemoryState
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.common import MemoryNode, load_model
+from langmem_vault.nodes.degrade import DEFAULT_INJECT_TIMEOUT, OnError
 from langmem_vault.nodes.inject import create_inject_node
 from langmem_vault.nodes.reconcile import create_reconcile_node
 from langmem_vault.nodes.respond import DEFAULT_SYSTEM_PROMPT, create_respond_node
@@ -85,6 +86,8 @@ def _memory_nodes(
     extract: ExtractOptions,
     reconcile: ReconcileOptions,
     compact: CompactOptions | None,
+    on_error: OnError,
+    inject_timeout: float | None,
 ) -> dict[str, Any]:
     from langmem_vault.nodes.extract import CatchUpThenInject, create_extract_node
 
@@ -94,9 +97,16 @@ def _memory_nodes(
         queue=queue,
         store=store,
         namespaces=namespaces,
+        on_error=on_error,
         **extract.as_kwargs(),
     )
-    inject_node = create_inject_node(store=store, namespaces=namespaces, **inject.as_kwargs())
+    inject_node = create_inject_node(
+        store=store,
+        namespaces=namespaces,
+        on_error=on_error,
+        timeout=inject_timeout,
+        **inject.as_kwargs(),
+    )
     nodes: dict[str, Any] = {
         # A new thread's first turn extracts the user's unread tails before inject reads
         # (inline); in background mode it hands them to the workers and does not wait.
@@ -105,14 +115,18 @@ def _memory_nodes(
         ),
         "extract": extract_node,
         "reconcile": create_reconcile_node(
-            store=store, namespaces=namespaces, **reconcile.as_kwargs()
+            store=store, namespaces=namespaces, on_error=on_error, **reconcile.as_kwargs()
         ),
     }
     if compact is not None:
         from langmem_vault.nodes.compact import create_compact_node
 
         nodes["compact"] = create_compact_node(
-            summarizer, store=store, namespaces=namespaces, **compact.as_kwargs()
+            summarizer,
+            store=store,
+            namespaces=namespaces,
+            on_error=on_error,
+            **compact.as_kwargs(),
         )
     return nodes
 
@@ -135,6 +149,8 @@ def build_memory_graph(
     extract_options: ExtractOptions | Mapping[str, Any] | None = None,
     reconcile_options: ReconcileOptions | Mapping[str, Any] | None = None,
     compact_options: CompactOptions | Mapping[str, Any] | None = None,
+    on_error: OnError = "degrade",
+    inject_timeout: float | None = DEFAULT_INJECT_TIMEOUT,
     name: str = "memory_graph",
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile ``inject -> respond -> extract -> reconcile -> compact`` over ``MemoryState``.
@@ -146,7 +162,12 @@ def build_memory_graph(
     - ``extract_mode``: ``"inline"`` or ``"background"``; the default (``None``, the same in
       :func:`add_memory` and ``create_extract_node``) is background when a ``queue`` (a DSN or
       job queue) is given, so the turn does not wait for extraction, else inline;
-    - ``*_options``: typed options of each node (:class:`InjectOptions`...).
+    - ``*_options``: typed options of each node (:class:`InjectOptions`...);
+    - ``on_error`` / ``inject_timeout``: when memory fails (the store, the embedder, the
+      database, a memory model call) or inject takes longer than ``inject_timeout`` seconds,
+      the turn goes on without memory, and ``memory_status``, a ``memory_error`` custom
+      stream event and one WARNING line say why (:mod:`langmem_vault.nodes.degrade`);
+      ``on_error="raise"`` raises instead.
 
     Runs need a ``thread_id`` in ``config["configurable"]`` and a user id, either in
     ``configurable`` or in LangGraph's run context (``context={"user_id": ...}``, the graph's
@@ -172,6 +193,8 @@ def build_memory_graph(
         compact=coerce_options(compact_options, CompactOptions, "compact_options")
         if compact
         else None,
+        on_error=on_error,
+        inject_timeout=inject_timeout,
     )
     respond_kwargs = coerce_options(respond_options, RespondOptions, "respond_options")
     respond = create_respond_node(
@@ -258,6 +281,8 @@ def add_memory(
     extract_options: ExtractOptions | Mapping[str, Any] | None = None,
     reconcile_options: ReconcileOptions | Mapping[str, Any] | None = None,
     compact_options: CompactOptions | Mapping[str, Any] | None = None,
+    on_error: OnError = "degrade",
+    inject_timeout: float | None = DEFAULT_INJECT_TIMEOUT,
 ) -> StateGraph[Any, Any, Any, Any]:
     """Wire memory around an app's agent node in its (uncompiled) ``StateGraph``.
 
@@ -266,7 +291,8 @@ def add_memory(
     way out) now goes
     through ``extract -> reconcile -> compact -> END``. ``summarizer`` defaults to the
     ``extractor`` when that is a chat model (``None``: an extractive summary without a model);
-    ``extract_mode`` and the options are those of :func:`build_memory_graph`.
+    ``extract_mode``, the options, ``on_error`` and ``inject_timeout`` are those of
+    :func:`build_memory_graph`.
 
     The agent's state must have a ``memory_context`` key (subclass
     :class:`~langmem_vault.graphs.state.MemoryState`), and the agent must put
@@ -300,6 +326,8 @@ def add_memory(
         compact=coerce_options(compact_options, CompactOptions, "compact_options")
         if compact
         else None,
+        on_error=on_error,
+        inject_timeout=inject_timeout,
     )
     tail = ["extract", "reconcile", *(["compact"] if compact else [])]
     for key in ["inject", *tail]:

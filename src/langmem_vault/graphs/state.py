@@ -20,7 +20,7 @@ for a message and a user id, not for ``memory_refs`` or ``extraction``.
 
 from __future__ import annotations
 
-from typing import Any, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from langgraph.graph import MessagesState
 
@@ -28,6 +28,7 @@ from langgraph.graph import MessagesState
 from typing_extensions import TypedDict
 
 from langmem_vault.memory.recall.injected import InjectedMemory
+from langmem_vault.nodes.degrade import merge_status
 
 __all__ = ["MemoryContext", "MemoryInput", "MemoryOutput", "MemoryState"]
 
@@ -55,6 +56,8 @@ class MemoryState(MessagesState):
       respond attaches to its system message for code that acts on them;
     - ``cited``: aliases the model cited in its last answer (respond writes it);
     - ``running_summary``: summary of turns compacted out of ``messages`` (compact owns it);
+    - ``memory_status``: each memory stage of the last turn -> ``"ok"`` or why it could not
+      help (:mod:`langmem_vault.nodes.degrade`);
     - ``extraction``: an ``Extraction`` (as a JSON dict) waiting for the reconcile node, which
       applies and clears it (optional: extract in inline mode reconciles by itself);
     - ``memory_dropped``: what consent refused to learn this turn, one reason per proposal
@@ -66,6 +69,7 @@ class MemoryState(MessagesState):
     memory_items: list[InjectedMemory]
     cited: list[str]
     running_summary: str
+    memory_status: Annotated[dict[str, str], merge_status]
     extraction: NotRequired[dict[str, Any] | None]
     memory_dropped: NotRequired[list[str]]
 
@@ -79,3 +83,4 @@ class MemoryOutput(MessagesState):
     cited: list[str]
     running_summary: str
     memory_dropped: NotRequired[list[str]]
+    memory_status: Annotated[dict[str, str], merge_status]

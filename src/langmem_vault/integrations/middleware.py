@@ -28,7 +28,7 @@ thread is the agent checkpointer's ``thread_id``; the user comes from ``configur
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, NotRequired
+from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
 from langchain.agents.middleware.types import ModelResponse
@@ -43,6 +43,7 @@ from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.recall.access import AccessRecorder
 from langmem_vault.memory.recall.injected import InjectedMemory
 from langmem_vault.nodes.compact import create_compact_node
+from langmem_vault.nodes.degrade import DEFAULT_INJECT_TIMEOUT, OnError, merge_status
 from langmem_vault.nodes.extract import (
     DEFAULT_CATCH_UP_SECONDS,
     CatchUpThenInject,
@@ -63,6 +64,7 @@ class MemoryAgentState(AgentState[Any]):
     cited: NotRequired[list[str]]
     running_summary: NotRequired[str]
     memory_dropped: NotRequired[list[str]]
+    memory_status: NotRequired[Annotated[dict[str, str], merge_status]]
 
 
 class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
@@ -82,7 +84,11 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
     - ``record_utility``: turn the final answer's citations into utility signals (True: in the
       background; an ``AccessRecorder`` of your own; False: off);
     - ``catch_up_seconds``: how long a new thread's first turn waits for the user's earlier
-      threads to be extracted (background mode; 0 does not wait).
+      threads to be extracted (background mode; 0 does not wait);
+    - ``on_error`` / ``inject_timeout``: when memory fails or inject takes longer than
+      ``inject_timeout`` seconds, the agent answers without memory and the state's
+      ``memory_status`` says why (:mod:`langmem_vault.nodes.degrade`); ``on_error="raise"``
+      raises instead.
 
     >>> agent = create_agent(model, tools, middleware=[MemoryMiddleware(model, queue=queue)],
     ...                      checkpointer=saver, store=store)  # doctest: +SKIP
@@ -106,26 +112,37 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         cite: bool = True,
         record_utility: AccessRecorder | bool = True,
         catch_up_seconds: float = DEFAULT_CATCH_UP_SECONDS,
+        on_error: OnError = "degrade",
+        inject_timeout: float | None = DEFAULT_INJECT_TIMEOUT,
     ) -> None:
         super().__init__()
         if catch_up_seconds < 0:
             raise ValueError(f"catch_up_seconds must be >= 0, got {catch_up_seconds!r}")
         namespaces = namespaces or MemoryNamespaces()
         self.inject_node = create_inject_node(
-            store=store, namespaces=namespaces, **(inject or InjectOptions()).as_kwargs()
+            store=store,
+            namespaces=namespaces,
+            on_error=on_error,
+            timeout=inject_timeout,
+            **(inject or InjectOptions()).as_kwargs(),
         )
         self.extract_node = create_extract_node(
             extractor,
             queue=queue,
             store=store,
             namespaces=namespaces,
+            on_error=on_error,
             **(extract or ExtractOptions()).as_kwargs(),
         )
         self.compact_node = (
             None
             if compact is None
             else create_compact_node(
-                summarizer, store=store, namespaces=namespaces, **compact.as_kwargs()
+                summarizer,
+                store=store,
+                namespaces=namespaces,
+                on_error=on_error,
+                **compact.as_kwargs(),
             )
         )
         self.system_prompt = system_prompt
@@ -196,8 +213,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         config = get_config()
         answer = self._answer(state)
         cited = self.feedback.record(answer, state, config) if answer is not None else []
-        self.extract_node.node.invoke(state, config)
-        return {"cited": cited}
+        update: dict[str, Any] = self.extract_node.node.invoke(state, config)
+        return {**update, "cited": cited}
 
     async def aafter_agent(
         self, state: MemoryAgentState, runtime: Runtime[Any]
@@ -205,8 +222,8 @@ class MemoryMiddleware(AgentMiddleware[MemoryAgentState, Any]):
         config = get_config()
         answer = self._answer(state)
         cited = await self.feedback.arecord(answer, state, config) if answer is not None else []
-        await self.extract_node.node.ainvoke(state, config)
-        return {"cited": cited}
+        update: dict[str, Any] = await self.extract_node.node.ainvoke(state, config)
+        return {**update, "cited": cited}
 
     # -- lifecycle --
 

@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field, create_model
 
 from langmem_vault.db.store_plans import Step, Steps, arun_steps, run_steps
 from langmem_vault.extraction.apply import aapply, apply
+from langmem_vault.extraction.messages import clean_text, search_text
 from langmem_vault.extraction.reconcile import ReconcileReport
 from langmem_vault.extraction.redaction import redact_extraction
 from langmem_vault.memory.keys import check_key
@@ -157,7 +158,8 @@ class _Manage:
             found = yield Step(lambda: vault.get(key), lambda: vault.aget(key))
             if found is None:
                 return _missing(id)
-        extraction = self._extraction(str(content), category, private, id)
+        # What the model wrote, as memory reads any text (see extraction.messages).
+        extraction = self._extraction(clean_text(str(content)), category, private, id)
         report = yield Step(
             lambda: apply(store, extraction, ns), lambda: aapply(store, extraction, ns)
         )
@@ -277,11 +279,12 @@ class _Search:
 
     def run(self, query: str, limit: int = 10, offset: int = 0) -> Any:
         _, _, vault = self.scope.resolve()
-        return self._out(vault.recall(query or None, limit=limit + offset), offset)
+        return self._out(vault.recall(search_text(query), limit=limit + offset), offset)
 
     async def arun(self, query: str, limit: int = 10, offset: int = 0) -> Any:
         _, _, vault = self.scope.resolve()
-        return self._out(await vault.arecall(query or None, limit=limit + offset), offset)
+        found = await vault.arecall(search_text(query), limit=limit + offset)
+        return self._out(found, offset)
 
 
 class _SearchArgs(BaseModel):

@@ -15,8 +15,14 @@ from langgraph.config import get_store
 from langgraph.store.base import BaseStore
 
 from langmem_vault.extraction.protocol import load_model
+from langmem_vault.run_config import RunConfigError
 
-__all__ = ["MemoryNode", "load_model", "resolve_store"]
+__all__ = ["MemoryNode", "MissingStoreError", "load_model", "resolve_store"]
+
+
+class MissingStoreError(RunConfigError, ValueError):
+    """A memory node has no store: the graph is wired wrong, so it raises whatever the
+    node's ``on_error`` says."""
 
 
 def resolve_store(store: BaseStore | None) -> BaseStore:
@@ -28,7 +34,7 @@ def resolve_store(store: BaseStore | None) -> BaseStore:
     except RuntimeError:
         found = None
     if found is None:
-        raise ValueError(
+        raise MissingStoreError(
             "memory nodes need a store: pass store=... to the node factory or compile the "
             "graph with builder.compile(store=...)"
         )

@@ -55,6 +55,7 @@ from langmem_vault.extraction.redaction import redact_text
 from langmem_vault.memory.models import MAX_SUMMARY, Episode
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.common import MemoryNode, load_model, resolve_store
+from langmem_vault.nodes.degrade import Degrade, MissingStateKeyError, OnError
 from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
 from langmem_vault.store.validation import DEFAULT_MAX_VALUE_BYTES
 
@@ -229,7 +230,9 @@ class CompactNode:
         namespaces: MemoryNamespaces,
         archive: bool,
         redaction: RedactionPolicy | None,
+        guard: Degrade | None = None,
     ) -> None:
+        self.guard = guard or Degrade("compact")
         self.model = model
         self.redaction = redaction
         self.max_tokens = max_tokens
@@ -249,7 +252,7 @@ class CompactNode:
     def _plan(self, state: Mapping[str, Any]) -> CompactPlan | None:
         messages = state.get("messages")
         if messages is None:
-            raise KeyError("compact reads state['messages'], which is missing")
+            raise MissingStateKeyError("compact reads state['messages'], which is missing")
         plan = plan_compaction(
             messages,
             max_tokens=self.max_tokens,
@@ -306,7 +309,15 @@ class CompactNode:
         }
 
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        """Compact synchronously when over the trigger; returns the state update."""
+        """Compact synchronously when over the trigger; returns the state update (see
+        :mod:`.degrade` for failures: the messages then stay until a later turn)."""
+        return self.guard.run(lambda: self._invoke(state, config))
+
+    async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Async twin of :meth:`invoke`."""
+        return await self.guard.arun(lambda: self._ainvoke(state, config))
+
+    def _invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         plan = self._plan(state)
         if plan is None:
             return {}
@@ -323,8 +334,7 @@ class CompactNode:
             resolve_store(self.store).put(ns, key, value, index=Episode.index_fields)
         return self._update(plan, summary)
 
-    async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        """Async twin of :meth:`invoke`."""
+    async def _ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         plan = self._plan(state)
         if plan is None:
             return {}
@@ -362,6 +372,7 @@ def create_compact_node(
     namespaces: MemoryNamespaces | None = None,
     archive: bool = True,
     redaction: RedactionPolicy | None = DEFAULT_POLICY,
+    on_error: OnError = "degrade",
     name: str = "compact",
 ) -> MemoryNode:
     """Build the compact node (sync and async).
@@ -400,5 +411,6 @@ def create_compact_node(
         namespaces=namespaces or MemoryNamespaces(),
         archive=archive,
         redaction=redaction,
+        guard=Degrade("compact", on_error),
     )
     return MemoryNode(node, name=name)

@@ -71,7 +71,9 @@ from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
 from langmem_vault.jobs.worker import ExtractionWorker
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
 from langmem_vault.nodes.common import MemoryNode, resolve_store
+from langmem_vault.nodes.degrade import Degrade, MissingStateKeyError, OnError
 from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
+from langmem_vault.run_config import RunConfigError
 
 logger = logging.getLogger("langmem_vault.extract")
 
@@ -107,10 +109,21 @@ __all__ = [
 # --- the node ----------------------------------------------------------------------------------
 
 
+class MissingThreadIdError(RunConfigError, KeyError):
+    """The run has no ``thread_id``: the watermark has no thread to belong to."""
+
+    def __str__(self) -> str:  # KeyError would otherwise repr() the message
+        return str(self.args[0])
+
+
+class AsyncQueueInSyncRunError(RunConfigError, TypeError):
+    """A sync run of a node given an ``AsyncJobQueue``: the app's wiring, not an outage."""
+
+
 def _thread_id(config: RunnableConfig) -> str:
     thread_id = (config.get("configurable") or {}).get("thread_id")
     if not thread_id:
-        raise KeyError(
+        raise MissingThreadIdError(
             "extract needs config['configurable']['thread_id'] to keep its per-thread "
             "watermark; compile the graph with a checkpointer and pass a thread_id"
         )
@@ -135,7 +148,9 @@ class _ExtractNode:
         start_worker: bool,
         max_attempts: int,
         idle_seconds: float | None = DEFAULT_IDLE_SECONDS,
+        on_error: OnError = "degrade",
     ) -> None:
+        self.guard = Degrade("extract", on_error)
         if mode not in ("background", "inline", None):
             raise ValueError(f"mode must be 'background', 'inline' or None, got {mode!r}")
         if every_n_messages < 1:
@@ -180,7 +195,7 @@ class _ExtractNode:
     def _span(self, state: dict[str, Any]) -> list[BaseMessage]:
         messages = state.get("messages")
         if messages is None:
-            raise KeyError("extract reads state['messages'], which is missing")
+            raise MissingStateKeyError("extract reads state['messages'], which is missing")
         return content_messages(messages)
 
     def _min_new(self, config: RunnableConfig) -> int:
@@ -333,6 +348,16 @@ class _ExtractNode:
             yield Step.same(lambda: background.wake(queue, lambda: self._new_worker(queue)))
 
     def invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Extract (or enqueue) the thread's new messages. When that fails the turn goes on
+        (:mod:`.degrade`) and nothing is lost: the watermark did not move, so the next turn
+        takes these messages again."""
+        return self.guard.run(lambda: self._invoke(state, config))
+
+    async def ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Async :meth:`invoke`."""
+        return await self.guard.arun(lambda: self._ainvoke(state, config))
+
+    def _invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if self.mode == "inline":
             return _dropped(state, run_steps(self._inline_steps(self._span(state), config)))
         try:
@@ -341,7 +366,7 @@ class _ExtractNode:
             _enqueue_failed(exc)
         return {}
 
-    async def ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    async def _ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if self.mode == "inline":
             refused = await arun_steps(self._inline_steps(self._span(state), config))
             return _dropped(state, refused)
@@ -358,7 +383,7 @@ class _ExtractNode:
     def _sync_queue(self) -> JobQueue:
         queue = self._background().queue()
         if queue is None:
-            raise TypeError(
+            raise AsyncQueueInSyncRunError(
                 "this extract node was given an AsyncJobQueue: run the graph with "
                 "ainvoke/astream, or pass a JobQueue or a DSN for sync runs"
             )
@@ -567,6 +592,7 @@ def create_extract_node(
     start_worker: bool = True,
     max_attempts: int = 5,
     idle_seconds: float | None = DEFAULT_IDLE_SECONDS,
+    on_error: OnError = "degrade",
 ) -> MemoryNode:
     """The extract node (sync and async), for ``StateGraph.add_node``.
 
@@ -587,7 +613,9 @@ def create_extract_node(
       (:func:`langmem_vault.privacy.redact`); ``None`` turns redaction off;
     - ``idle_seconds``: a tail shorter than ``every_n_messages`` is extracted as soon as the
       same user starts a new thread, or (background mode) once the thread has been idle this
-      long; ``None`` leaves short tails until the thread reaches the threshold.
+      long; ``None`` leaves short tails until the thread reaches the threshold;
+    - ``on_error``: ``"degrade"`` (default): a failure is reported and the turn goes on
+      (:mod:`langmem_vault.nodes.degrade`); ``"raise"`` raises it.
 
     >>> node = create_extract_node("openai:gpt-4o-mini", queue=dsn)  # doctest: +SKIP
     >>> builder.add_node("extract", node)                            # doctest: +SKIP
@@ -605,5 +633,6 @@ def create_extract_node(
         start_worker=start_worker,
         max_attempts=max_attempts,
         idle_seconds=idle_seconds,
+        on_error=on_error,
     )
     return MemoryNode(impl, name="extract")

@@ -67,6 +67,7 @@ from langmem_vault.memory.recall.scoring import (
 from langmem_vault.memory.recall.usage import Target, read_usage_plan, split_usage, usage_search_op
 from langmem_vault.memory.sealing import Keyring, default_keyring
 from langmem_vault.nodes.common import MemoryNode, resolve_store
+from langmem_vault.nodes.degrade import DEFAULT_INJECT_TIMEOUT, Degrade, OnError
 from langmem_vault.nodes.documents import append_documents, render_documents
 from langmem_vault.store.mirrors import runs_mirror_search
 
@@ -409,7 +410,9 @@ class InjectNode:
         ranker: PrivateRanker | None = None,
         documents: BaseRetriever | None = None,
         document_tokens: int = 0,
+        guard: Degrade | None = None,
     ) -> None:
+        self.guard = guard or Degrade("inject", timeout=DEFAULT_INJECT_TIMEOUT)
         self.store = store
         self.documents = documents
         self.document_tokens = document_tokens
@@ -469,7 +472,15 @@ class InjectNode:
         return candidates_plan(messages, config, self.options, now, joined_usage=usage)
 
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        """Run inject synchronously; returns the state update."""
+        """Run inject synchronously; returns the state update (no memory when it fails or
+        runs out of time: :mod:`~langmem_vault.nodes.degrade`)."""
+        return self.guard.run(lambda: self._invoke(state, config))
+
+    async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Run inject asynchronously; returns the state update."""
+        return await self.guard.arun(lambda: self._ainvoke(state, config))
+
+    def _invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         store = resolve_store(self.store)
         now = utcnow()
         plan = self._plan(state, config, store, now)
@@ -483,8 +494,7 @@ class InjectNode:
             return self._update(injection)
         return self._update(injection, self.documents.invoke(found.message, config))
 
-    async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        """Run inject asynchronously; returns the state update."""
+    async def _ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         store = resolve_store(self.store)
         now = utcnow()
         plan = self._plan(state, config, store, now)
@@ -519,6 +529,8 @@ def create_inject_node(
     emit_events: bool = True,
     documents: BaseRetriever | None = None,
     document_tokens: int = 400,
+    on_error: OnError = "degrade",
+    timeout: float | None = DEFAULT_INJECT_TIMEOUT,
     name: str = "inject",
 ) -> MemoryNode:
     """Build the inject node: a runnable with native sync and async paths.
@@ -537,6 +549,9 @@ def create_inject_node(
     ``as_retriever()``) is asked with the user's message each turn; what it returns follows
     the memories as ``[D1]``, ``[D2]``..., within ``document_tokens`` more tokens (see
     :mod:`langmem_vault.nodes.documents`).
+    When the store, the embedder or the database fails, or the reads take longer than
+    ``timeout`` seconds (None: no limit), the turn goes on without memory
+    (:mod:`~langmem_vault.nodes.degrade`); ``on_error="raise"`` raises instead.
     The store comes from ``store`` or from the graph (``compile(store=...)``). The returned
     runnable's ``.node`` is the :class:`InjectNode`; ``node.node.recorder.flush()`` waits for
     the access stamps.
@@ -588,6 +603,7 @@ def create_inject_node(
         keyring=keyring if keyring is not None else default_keyring(),
         documents=documents,
         document_tokens=document_tokens,
+        guard=Degrade("inject", on_error, timeout),
     )
     return MemoryNode(node, name=name)
 

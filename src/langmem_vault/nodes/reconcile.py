@@ -24,6 +24,7 @@ from langmem_vault.extraction.reconcile import (
 )
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.nodes.common import MemoryNode, resolve_store
+from langmem_vault.nodes.degrade import Degrade, OnError
 
 __all__ = [
     "ReconcileReport",
@@ -46,7 +47,9 @@ class ReconcileNode:
         namespaces: MemoryNamespaces,
         similarity_threshold: float,
         confirm_threshold: float,
+        guard: Degrade | None = None,
     ) -> None:
+        self.guard = guard or Degrade("reconcile")
         self.store = store
         self.namespaces = namespaces
         self.similarity_threshold = similarity_threshold
@@ -54,7 +57,14 @@ class ReconcileNode:
         self.last_report: ReconcileReport | None = None
 
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        """Apply the pending extraction synchronously."""
+        """Apply the pending extraction synchronously (see :mod:`.degrade` for failures)."""
+        return self.guard.run(lambda: self._invoke(state, config))
+
+    async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+        """Apply the pending extraction asynchronously."""
+        return await self.guard.arun(lambda: self._ainvoke(state, config))
+
+    def _invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         pending = state.get("extraction")
         if not pending:
             return {}
@@ -68,8 +78,7 @@ class ReconcileNode:
         )
         return {"extraction": None}
 
-    async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        """Apply the pending extraction asynchronously."""
+    async def _ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         pending = state.get("extraction")
         if not pending:
             return {}
@@ -90,6 +99,7 @@ def create_reconcile_node(
     namespaces: MemoryNamespaces | None = None,
     similarity_threshold: float = 0.9,
     confirm_threshold: float = 0.8,
+    on_error: OnError = "degrade",
     name: str = "reconcile",
 ) -> MemoryNode:
     """Build the reconcile node (applies ``state["extraction"]``, then clears it)."""
@@ -104,5 +114,6 @@ def create_reconcile_node(
         namespaces=namespaces or MemoryNamespaces(),
         similarity_threshold=similarity_threshold,
         confirm_threshold=confirm_threshold,
+        guard=Degrade("reconcile", on_error),
     )
     return MemoryNode(node, name=name)
