@@ -38,7 +38,7 @@ TEXT = st.one_of(
     st.just("   \n\t"),
     st.just("hello\x00world, I live in Paris"),
     # long ones: over the query limit, tens of thousands of words, megabytes
-    st.sampled_from([10_001, 120_000, 3_000_000]).map(lambda n: ("I live in Lyon\x00. " * n)[:n]),
+    st.sampled_from([10_001, 120_000, 2_000_000]).map(lambda n: ("I live in Lyon\x00. " * n)[:n]),
     st.just(" ".join(f"w{i}" for i in range(40_000))),
 )
 BLOCK = st.one_of(
@@ -68,7 +68,7 @@ def hostile_turns(draw: st.DrawFn) -> list[BaseMessage]:
 
 
 SETTINGS = settings(
-    max_examples=6,
+    max_examples=5,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
     derandomize=True,

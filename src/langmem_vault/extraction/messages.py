@@ -38,6 +38,7 @@ __all__ = [
     "MAX_MESSAGE_CHARS",
     "MAX_QUERY_CHARS",
     "bounded",
+    "clean_bounded",
     "clean_text",
     "content_messages",
     "memory_view",
@@ -82,37 +83,40 @@ def bounded(text: str, limit: int) -> str:
     return (text[:head] + ELIDED + text[len(text) - (keep - head) :])[:limit]
 
 
+def clean_bounded(text: str, limit: int | None) -> str:
+    """``text`` cleaned (:func:`clean_text`) and :func:`bounded` to ``limit`` characters
+    (None: unbounded)."""
+    if limit is None:
+        return clean_text(text)
+    # Cleaning drops characters, so a little more than the bound is read first.
+    return bounded(clean_text(bounded(text, 2 * limit)), limit)
+
+
 def message_text(msg: BaseMessage, limit: int | None = MAX_MESSAGE_CHARS) -> str:
     """The text of a message: string content or the text blocks of list content, cleaned
-    (:func:`clean_text`) and :func:`bounded` to ``limit`` characters (None: unbounded)."""
+    and bounded to ``limit`` characters (:func:`clean_bounded`)."""
     content: Any = msg.content
     if isinstance(content, str):
-        text = content
-    else:
-        parts = []
-        for block in content if isinstance(content, list) else []:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, dict) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-        text = " ".join(parts)
-    if limit is not None:
-        # Cleaning drops characters, so a little more than the bound is read first.
-        text = bounded(text, 2 * limit)
-    text = clean_text(text)
-    return text if limit is None else bounded(text, limit)
+        return clean_bounded(content, limit)
+    parts = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return clean_bounded(" ".join(parts), limit)
 
 
 def search_text(text: str) -> str | None:
     """``text`` as a search query: cleaned and bounded to what the store's search accepts;
     None when nothing is left to search with."""
-    return bounded(clean_text(bounded(text, 2 * MAX_QUERY_CHARS)), MAX_QUERY_CHARS).strip() or None
+    return clean_bounded(text, MAX_QUERY_CHARS).strip() or None
 
 
 def query_text(messages: Sequence[BaseMessage]) -> str | None:
     """What memory searches with: the last human message's text, bounded to what the store's
     search accepts; None when the user has not said anything searchable yet (no human
-    message, or one without text: only images, blanks or emoji-free whitespace)."""
+    message, or one without text: only images or blanks)."""
     for message in reversed(messages):
         if isinstance(message, HumanMessage) or getattr(message, "type", "") == "human":
             return message_text(message, MAX_QUERY_CHARS).strip() or None
