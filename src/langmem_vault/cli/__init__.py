@@ -4,7 +4,8 @@
 - ``memories``, ``instructions``, ``episodes``, ``threads`` (:mod:`.memories`,
   :mod:`.instructions`) and ``export``, ``import``, ``erase``, ``unerase``, ``consent``,
   ``audit``, ``stats``, ``users`` (:mod:`.admin`): the admin commands, over
-  :class:`~langmem_vault.service.MemoryService`.
+  :class:`~langmem_vault.service.MemoryService`;
+- ``eval locomo`` (:mod:`.eval`): the LoCoMo evaluation on a file the user supplies.
 
 Each command module has ``register(app)``; a new module of commands (``serve``...) is one
 entry in ``COMMANDS``.
@@ -27,6 +28,7 @@ COMMANDS = (
     "langmem_vault.cli.memories",
     "langmem_vault.cli.instructions",
     "langmem_vault.cli.admin",
+    "langmem_vault.cli.eval",
     "langmem_vault.api.serve",
 )
 
