@@ -88,6 +88,8 @@ def open_reference(stack: ExitStack, uri: str, embed: Embeddings) -> Any:
     search path), set up."""
     import psycopg
 
+    from langmem_vault.embeddings import default_index
+
     try:
         from langgraph.store.postgres import PostgresStore
     except ImportError:
@@ -102,8 +104,8 @@ def open_reference(stack: ExitStack, uri: str, embed: Embeddings) -> Any:
     # spaces and do not take quotes.
     path = schema + (f",{row[0]}" if row else "")
     conninfo = psycopg.conninfo.make_conninfo(uri, options=f"-c search_path={path}")
-    index = {"dims": 384, "embed": embed, "fields": ["text"]}
-    store = stack.enter_context(PostgresStore.from_conn_string(conninfo, index=index))  # type: ignore[arg-type]
+    index: Any = {**default_index(embed), "fields": ["text"]}
+    store = stack.enter_context(PostgresStore.from_conn_string(conninfo, index=index))
     store.setup()
     return store
 
@@ -178,6 +180,7 @@ def locomo(
     """Evaluate memory on a LoCoMo-format FILE: evidence recall@k, answer coverage and tokens
     by category; with --model also J (LLM-as-judge) and F1."""
     from langmem_vault.db import resolve_dsn
+    from langmem_vault.db.embedded import EmbeddedServerError
     from langmem_vault.embeddings import default_index, local_embeddings
     from langmem_vault.eval.locomo import run_locomo, steps
     from langmem_vault.eval.locomo_data import LocomoFormatError, load_locomo
@@ -192,14 +195,19 @@ def locomo(
         chosen = pick(load_locomo(file), conversations)
     except (OSError, LocomoFormatError) as exc:
         fail(f"{file}: {exc}")
-    uri = resolve_dsn(dsn)
+    try:
+        uri = resolve_dsn(dsn)
+    except (ValueError, EmbeddedServerError) as exc:
+        fail(f"dsn: {exc}", 1)
     embed = CachedEmbeddings(local_embeddings())
     chat = load_model(model) if model else None
     with ExitStack() as stack:
         name = schema or stack.enter_context(scratch_schema(uri, "locomo_eval"))
-        store = stack.enter_context(
-            VaultStore.from_conn_string(uri, schema=name, index=default_index(embed))
-        )
+        try:
+            vault_store = VaultStore.from_conn_string(uri, schema=name, index=default_index(embed))
+        except ValueError as exc:
+            fail(f"schema: {exc}")
+        store = stack.enter_context(vault_store)
         store.setup()
         ref = open_reference(stack, uri, embed) if reference else None
         with progress("LoCoMo", steps(chosen)) as step:
