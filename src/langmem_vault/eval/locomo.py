@@ -35,7 +35,7 @@ A ``reference`` store (langgraph's ``PostgresStore``, say) gets every turn as
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -169,6 +169,25 @@ def steps(conversations: Sequence[Conversation]) -> int:
     return sum(len(c.turns) + len(c.questions) for c in conversations)
 
 
+def _put_in_batches(store: BaseStore, ops: Sequence[PutOp]) -> Iterator[int]:
+    """Write ``ops`` a batch at a time, yielding each batch's size once it is stored."""
+    for i in range(0, len(ops), _BATCH):
+        store.batch(ops[i : i + _BATCH])
+        yield len(ops[i : i + _BATCH])
+
+
+def _figures(
+    q: Question, found: Sequence[str], block: str, count: Callable[[str], int]
+) -> dict[str, Any]:
+    """What is measured of one retrieval, the vault's or the reference's."""
+    return {
+        "found": list(dict.fromkeys(found)),
+        "recall": evidence_recall(found, q.evidence),
+        "coverage": None if q.category == 5 else answer_coverage(q.answer, block),
+        "tokens": count(block),
+    }
+
+
 def _turn_fact(conv: Conversation, turn: Turn) -> SemanticFact:
     return SemanticFact(
         text=f"{turn.speaker}: {turn.text}",
@@ -192,9 +211,8 @@ def _store_turns(
         )
         for t in conv.turns
     ]
-    for i in range(0, len(ops), _BATCH):
-        store.batch(ops[i : i + _BATCH])
-        for _ in ops[i : i + _BATCH]:
+    for written in _put_in_batches(store, ops):
+        for _ in range(written):
             tick(f"{conv.sample_id}: storing turns")
 
 
@@ -203,7 +221,7 @@ def _extract_turns(
     vault: MemoryVault,
     conv: Conversation,
     extractor: Any,
-    redaction: Any,
+    redaction: RedactionPolicy | None,
     tick: Callable[[str], None],
 ) -> None:
     for turn in conv.turns:
@@ -224,8 +242,8 @@ def _store_reference(reference: BaseStore, conv: Conversation) -> None:
     ops = [
         PutOp(ns, t.dia_id, {"text": f"{t.speaker}: {t.text}"}, index=["text"]) for t in conv.turns
     ]
-    for i in range(0, len(ops), _BATCH):
-        reference.batch(ops[i : i + _BATCH])
+    for _ in _put_in_batches(reference, ops):
+        pass
 
 
 def _ask_reference(
@@ -233,12 +251,7 @@ def _ask_reference(
 ) -> dict[str, Any]:
     hits = reference.search((REFERENCE_NS, conv.sample_id), query=q.question, limit=k)
     block = "\n".join(f"- {h.value['text']}" for h in hits)
-    return {
-        "found": [h.key for h in hits],
-        "recall": evidence_recall([h.key for h in hits], q.evidence),
-        "coverage": None if q.category == 5 else answer_coverage(q.answer, block),
-        "tokens": count(block),
-    }
+    return _figures(q, [h.key for h in hits], block, count)
 
 
 def run_locomo(
@@ -299,10 +312,7 @@ def run_locomo(
                 category=q.category,
                 answer=q.answer,
                 evidence=list(q.evidence),
-                found=list(dict.fromkeys(found)),
-                recall=evidence_recall(found, q.evidence),
-                coverage=None if q.category == 5 else answer_coverage(q.answer, block),
-                tokens=count(block),
+                **_figures(q, found, block, count),
             )
             if model is not None:
                 row.prediction = answer_question(model, block, q.question)
