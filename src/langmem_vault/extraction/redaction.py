@@ -15,7 +15,8 @@ place) or touches one of the policy's ``private_topics`` (health, money...) is f
 
 from __future__ import annotations
 
-from langmem_vault.memory.models import Extraction
+from langmem_vault.extraction.messages import clean_text
+from langmem_vault.memory.models import Extraction, FactCategory, ProposedFact
 from langmem_vault.privacy.redaction.pii import redact, redact_many
 from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
 from langmem_vault.privacy.redaction.sensitive import sensitive_topics
@@ -60,6 +61,36 @@ def redact_extraction(
     return extraction.model_copy(
         update={"facts": facts, "episode": episode, "instructions": instructions}
     )
+
+
+def stated_fact(
+    text: str,
+    *,
+    category: FactCategory = "general",
+    private: bool = False,
+    supersedes: str | None = None,
+    policy: RedactionPolicy | None = DEFAULT_POLICY,
+) -> Extraction:
+    """A fact stated outright (an agent's memory tool, an MCP client), as a redacted extraction.
+
+    Told directly, so fully confident, and its words are its evidence; the text is cleaned
+    first, as memory reads any text (:func:`~langmem_vault.extraction.messages.clean_text`);
+    reconcile then treats it like any extracted fact (``policy`` None: redaction off).
+
+    >>> stated_fact("Mail me at jane@example.com").facts[0].text
+    'Mail me at <EMAIL>'
+    """
+    text = clean_text(text)
+    fact = ProposedFact(
+        text=text,
+        category=category,
+        confidence=1.0,
+        evidence=text,
+        private=private,
+        supersedes=supersedes,
+    )
+    extraction = Extraction(facts=[fact])
+    return redact_extraction(extraction, policy) if policy is not None else extraction
 
 
 def redact_text(text: str, policy: RedactionPolicy | None) -> str:

@@ -36,11 +36,11 @@ from pydantic import BaseModel, Field, create_model
 
 from langmem_vault.db.store_plans import Step, Steps, arun_steps, run_steps
 from langmem_vault.extraction.apply import aapply, apply
-from langmem_vault.extraction.messages import clean_text, search_text
+from langmem_vault.extraction.messages import search_text
 from langmem_vault.extraction.reconcile import ReconcileReport
-from langmem_vault.extraction.redaction import redact_extraction
+from langmem_vault.extraction.redaction import stated_fact
 from langmem_vault.memory.keys import check_key
-from langmem_vault.memory.models import Extraction, FactCategory, ProposedFact, SemanticFact
+from langmem_vault.memory.models import FactCategory, SemanticFact
 from langmem_vault.memory.namespaces import (
     SEMANTIC,
     MemoryNamespaces,
@@ -122,23 +122,6 @@ class _Manage:
         if id:
             check_key(id, field="id")
 
-    def _extraction(
-        self, content: str, category: FactCategory, private: bool, supersedes: str | None
-    ) -> Extraction:
-        # Told to the agent directly, so fully confident; the words are the evidence.
-        fact = ProposedFact(
-            text=content,
-            category=category,
-            confidence=1.0,
-            evidence=content,
-            private=private,
-            supersedes=supersedes,
-        )
-        extraction = Extraction(facts=[fact])
-        if self.redaction is not None:
-            extraction = redact_extraction(extraction, self.redaction)
-        return extraction
-
     def _steps(
         self,
         content: str | None,
@@ -158,8 +141,9 @@ class _Manage:
             found = yield Step(lambda: vault.get(key), lambda: vault.aget(key))
             if found is None:
                 return _missing(id)
-        # What the model wrote, as memory reads any text (see extraction.messages).
-        extraction = self._extraction(clean_text(str(content)), category, private, id)
+        extraction = stated_fact(
+            str(content), category=category, private=private, supersedes=id, policy=self.redaction
+        )
         report = yield Step(
             lambda: apply(store, extraction, ns), lambda: aapply(store, extraction, ns)
         )
