@@ -1,7 +1,8 @@
 """The service layer: what the CLI, the REST API and the dashboard call (one layer, no copies).
 
 :class:`MemoryService` lists, searches, shows, adds, edits, forgets, restores, confirms and
-rejects memories; manages standing instructions; lists episodes and threads; exports,
+rejects memories; remembers what an agent states (redaction, consent, reconcile) and gives
+a user's profile; manages standing instructions; lists episodes and threads; exports,
 imports and erases a user; reads and sets consent; queries the audit log; reports
 statistics. It acts
 for one user (:class:`Identity`) or as an admin; every write is audited with the acting
@@ -14,6 +15,7 @@ naming the field, :class:`Forbidden`) with nothing written.
 'active'
 """
 
+from langmem_vault.service.agent import Profile, Remembered
 from langmem_vault.service.errors import Forbidden, InvalidInput, NotFound, ServiceError
 from langmem_vault.service.facade import MemoryService
 from langmem_vault.service.privacy import (
@@ -49,6 +51,8 @@ __all__ = [
     "MemoryService",
     "MessageView",
     "NotFound",
+    "Profile",
+    "Remembered",
     "RotationResult",
     "SearchHit",
     "SearchResults",

@@ -30,6 +30,7 @@ from langmem_vault.memory.namespaces import (
 from langmem_vault.memory.sealing import DecryptionError, Keyring, default_keyring
 from langmem_vault.memory.vault import MemoryVault
 from langmem_vault.privacy.audit.log import AuditEvent
+from langmem_vault.privacy.redaction.policy import DEFAULT_POLICY, RedactionPolicy
 from langmem_vault.privacy.subject_rights.portability import InvalidExportError
 from langmem_vault.run_config import UserIdError
 from langmem_vault.run_config import check_user_id as check_run_user_id
@@ -103,6 +104,7 @@ class ServiceBase:
         identity: Identity | None = None,
         component: str = "service",
         max_rows: int = MAX_ROWS,
+        redaction: RedactionPolicy | None = DEFAULT_POLICY,
     ) -> None:
         if not isinstance(max_rows, int) or max_rows < 1:
             raise InvalidInput("max_rows", f"must be a positive integer, got {max_rows!r}")
@@ -116,6 +118,8 @@ class ServiceBase:
         self.namespaces = namespaces or MemoryNamespaces()
         self.identity = identity or Identity.admin()
         self.component = component
+        # What an agent states (remember) is redacted like an extraction; None turns it off.
+        self.redaction = redaction
 
     def acting_as(self, identity: Identity) -> Self:
         """The same service (same components) acting as ``identity`` (per API request)."""

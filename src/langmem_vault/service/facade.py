@@ -7,9 +7,9 @@ privacy); this class only puts them together.
 
 from __future__ import annotations
 
+from langmem_vault.service.agent import AgentMixin
 from langmem_vault.service.analytics import AnalyticsMixin
 from langmem_vault.service.categories import CategoriesMixin
-from langmem_vault.service.instructions import InstructionsMixin
 from langmem_vault.service.privacy import PrivacyMixin
 from langmem_vault.service.stats import StatsMixin
 from langmem_vault.service.threads import ThreadsMixin
@@ -25,7 +25,7 @@ class MemoryService(
     PrivacyMixin,
     ThreadsMixin,
     StatsMixin,
-    InstructionsMixin,
+    AgentMixin,
 ):
     """Inspect and correct what the system remembers, acting for one user or as an admin.
 
@@ -34,8 +34,10 @@ class MemoryService(
     (``JobQueue``, whose jobs an erase deletes), ``audit``
     (``AuditLog``/``AsyncAuditLog``/a buffer: every write is recorded with the acting
     identity), ``keyring`` (opens private facts; default ``$LANGMEM_VAULT_KEY``) and
-    ``namespaces``. ``identity`` (default: an admin) is who acts; :meth:`acting_as` gives a
-    copy for another identity, as an API does per request.
+    ``namespaces``; ``redaction``, the PII policy of what an agent states (:meth:`remember`;
+    default :data:`~langmem_vault.privacy.DEFAULT_POLICY`). ``identity`` (default: an admin)
+    is who acts; :meth:`acting_as` gives a copy for another identity, as an API does per
+    request.
 
     Every method validates before writing and raises a
     :class:`~langmem_vault.service.errors.ServiceError` (``NotFound``, ``InvalidInput``
