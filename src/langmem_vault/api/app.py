@@ -4,6 +4,7 @@ Under the prefix (default ``/vault``):
 
 - ``/api/...``: the REST API (memories, search, instructions, episodes, categories, threads
   and their injection trace, analytics, export/import/erase, consent, audit);
+- ``/mcp``: the MCP server over streamable HTTP (:mod:`langmem_vault.api.mcp_http`);
 - ``/``: the dashboard; ``/static/``: its stylesheet, htmx and Chart.js;
 - ``/openapi.json`` and ``/docs``: the OpenAPI schema and its browser (Swagger UI, its
   files served from the installed ``fastapi-offline`` package: no CDN, works offline);
@@ -31,9 +32,18 @@ from typing import Any
 from fastapi import APIRouter, FastAPI
 from fastapi_offline import FastAPIOffline
 from starlette.responses import RedirectResponse
+from starlette.routing import Route
 from starlette.staticfiles import StaticFiles
 
-from langmem_vault.api import dashboard, errors, insights, instructions, memories, privacy
+from langmem_vault.api import (
+    dashboard,
+    errors,
+    insights,
+    instructions,
+    mcp_http,
+    memories,
+    privacy,
+)
 from langmem_vault.api.auth import ADMIN_KEY_ENV, USER_KEYS_ENV, AuthHook, default_auth
 from langmem_vault.api.guards import BodyGuard, SecurityHeaders
 from langmem_vault.api.origin import CrossOriginGuard
@@ -90,6 +100,7 @@ def create_app(
     """
     prefix = _check_prefix(prefix)
     auth_hook: Any = auth if auth is not None else default_auth()
+    mcp = mcp_http.McpEndpoint()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -100,7 +111,7 @@ def create_app(
             opened = service()
         else:
             opened = open_service(dsn)
-        async with opened as ready:
+        async with opened as ready, mcp.running():
             app.state.vault_service = ready
             if getattr(auth_hook, "local", False):
                 logger.warning(
@@ -145,6 +156,7 @@ def create_app(
         async def to_dashboard() -> RedirectResponse:
             return RedirectResponse(f"{prefix}/")
 
+    app.router.routes.append(Route(prefix + mcp_http.PATH, mcp, methods=mcp_http.METHODS))
     static = Path(str(resources.files("langmem_vault.api").joinpath("static")))
     app.mount(f"{prefix}/static", StaticFiles(directory=static), name="vault-static")
     return app

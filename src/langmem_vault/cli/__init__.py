@@ -5,7 +5,9 @@
   :mod:`.instructions`) and ``export``, ``import``, ``erase``, ``unerase``, ``consent``,
   ``audit``, ``stats``, ``users`` (:mod:`.admin`): the admin commands, over
   :class:`~langmem_vault.service.MemoryService`;
-- ``eval locomo`` (:mod:`.eval`): the LoCoMo evaluation on a file the user supplies.
+- ``eval locomo`` (:mod:`.eval`): the LoCoMo evaluation on a file the user supplies;
+- ``serve`` (:mod:`langmem_vault.api.serve`) and ``mcp`` (:mod:`.mcp`: the MCP server over
+  stdio).
 
 Each command module has ``register(app)``; a new module of commands (``serve``...) is one
 entry in ``COMMANDS``.
@@ -30,6 +32,7 @@ COMMANDS = (
     "langmem_vault.cli.admin",
     "langmem_vault.cli.eval",
     "langmem_vault.api.serve",
+    "langmem_vault.cli.mcp",
 )
 
 for _module in COMMANDS:
