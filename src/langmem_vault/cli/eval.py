@@ -230,7 +230,7 @@ def locomo(
     if plot_available():
         out.print(escape(f"plot: {save_plot(rows, plot, k=k)}"))
     else:
-        err.print("no plot: matplotlib is not installed (pip install matplotlib)")
+        err.print("no plot: matplotlib is not installed (pip install 'langmem-vault[eval]')")
 
 
 def register(app: typer.Typer) -> None:

@@ -1,6 +1,6 @@
 """The evaluation's figure: recall@k and coverage by category, beside the reference.
 
-matplotlib is optional (it comes with the ``[dev]`` extra): :func:`plot_available` says
+matplotlib is optional (the ``[eval]`` extra): :func:`plot_available` says
 whether it is installed, and :func:`save_plot` is only called when it is.
 
 >>> from langmem_vault.eval.locomo import CategoryRow
