@@ -56,9 +56,12 @@ class UserIdError(RunConfigError, ValueError):
     ``user_id`` and where it was read from."""
 
 
-def check_user_id(value: object, where: str = "the argument") -> str:
+def check_user_id(value: object, where: str = "the argument", *, any_text: bool = False) -> str:
     """``value`` when it is a usable user id, else :class:`UserIdError` naming ``user_id``
     and ``where`` it was read from.
+
+    ``any_text``: NUL and lone surrogates are allowed (the checkpointer keeps any id, as
+    langgraph's own savers do; memory namespaces cannot hold them).
 
     >>> check_user_id("ana", "the CLI")
     'ana'
@@ -73,7 +76,7 @@ def check_user_id(value: object, where: str = "the argument") -> str:
         raise UserIdError(
             f"user_id (from {where}): must be at most {MAX_USER_ID} characters, got {len(value)}"
         )
-    if "\x00" in value or any("\ud800" <= c <= "\udfff" for c in value):
+    if not any_text and ("\x00" in value or any("\ud800" <= c <= "\udfff" for c in value)):
         raise UserIdError(f"user_id (from {where}): must not hold NUL or lone surrogates")
     return value
 
@@ -93,10 +96,13 @@ def _attribute(context: Any, name: str) -> Any:
     return getattr(context, name, None)
 
 
-def config_value(name: str, config: Mapping[str, Any] | None, *, context: Any = None) -> Any:
+def config_value(
+    name: str, config: Mapping[str, Any] | None, *, context: Any = None, any_text: bool = False
+) -> Any:
     """The run's value for ``name`` (see the module docstring), or None when it has none.
 
-    ``context`` defaults to the run context found in ``config``.
+    ``context`` defaults to the run context found in ``config``; ``any_text``: see
+    :func:`check_user_id`.
     """
     configurable: Mapping[str, Any] = (config or {}).get("configurable") or {}
     if name not in _USER_KEYS:
@@ -114,21 +120,21 @@ def config_value(name: str, config: Mapping[str, Any] | None, *, context: Any = 
         if _blank(value):
             blank = blank or (value, f"configurable[{key!r}]")
         elif value is not None:
-            return _checked(value, f"configurable[{key!r}]")
+            return _checked(value, f"configurable[{key!r}]", any_text)
     if context is None:
         context = run_context(config)
     value = None if context is None else _attribute(context, name)
     if _blank(value):
         blank = blank or (value, "the run context")
     elif value is not None:
-        return _checked(value, "the run context")
+        return _checked(value, "the run context", any_text)
     if blank is not None:
         check_user_id(*blank)
     return None
 
 
-def _checked(value: object, where: str) -> object:
-    return check_user_id(value, where) if isinstance(value, str) else value
+def _checked(value: object, where: str, any_text: bool) -> object:
+    return check_user_id(value, where, any_text=any_text) if isinstance(value, str) else value
 
 
 def _blank(value: object) -> bool:

@@ -80,8 +80,8 @@ def scope(config: RunnableConfig | None) -> Scope | None:
 
 def user_id_of(config: RunnableConfig) -> str | None:
     """The run's user id, by the rule the memory nodes use (:mod:`langmem_vault.run_config`);
-    as stored (:mod:`.text`)."""
-    value = config_value("user_id", config)
+    as stored (:mod:`.text`, which keeps NUL and lone surrogates: a drop-in saver keeps any id)."""
+    value = config_value("user_id", config, any_text=True)
     return None if value is None else to_db(str(value))
 
 
