@@ -33,7 +33,8 @@ from langmem_vault.db.embedded import (
     embedded_uri,
 )
 from langmem_vault.db.health import vector_smoke_plan
-from langmem_vault.db.runner import run_plan
+from langmem_vault.db.runner import Statements
+from langmem_vault.db.steps import run_steps
 
 __all__ = ["Check", "run_checks"]
 
@@ -98,7 +99,7 @@ def _vector_check(uri: str) -> Check:
     try:
         with psycopg.connect(uri, connect_timeout=CONNECT_TIMEOUT_SECONDS) as conn:
             with conn.transaction(), conn.cursor(row_factory=dict_row) as cur:
-                version = run_plan(cur, vector_smoke_plan())
+                version = run_steps(vector_smoke_plan(), Statements(cur))
     except (psycopg.Error, RuntimeError) as exc:
         crash = crash_report(wait=2.0)
         return Check(

@@ -61,16 +61,16 @@ def owned_read_plan(schema: str, thread_id: str, user_id: str | None, plan: Plan
     except StopIteration as done:  # nothing to read
         check_owner(thread_id, user_id, (yield owner))
         return done.value  # type: ignore[no-any-return]
-    if isinstance(step, Query) and step.many:  # executemany cannot join a pipeline
-        check_owner(thread_id, user_id, (yield owner))
-        result = yield step
-    elif isinstance(step, Pipelined):
+    if isinstance(step, Pipelined):
         answers = yield Pipelined((owner, *step.queries))
         check_owner(thread_id, user_id, answers[0])
         result = answers[1:]
-    else:
+    elif isinstance(step, Query) and not step.many:
         owner_rows, result = yield Pipelined((owner, step))
         check_owner(thread_id, user_id, owner_rows)
+    else:  # executemany cannot join a pipeline (nor can a step that is not a statement)
+        check_owner(thread_id, user_id, (yield owner))
+        result = yield step
     while True:
         try:
             step = plan.send(result)

@@ -1,4 +1,5 @@
-"""Connections, the embedded server, sans-IO plan runners and migrations."""
+"""Connections, the embedded server, the sans-IO runtime (steps and their two drivers) and
+migrations."""
 
 from langmem_vault.db.connection import (
     AsyncDatabase,
@@ -15,7 +16,8 @@ from langmem_vault.db.embedded import (
 )
 from langmem_vault.db.migrations import check_schema, migrate_plan
 from langmem_vault.db.pools import PoolConfig, apooled, pooled
-from langmem_vault.db.runner import Plan, Query, arun_plan, run_plan
+from langmem_vault.db.runner import Plan, Query, Statements
+from langmem_vault.db.steps import Step, Steps, arun_steps, run_steps
 
 __all__ = [
     "AsyncDatabase",
@@ -26,14 +28,17 @@ __all__ = [
     "PoolConfig",
     "Query",
     "ServerCrashedError",
+    "Statements",
+    "Step",
+    "Steps",
     "aopen_pool",
     "apooled",
-    "arun_plan",
+    "arun_steps",
     "check_schema",
     "embedded_uri",
     "migrate_plan",
     "open_pool",
     "pooled",
     "resolve_dsn",
-    "run_plan",
+    "run_steps",
 ]

@@ -38,7 +38,8 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool, PoolTimeout
 
 from langmem_vault.db import jsonb
 from langmem_vault.db.embedded import dsn_source, naming_crashes, resolve_dsn
-from langmem_vault.db.runner import Plan, arun_plan, run_plan
+from langmem_vault.db.runner import Plan, Statements
+from langmem_vault.db.steps import Step, arun_steps, run_steps
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -307,7 +308,7 @@ class Database:
 
         def once(conn: Connection[Any]) -> T:
             with conn.cursor(row_factory=dict_row, binary=binary) as cur:
-                return run_plan(cur, make())
+                return run_steps(make(), Statements(cur))
 
         with naming_crashes():
             return retry_broken(self.conn, once)
@@ -357,7 +358,7 @@ class Database:
             try:
                 with self._transaction(pipeline) as (cur, pipe):
                     began = True
-                    return run_plan(cur, make(), pipe)
+                    return run_steps(make(), Statements(cur, pipe))
             except psycopg.Error as exc:
                 wait = attempts.after(exc, began=began)
                 if wait is None:
@@ -386,7 +387,7 @@ class AsyncDatabase:
 
         async def once(conn: AsyncConnection[Any]) -> T:
             async with conn.cursor(row_factory=dict_row, binary=binary) as cur:
-                return await arun_plan(cur, make())
+                return await arun_steps(make(), Statements(cur))
 
         with naming_crashes():
             return await aretry_broken(self.conn, once)
@@ -424,7 +425,7 @@ class AsyncDatabase:
             try:
                 async with self._transaction(pipeline) as (cur, pipe):
                     began = True
-                    return await arun_plan(cur, make(), pipe)
+                    return await arun_steps(make(), Statements(cur, pipe))
             except psycopg.Error as exc:
                 wait = attempts.after(exc, began=began)
                 if wait is None:
@@ -432,3 +433,23 @@ class AsyncDatabase:
             if isinstance(self.conn, AsyncConnectionPool) and not began:
                 await self.conn.check()
             await asyncio.sleep(wait)
+
+
+class Transaction(Step):
+    """A plan run in a transaction of its own, as one step: ``db.run(plan)`` on the
+    :class:`Database` or :class:`AsyncDatabase` it names (an operation that spans several
+    transactions, such as re-embedding a store page by page)."""
+
+    __slots__ = ("db", "plan")
+
+    def __init__(self, db: Database | AsyncDatabase, plan: PlanSource[Any]) -> None:
+        self.db = db
+        self.plan = plan
+
+    def run(self, ctx: Any) -> Any:
+        assert isinstance(self.db, Database), "a sync driver runs a sync Database"
+        return self.db.run(self.plan)
+
+    async def arun(self, ctx: Any) -> Any:
+        assert isinstance(self.db, AsyncDatabase), "an async driver runs an AsyncDatabase"
+        return await self.db.run(self.plan)

@@ -1,9 +1,10 @@
-"""Run sans-IO query plans with a sync or an async cursor.
+"""SQL steps of the runtime (:mod:`langmem_vault.db.steps`): statements run on a cursor.
 
-A plan is a generator that yields :class:`Query` objects and receives each one's rows
-(a list of dicts, or ``None`` for statements that return nothing). All SQL and all row
-parsing live in plans; the two drivers below are the only code that touches a cursor, so
-the sync and async paths cannot drift apart.
+A plan is a generator of steps that yields :class:`Query` objects and receives each one's
+rows (a list of dicts, or ``None`` for statements that return nothing); the runtime's
+drivers run it with a :class:`Statements` context (the transaction's cursor). All SQL and
+all row parsing live in plans; :meth:`Query.run` and :meth:`Query.arun` are the only code
+that touches a cursor, so the sync and async paths cannot drift apart.
 
 A plan may also yield :class:`Pipelined` statements that do not need each other's results:
 the driver sends them in psycopg's pipeline mode and waits once, so they cost one network
@@ -15,25 +16,92 @@ delay as well as the network, so round trips, not statements, set the latency of
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import psycopg
 from psycopg import AsyncCursor, Cursor, sql
 from psycopg.pq import ExecStatus
 from psycopg.rows import DictRow
+
+from langmem_vault.db.steps import Step, Steps
 
 T = TypeVar("T")
 Rows = list[dict[str, Any]] | None
 
 
+# What ``cursor.description is not None`` tests, without building a Column per field on every
+# statement (about 3% of a small pipelined read's client time).
+_ROW_STATUSES = frozenset({ExecStatus.TUPLES_OK, ExecStatus.SINGLE_TUPLE})
+
+
+def _returns_rows(cur: Cursor[DictRow] | AsyncCursor[DictRow]) -> bool:
+    """Whether the cursor's current result has rows to fetch (a SELECT, not a SET)."""
+    res = cur.pgresult
+    return res is not None and (res.nfields > 0 or res.status in _ROW_STATUSES)
+
+
+@dataclass(slots=True)
+class Statements:
+    """The context SQL steps run in: a dict-row cursor, and the connection's pipeline when
+    the whole plan runs in pipeline mode (see ``Database.run(pipeline=True)``); each step
+    then ends with one Sync, and the BEGIN before the first step and the COMMIT after the
+    last travel with a step instead of taking round trips of their own."""
+
+    cur: Any  # Cursor[DictRow] for run_steps, AsyncCursor[DictRow] for arun_steps
+    pipe: Any = None  # psycopg.Pipeline / AsyncPipeline
+
+
+def _pipelined(ctx: Statements, queries: tuple[Query, ...]) -> list[Rows]:
+    cur = ctx.cur
+    conn = cur.connection
+    cursors = [conn.cursor(row_factory=cur.row_factory) for _ in queries]
+    try:
+        if ctx.pipe is not None:  # the whole plan runs in pipeline mode: one Sync for the step
+            for each, query in zip(cursors, queries, strict=True):
+                each.format = cur.format
+                each.execute(query.sql, query.params, prepare=query.prepare)
+            ctx.pipe.sync()
+            return [each.fetchall() if _returns_rows(each) else None for each in cursors]
+        # Leaving the block sends one Sync and reads every result.
+        with conn.pipeline():
+            for each, query in zip(cursors, queries, strict=True):
+                each.format = cur.format
+                each.execute(query.sql, query.params, prepare=query.prepare)
+        return [each.fetchall() if _returns_rows(each) else None for each in cursors]
+    finally:
+        for each in cursors:
+            each.close()
+
+
+async def _apipelined(ctx: Statements, queries: tuple[Query, ...]) -> list[Rows]:
+    cur = ctx.cur
+    conn = cur.connection
+    cursors = [conn.cursor(row_factory=cur.row_factory) for _ in queries]
+    try:
+        if ctx.pipe is not None:
+            for each, query in zip(cursors, queries, strict=True):
+                each.format = cur.format
+                await each.execute(query.sql, query.params, prepare=query.prepare)
+            await ctx.pipe.sync()
+            return [await each.fetchall() if _returns_rows(each) else None for each in cursors]
+        async with conn.pipeline():
+            for each, query in zip(cursors, queries, strict=True):
+                each.format = cur.format
+                await each.execute(query.sql, query.params, prepare=query.prepare)
+        return [await each.fetchall() if _returns_rows(each) else None for each in cursors]
+    finally:
+        for each in cursors:
+            await each.close()
+
+
 @dataclass(frozen=True, slots=True)
-class Query:
+class Query(Step):
     """One statement of a plan; ``many`` runs ``executemany`` over ``params``.
 
     ``prepare=False`` never prepares it server-side (a text of several statements cannot be
     prepared, even on a connection with ``prepare_threshold=0``); None leaves it to psycopg.
+    Runs on a :class:`Statements` context; sends back its rows.
     """
 
     sql: str | sql.SQL | sql.Composed
@@ -41,19 +109,46 @@ class Query:
     many: bool = False
     prepare: bool | None = None
 
+    def run(self, ctx: Statements) -> Rows:
+        if self.many:
+            ctx.cur.executemany(self.sql, self.params)
+            return None
+        if ctx.pipe is not None:
+            return _pipelined(ctx, (self,))[0]
+        cur = ctx.cur
+        cur.execute(self.sql, self.params, prepare=self.prepare)
+        return cur.fetchall() if _returns_rows(cur) else None
+
+    async def arun(self, ctx: Statements) -> Rows:
+        if self.many:
+            await ctx.cur.executemany(self.sql, self.params)
+            return None
+        if ctx.pipe is not None:
+            return (await _apipelined(ctx, (self,)))[0]
+        cur = ctx.cur
+        await cur.execute(self.sql, self.params, prepare=self.prepare)
+        return await cur.fetchall() if _returns_rows(cur) else None
+
 
 @dataclass(frozen=True, slots=True)
-class Pipelined:
+class Pipelined(Step):
     """Statements sent together and answered together: their results, a list of each one's
     rows in order, come back after a single wait. Later statements run after earlier ones
     (in the same transaction), so a ``set_config`` may precede the query it is for."""
 
     queries: tuple[Query, ...]
 
+    def run(self, ctx: Statements) -> list[Rows]:
+        return _pipelined(ctx, self.queries)
 
-Step = Query | Pipelined
-# Sent values are a Query's rows (``Rows``) or a Pipelined's list of them; a plan knows which.
-Plan = Generator[Step, Any, T]
+    async def arun(self, ctx: Statements) -> list[Rows]:
+        return await _apipelined(ctx, self.queries)
+
+
+Statement = Query | Pipelined
+# A plan of SQL steps, run with a Statements context. Sent values are a Query's rows
+# (``Rows``) or a Pipelined's list of them; a plan knows which.
+Plan = Steps[T]
 
 
 def gather(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
@@ -61,7 +156,7 @@ def gather(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
     running as one :class:`Pipelined`, so N plans of k steps cost k round trips, not N * k.
     Returns their results in order."""
     results: list[Any] = [None] * len(plans)
-    steps: dict[int, Step] = {}
+    steps: dict[int, Any] = {}  # gather's plans yield statements only
     for i, plan in enumerate(plans):
         try:
             steps[i] = next(plan)
@@ -78,7 +173,7 @@ def gather(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
             answers: list[Rows] = [(yield group[0])]
         else:
             answers = yield Pipelined(tuple(group))
-        following: dict[int, Step] = {}
+        following: dict[int, Any] = {}
         for i, (start, count) in spans.items():
             answer = answers[start : start + count]
             try:
@@ -89,109 +184,3 @@ def gather(plans: Sequence[Plan[Any]]) -> Plan[list[Any]]:
                 results[i] = done.value
         steps = following
     return results
-
-
-# What ``cursor.description is not None`` tests, without building a Column per field on every
-# statement (about 3% of a small pipelined read's client time).
-_ROW_STATUSES = frozenset({ExecStatus.TUPLES_OK, ExecStatus.SINGLE_TUPLE})
-
-
-def _returns_rows(cur: Cursor[DictRow] | AsyncCursor[DictRow]) -> bool:
-    """Whether the cursor's current result has rows to fetch (a SELECT, not a SET)."""
-    res = cur.pgresult
-    return res is not None and (res.nfields > 0 or res.status in _ROW_STATUSES)
-
-
-def _rows(cur: Cursor[DictRow]) -> Rows:
-    return cur.fetchall() if _returns_rows(cur) else None
-
-
-def _run_pipelined(
-    cur: Cursor[DictRow], step: Pipelined, pipe: psycopg.Pipeline | None = None
-) -> list[Rows]:
-    conn = cur.connection
-    cursors = [conn.cursor(row_factory=cur.row_factory) for _ in step.queries]
-    try:
-        if pipe is not None:  # the whole plan runs in pipeline mode: one Sync for the step
-            for each, query in zip(cursors, step.queries, strict=True):
-                each.format = cur.format
-                each.execute(query.sql, query.params, prepare=query.prepare)
-            pipe.sync()
-            return [_rows(each) for each in cursors]
-        # Leaving the block sends one Sync and reads every result.
-        with conn.pipeline():
-            for each, query in zip(cursors, step.queries, strict=True):
-                each.format = cur.format
-                each.execute(query.sql, query.params, prepare=query.prepare)
-        return [_rows(each) for each in cursors]
-    finally:
-        for each in cursors:
-            each.close()
-
-
-async def _arun_pipelined(
-    cur: AsyncCursor[DictRow], step: Pipelined, pipe: psycopg.AsyncPipeline | None = None
-) -> list[Rows]:
-    conn = cur.connection
-    cursors = [conn.cursor(row_factory=cur.row_factory) for _ in step.queries]
-    try:
-        if pipe is not None:
-            for each, query in zip(cursors, step.queries, strict=True):
-                each.format = cur.format
-                await each.execute(query.sql, query.params, prepare=query.prepare)
-            await pipe.sync()
-            return [await each.fetchall() if _returns_rows(each) else None for each in cursors]
-        async with conn.pipeline():
-            for each, query in zip(cursors, step.queries, strict=True):
-                each.format = cur.format
-                await each.execute(query.sql, query.params, prepare=query.prepare)
-        return [await each.fetchall() if _returns_rows(each) else None for each in cursors]
-    finally:
-        for each in cursors:
-            await each.close()
-
-
-def run_plan(cur: Cursor[DictRow], plan: Plan[T], pipe: psycopg.Pipeline | None = None) -> T:
-    """Drive ``plan`` to completion on a sync cursor and return its value.
-
-    ``pipe``: the connection is in pipeline mode (see ``Database.run(pipeline=True)``); each
-    step then ends with one Sync, and the BEGIN before the first step and the COMMIT after
-    the last travel with a step instead of taking round trips of their own."""
-    rows: Any = None
-    try:
-        while True:
-            query = plan.send(rows)
-            if isinstance(query, Pipelined):
-                rows = _run_pipelined(cur, query, pipe)
-            elif pipe is not None and not query.many:
-                (rows,) = _run_pipelined(cur, Pipelined((query,)), pipe)
-            elif query.many:
-                cur.executemany(query.sql, query.params)
-                rows = None
-            else:
-                cur.execute(query.sql, query.params, prepare=query.prepare)
-                rows = cur.fetchall() if _returns_rows(cur) else None
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-
-
-async def arun_plan(
-    cur: AsyncCursor[DictRow], plan: Plan[T], pipe: psycopg.AsyncPipeline | None = None
-) -> T:
-    """Drive ``plan`` to completion on an async cursor and return its value."""
-    rows: Any = None
-    try:
-        while True:
-            query = plan.send(rows)
-            if isinstance(query, Pipelined):
-                rows = await _arun_pipelined(cur, query, pipe)
-            elif pipe is not None and not query.many:
-                (rows,) = await _arun_pipelined(cur, Pipelined((query,)), pipe)
-            elif query.many:
-                await cur.executemany(query.sql, query.params)
-                rows = None
-            else:
-                await cur.execute(query.sql, query.params, prepare=query.prepare)
-                rows = await cur.fetchall() if _returns_rows(cur) else None
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
