@@ -131,11 +131,11 @@ def test_a_tail_rewritten_during_the_catch_up_stays(store: BaseStore) -> None:
     sent: Any = None
     for n in range(3):  # the tails' search, a's extraction, then the bookkeeping reads
         step = steps.send(sent)
-        sent = step.sync()
+        sent = step.run(None)
         if n == 1:  # thread a takes another turn meanwhile: its tail now holds more
             graph.invoke({"messages": [HumanMessage("ok")]}, _cfg("a"))
     with pytest.raises(StopIteration):
-        steps.send(steps.send(sent).sync())
+        steps.send(steps.send(sent).run(None))
     (kept,) = [i for i in store.search(TAILS) if i.key == "a"]
     assert len(kept.value["message_ids"]) == 4
 

@@ -11,8 +11,9 @@ import psycopg
 import pytest
 from langgraph.store.base import PutOp
 
+from langmem_vault.db.steps import Embed
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from langmem_vault.store.reembed import EmbedTexts, reembed_steps
+from langmem_vault.store.reembed import DEFAULT_PAGE
 from tests.support.embeddings import TrigramEmbeddings
 
 
@@ -120,7 +121,7 @@ def test_an_item_changed_during_the_run_is_done_again(
     stores: tuple[VaultStore, VaultStore], pg_uri: str, schema: str, put: dict[str, Any]
 ) -> None:
     _, new = stores
-    steps = reembed_steps(schema)
+    steps = new._reembedding(new._db, (), DEFAULT_PAGE)
     sent: Any = None
     embeds = 0
     while True:
@@ -129,13 +130,11 @@ def test_an_item_changed_during_the_run_is_done_again(
         except StopIteration as done:
             written = done.value
             break
-        if isinstance(step, EmbedTexts):
+        sent = step.run(None)
+        if isinstance(step, Embed):
             embeds += 1
-            sent = NEW.embed_documents(step.texts)
             if embeds == 1:  # the page is read and embedded; then d1 changes
                 new.put(("docs",), "d1", put["value"], index=put["index"])
-        else:
-            sent = new._db.run(step)
     assert embeds == 2  # d1's row went round again, read afresh
     assert written == len(EXPECTED)
     text = put["value"]["text"]

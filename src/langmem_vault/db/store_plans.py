@@ -1,45 +1,39 @@
-"""Sans-IO store plans: one body of logic, a sync and an async driver.
+"""Store plans: steps of the runtime (:mod:`langmem_vault.db.steps`) run with a store.
 
-A plan is a generator that yields a list of store ops (``GetOp``, ``SearchOp``, ``PutOp``...)
-and receives their results; its return value is the plan's result. ``run_store_plan`` drives it
-with ``store.batch``, ``arun_store_plan`` with ``await store.abatch``, so the sync and async
-paths of the facade and of reconcile can never drift apart. Each yielded list is one
-``batch`` call, which VaultStore applies atomically.
+A store plan is a generator that yields :class:`Batch` steps (a list of store ops:
+``GetOp``, ``SearchOp``, ``PutOp``...) and receives their results; its return value is the
+plan's result. ``run_steps(plan, store)`` runs each batch with ``store.batch``,
+``arun_steps(plan, store)`` with ``await store.abatch``, so the sync and async paths of the
+facade and of reconcile can never drift apart. Each batch is one ``batch`` call, which
+VaultStore applies atomically. ``Within(store, plan)`` runs a store plan as one step of an
+operation over several components; ``Batch(ops, store)`` names its store itself.
 
 >>> from langgraph.store.memory import InMemoryStore
 >>> from langgraph.store.base import GetOp
+>>> from langmem_vault.db.steps import run_steps
 >>> def plan():
-...     (item,) = yield [GetOp(("a",), "k")]
+...     (item,) = yield Batch([GetOp(("a",), "k")])
 ...     return item
->>> run_store_plan(InMemoryStore(), plan()) is None
+>>> run_steps(plan(), InMemoryStore()) is None
 True
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Awaitable, Callable, Generator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, Op, PutOp
 from langgraph.store.memory import InMemoryStore
 
-__all__ = [
-    "Step",
-    "Steps",
-    "StorePlan",
-    "abatch_ops",
-    "arun_steps",
-    "arun_store_plan",
-    "batch_ops",
-    "run_steps",
-    "run_store_plan",
-]
+from langmem_vault.db.steps import Step, Steps
+
+__all__ = ["Batch", "StorePlan"]
 
 T = TypeVar("T")
-# Results are typed Any: each op kind returns a different shape and the plan knows which.
-StorePlan = Generator[Sequence[Op], list[Any], T]
+# Steps run with a store as their context. Results are typed Any: each op kind returns a
+# different shape and the plan knows which.
+StorePlan = Steps[T]
 
 
 def _indexed_text(op: PutOp) -> list[str]:
@@ -68,108 +62,48 @@ def _split_for_inmemory(ops: Sequence[Op]) -> list[list[Op]]:
     return parts
 
 
-def _batch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
-    if not ops:
-        return []
+def _parts(store: BaseStore, ops: Sequence[Op]) -> list[list[Op]] | None:
+    """The parts to send one by one, or None to send ``ops`` whole. Only writes are split
+    (reads never share a batch with them in our plans), and only for InMemoryStore."""
     if isinstance(store, InMemoryStore) and any(isinstance(op, PutOp) for op in ops):
         parts = _split_for_inmemory(ops)
         if len(parts) > 1:
-            # Only writes are split here (reads never share a batch with them in our plans).
-            for part in parts:
-                store.batch(part)
-            return [None] * len(ops)
-    return list(store.batch(ops))
+            return parts
+    return None
+
+
+def _batch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
+    if not ops:
+        return []
+    if (parts := _parts(store, ops)) is None:
+        return list(store.batch(ops))
+    for part in parts:
+        store.batch(part)
+    return [None] * len(ops)
 
 
 async def _abatch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
     if not ops:
         return []
-    if isinstance(store, InMemoryStore) and any(isinstance(op, PutOp) for op in ops):
-        parts = _split_for_inmemory(ops)
-        if len(parts) > 1:
-            for part in parts:
-                await store.abatch(part)
-            return [None] * len(ops)
-    return list(await store.abatch(ops))
+    if (parts := _parts(store, ops)) is None:
+        return list(await store.abatch(ops))
+    for part in parts:
+        await store.abatch(part)
+    return [None] * len(ops)
 
 
-#: one yielded list of ops, run as a plan driver runs it (for drivers of richer plans)
-batch_ops = _batch
-abatch_ops = _abatch
+class Batch(Step):
+    """One ``store.batch(ops)`` call (atomic on VaultStore), on ``store`` or else on the
+    driver's context; sends back the ops' results."""
 
+    __slots__ = ("ops", "store")
 
-def run_store_plan(store: BaseStore, plan: StorePlan[T]) -> T:
-    """Drive a plan with the store's sync ``batch``."""
-    try:
-        ops = next(plan)
-        while True:
-            results: list[Any] = _batch(store, ops)
-            ops = plan.send(results)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+    def __init__(self, ops: Sequence[Op], store: BaseStore | None = None) -> None:
+        self.ops = ops
+        self.store = store
 
+    def run(self, ctx: Any) -> list[Any]:
+        return _batch(ctx if self.store is None else self.store, self.ops)
 
-async def arun_store_plan(store: BaseStore, plan: StorePlan[T]) -> T:
-    """Drive a plan with the store's async ``abatch``."""
-    try:
-        ops = next(plan)
-        while True:
-            results: list[Any] = await _abatch(store, ops)
-            ops = plan.send(results)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-
-
-# --- steps: plans over several components (store, saver, audit log) --------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One call of a multi-component operation, as a sync and an async thunk.
-
-    An operation that touches more than the store (the saver, the audit log) is written once
-    as a generator of steps; :func:`run_steps` runs each step's ``sync`` thunk and
-    :func:`arun_steps` awaits its ``asyn`` one, so the two drivers never drift apart.
-    """
-
-    sync: Callable[[], Any]
-    asyn: Callable[[], Awaitable[Any]]
-
-    @classmethod
-    def same(cls, call: Callable[[], Any]) -> Step:
-        """A step whose async twin is the same call, awaited when it returns an awaitable
-        (async components keep the sync names: ``AsyncAuditLog.record``...)."""
-
-        async def awaited() -> Any:
-            outcome = call()
-            return await outcome if inspect.isawaitable(outcome) else outcome
-
-        return cls(call, awaited)
-
-    @classmethod
-    def store(cls, store: BaseStore, plan: StorePlan[Any]) -> Step:
-        """A store plan as one step."""
-        return cls(lambda: run_store_plan(store, plan), lambda: arun_store_plan(store, plan))
-
-
-Steps = Generator[Step, Any, T]
-
-
-def run_steps(steps: Steps[T]) -> T:
-    """Run every step's sync thunk, sending each result back."""
-    result: Any = None
-    try:
-        while True:
-            result = steps.send(result).sync()
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-
-
-async def arun_steps(steps: Steps[T]) -> T:
-    """Await every step's async thunk, sending each result back."""
-    result: Any = None
-    try:
-        while True:
-            result = await steps.send(result).asyn()
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+    async def arun(self, ctx: Any) -> list[Any]:
+        return await _abatch(ctx if self.store is None else self.store, self.ops)

@@ -42,7 +42,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.db.steps import arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory.models import (
     Episode,
@@ -247,7 +248,7 @@ def reconcile_plan(
         SearchOp(ns.semantic, query=p.text, limit=5, refresh_ttl=False) for p in extraction.facts
     ]
     reads.append(SearchOp(ns.instructions, filter={"active": True}, limit=200, refresh_ttl=False))
-    results = yield reads
+    results = yield Batch(reads)
     got, searches, instruction_items = (
         results[: len(referenced)],
         results[len(referenced) : -1],
@@ -296,7 +297,7 @@ def reconcile_plan(
     # A pending fact promoted by this span closes the fact it supersedes; read it if needed.
     missing = sorted({old for old, _ in ctx.closures if old not in ctx.facts})
     if missing:
-        loaded = yield [GetOp(ns.semantic, key, refresh_ttl=False) for key in missing]
+        loaded = yield Batch([GetOp(ns.semantic, key, refresh_ttl=False) for key in missing])
         for item in loaded:
             if isinstance(item, Item) and "enc" not in item.value:
                 ctx.facts[item.key] = SemanticFact.from_store(item.value)
@@ -345,7 +346,7 @@ def reconcile_plan(
         writes.append(_put(ns.episodes, key, episode, index=True, layers=layers))
         ctx.report.episode = key
     if writes:
-        yield writes  # the one atomic write
+        yield Batch(writes)  # the one atomic write
     return ctx.report
 
 
@@ -383,7 +384,7 @@ def apply_extraction(
         now=now,
         layers=layers,
     )
-    return run_store_plan(store, plan)
+    return run_steps(plan, store)
 
 
 async def aapply_extraction(
@@ -407,4 +408,4 @@ async def aapply_extraction(
         now=now,
         layers=layers,
     )
-    return await arun_store_plan(store, plan)
+    return await arun_steps(plan, store)

@@ -34,7 +34,7 @@ from langgraph.config import get_config
 from langgraph.store.base import BaseStore
 from pydantic import BaseModel, Field, create_model
 
-from langmem_vault.db.store_plans import Step, Steps, arun_steps, run_steps
+from langmem_vault.db.steps import Call, Steps, arun_steps, run_steps
 from langmem_vault.extraction.apply import aapply, apply
 from langmem_vault.extraction.messages import search_text
 from langmem_vault.extraction.reconcile import ReconcileReport
@@ -130,21 +130,21 @@ class _Manage:
         category: FactCategory,
         private: bool,
     ) -> Steps[str]:
-        # One body for both drivers: each store call is a Step with its sync and async twin.
+        # One body for both drivers: each store call is a Call with its sync and async twin.
         self._check(action, content, id)
         store, ns, vault = self.scope.resolve()
         key = str(id)
         if action == "delete":
-            forgot = yield Step(lambda: vault.forget(key), lambda: vault.aforget(key))
+            forgot = yield Call(lambda: vault.forget(key), lambda: vault.aforget(key))
             return _deleted(id, forgot)
         if action == "update":
-            found = yield Step(lambda: vault.get(key), lambda: vault.aget(key))
+            found = yield Call(lambda: vault.get(key), lambda: vault.aget(key))
             if found is None:
                 return _missing(id)
         extraction = stated_fact(
             str(content), category=category, private=private, supersedes=id, policy=self.redaction
         )
-        report = yield Step(
+        report = yield Call(
             lambda: apply(store, extraction, ns), lambda: aapply(store, extraction, ns)
         )
         return _reply(action, id, report)

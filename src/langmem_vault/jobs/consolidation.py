@@ -25,6 +25,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from langmem_vault.db.steps import arun_steps, run_steps
 from langmem_vault.extraction.payload import namespaces_from_payload, namespaces_payload
 from langmem_vault.jobs.lease import aheartbeat, heartbeat
 from langmem_vault.jobs.plans import Job
@@ -32,9 +33,7 @@ from langmem_vault.jobs.queue import DEFAULT_LEASE_SECONDS, AsyncJobQueue, JobQu
 from langmem_vault.memory.lifecycle.consolidation import (
     ConsolidationPolicy,
     ConsolidationReport,
-    arun_consolidation,
     consolidation_plan,
-    run_consolidation,
 )
 from langmem_vault.memory.lifecycle.consolidation_judge import (
     ClusterJudge,
@@ -171,11 +170,12 @@ class ConsolidationWorker:
     def run_job(self, job: Job) -> ConsolidationReport:
         """Run one claimed job: consolidate, audit, complete, schedule the next slot."""
         queue = self._sync_queue()
-        plan = consolidation_plan(namespaces_from_payload(job.payload), policy=self.policy)
+        ns = namespaces_from_payload(job.payload)
+        plan = consolidation_plan(ns, judge=self.judge, policy=self.policy)
         with heartbeat(
             queue, job, lease_seconds=self.lease_seconds, max_seconds=self.max_run_seconds
         ):
-            report = run_consolidation(self.store, plan, self.judge)
+            report = run_steps(plan, self.store)
         events = self._events(job, report)
         if events and self.audit is not None:
             if inspect.iscoroutinefunction(self.audit.record):
@@ -229,11 +229,12 @@ class ConsolidationWorker:
     async def arun_job(self, job: Job) -> ConsolidationReport:
         """Async :meth:`run_job`."""
         queue = self._async_queue()
-        plan = consolidation_plan(namespaces_from_payload(job.payload), policy=self.policy)
+        ns = namespaces_from_payload(job.payload)
+        plan = consolidation_plan(ns, judge=self.judge, policy=self.policy)
         async with aheartbeat(
             queue, job, lease_seconds=self.lease_seconds, max_seconds=self.max_run_seconds
         ):
-            report = await arun_consolidation(self.store, plan, self.judge)
+            report = await arun_steps(plan, self.store)
         events = self._events(job, report)
         if events and self.audit is not None:
             outcome = self.audit.record(events)

@@ -24,7 +24,8 @@ from typing import Any, Generic, TypeVar
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.db.steps import arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.models import (
     Episode,
     FactCategory,
@@ -113,10 +114,10 @@ class MemoryVault:
         )
 
     def _run(self, plan: StorePlan[T]) -> T:
-        return run_store_plan(self.store, plan)
+        return run_steps(plan, self.store)
 
     async def _arun(self, plan: StorePlan[T]) -> T:
-        return await arun_store_plan(self.store, plan)
+        return await arun_steps(plan, self.store)
 
     def _with_usage(self, items: Sequence[Item]) -> StorePlan[_List[dict[str, Any]]]:
         """The items' values with their usage counts merged in (one batch of gets)."""
@@ -151,7 +152,7 @@ class MemoryVault:
 
     def _remember_plan(self, fact: SemanticFact) -> StorePlan[Memory[SemanticFact]]:
         key = str(uuid.uuid4())
-        yield [self._put(self.ns.semantic, key, fact)]
+        yield Batch([self._put(self.ns.semantic, key, fact)])
         return Memory(key, fact)
 
     def _open(self, key: str, value: Any, usage: Mapping[str, Any] | None = None) -> SemanticFact:
@@ -217,7 +218,7 @@ class MemoryVault:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
         op = fact_search_op(self.ns.semantic, query, candidates=candidates)
-        (items,) = yield [op]
+        (items,) = yield Batch([op])
         usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
         scored = score_items(
             items,
@@ -307,10 +308,12 @@ class MemoryVault:
         return await self._arun(self._list_plan(status, category, limit, offset))
 
     def _get_plan(self, key: str) -> StorePlan[Memory[SemanticFact] | None]:
-        item, usage = yield [
-            GetOp(self.ns.semantic, key),
-            GetOp(usage_namespace(self.ns.semantic), key, refresh_ttl=False),
-        ]
+        item, usage = yield Batch(
+            [
+                GetOp(self.ns.semantic, key),
+                GetOp(usage_namespace(self.ns.semantic), key, refresh_ttl=False),
+            ]
+        )
         if not isinstance(item, Item):
             return None
         return Memory(key, self._open(key, item.value, usage.value if usage else None))
@@ -324,7 +327,7 @@ class MemoryVault:
         return await self._arun(self._get_plan(key))
 
     def _update_plan(self, key: str, changes: Mapping[str, Any]) -> StorePlan[Memory[SemanticFact]]:
-        (item,) = yield [GetOp(self.ns.semantic, key)]
+        (item,) = yield Batch([GetOp(self.ns.semantic, key)])
         if not isinstance(item, Item):
             raise KeyError(f"no fact with key {key!r} for user {self.user_id!r}")
         unknown = set(changes) - set(SemanticFact.model_fields)
@@ -335,7 +338,7 @@ class MemoryVault:
         new = SemanticFact.model_validate({**old.model_dump(), **changes, "updated_at": utcnow()})
         # Re-index only when what the index holds may change (text, privacy, status).
         reindex = any(getattr(old, f) != getattr(new, f) for f in ("text", "private", "status"))
-        yield [self._put(self.ns.semantic, key, new, reindex=reindex)]
+        yield Batch([self._put(self.ns.semantic, key, new, reindex=reindex)])
         return Memory(key, new)
 
     def update(self, key: str, **changes: Any) -> Memory[SemanticFact]:
@@ -354,7 +357,7 @@ class MemoryVault:
         return await self._arun(self._update_plan(key, changes))
 
     def _confirm_plan(self, key: str) -> StorePlan[Memory[SemanticFact]]:
-        (item,) = yield [GetOp(self.ns.semantic, key)]
+        (item,) = yield Batch([GetOp(self.ns.semantic, key)])
         if not isinstance(item, Item):
             raise KeyError(f"no fact with key {key!r} for user {self.user_id!r}")
         now = utcnow()
@@ -366,7 +369,7 @@ class MemoryVault:
         ops = [self._put(self.ns.semantic, key, confirmed)]
         # A pending fact that contradicts an older one closes it only once confirmed.
         if fact.supersedes:
-            (old_item,) = yield [GetOp(self.ns.semantic, fact.supersedes)]
+            (old_item,) = yield Batch([GetOp(self.ns.semantic, fact.supersedes)])
             if isinstance(old_item, Item):
                 old = self._open(fact.supersedes, old_item.value)
                 if old.status != "superseded":
@@ -386,7 +389,7 @@ class MemoryVault:
                             reindex=False,
                         )
                     )
-        yield ops
+        yield Batch(ops)
         return Memory(key, confirmed)
 
     def confirm(self, key: str) -> Memory[SemanticFact]:
@@ -398,14 +401,16 @@ class MemoryVault:
         return await self._arun(self._confirm_plan(key))
 
     def _forget_plan(self, key: str, hard: bool) -> StorePlan[bool]:
-        (item,) = yield [GetOp(self.ns.semantic, key)]
+        (item,) = yield Batch([GetOp(self.ns.semantic, key)])
         if not isinstance(item, Item):
             return False
         if hard:
-            yield [
-                PutOp(self.ns.semantic, key, None),
-                PutOp(usage_namespace(self.ns.semantic), key, None),
-            ]
+            yield Batch(
+                [
+                    PutOp(self.ns.semantic, key, None),
+                    PutOp(usage_namespace(self.ns.semantic), key, None),
+                ]
+            )
             return True
         now = utcnow()
         fact = self._open(key, item.value)
@@ -413,7 +418,7 @@ class MemoryVault:
         closed = fact.model_copy(
             update={"status": "superseded", "valid_to": valid_to, "updated_at": now}
         )
-        yield [self._put(self.ns.semantic, key, closed, reindex=False)]
+        yield Batch([self._put(self.ns.semantic, key, closed, reindex=False)])
         return True
 
     def forget(self, key: str, *, hard: bool = False) -> bool:
@@ -429,7 +434,7 @@ class MemoryVault:
 
     def _add_instruction_plan(self, instruction: Instruction) -> StorePlan[Memory[Instruction]]:
         key = str(uuid.uuid4())
-        yield [self._put(self.ns.instructions, key, instruction)]
+        yield Batch([self._put(self.ns.instructions, key, instruction)])
         return Memory(key, instruction)
 
     def add_instruction(
@@ -463,7 +468,7 @@ class MemoryVault:
     def _instructions_plan(
         self, applicable_to: str | None, active_only: bool, limit: int
     ) -> StorePlan[_List[Memory[Instruction]]]:
-        (items,) = yield [SearchOp(self.ns.instructions, limit=limit)]
+        (items,) = yield Batch([SearchOp(self.ns.instructions, limit=limit)])
         if active_only:
             usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
             pairs = applicable_instructions(items, applicable_to, utcnow(), usage=usage)
@@ -498,12 +503,12 @@ class MemoryVault:
         return await self._arun(plan)
 
     def _deactivate_plan(self, key: str) -> StorePlan[bool]:
-        (item,) = yield [GetOp(self.ns.instructions, key)]
+        (item,) = yield Batch([GetOp(self.ns.instructions, key)])
         if not isinstance(item, Item):
             return False
         old = Instruction.from_store(item.value)
         new = old.model_copy(update={"active": False, "updated_at": utcnow()})
-        yield [self._put(self.ns.instructions, key, new, reindex=False)]
+        yield Batch([self._put(self.ns.instructions, key, new, reindex=False)])
         return True
 
     def deactivate_instruction(self, key: str) -> bool:
@@ -518,7 +523,7 @@ class MemoryVault:
 
     def _add_episode_plan(self, episode: Episode) -> StorePlan[Memory[Episode]]:
         key = str(uuid.uuid4())
-        yield [self._put(self.ns.episodes, key, episode)]
+        yield Batch([self._put(self.ns.episodes, key, episode)])
         return Memory(key, episode)
 
     def add_episode(self, summary: str, **fields: Any) -> Memory[Episode]:
@@ -535,7 +540,7 @@ class MemoryVault:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
         if query:
-            (found,) = yield [SearchOp(self.ns.episodes, query=query, limit=limit)]
+            (found,) = yield Batch([SearchOp(self.ns.episodes, query=query, limit=limit)])
             items: _List[Item] = list(found)
         else:
             items = yield from newest_plan(self.ns.episodes, "ended_at", limit)

@@ -49,7 +49,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
 
-from langmem_vault.db.store_plans import Step, Steps, StorePlan, arun_steps, run_steps
+from langmem_vault.db.steps import Call, Step, Steps, arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch
 from langmem_vault.extraction.apply import aapply, apply
 from langmem_vault.extraction.messages import (
     content_messages,
@@ -241,7 +242,7 @@ class _ExtractNode:
             checked = await aextract_span(store, self.extractor, messages, **kwargs)
             return (await aapply(store, checked.extraction, ns)).dropped
 
-        return Step(sync, asyn)
+        return Call(sync, asyn)
 
     def _inline_steps(self, span: list[BaseMessage], config: RunnableConfig) -> Steps[list[str]]:
         """Extract the thread's unseen messages once ``every_n_messages`` are new; until then
@@ -251,7 +252,7 @@ class _ExtractNode:
         ns = self.namespaces.resolve(config)
         store = self._store()
         tails = tails_namespace(ns.semantic)
-        (mark_item,) = yield _batch(store, [GetOp(WATERMARK_NAMESPACE, thread_id)])
+        (mark_item,) = yield Batch([GetOp(WATERMARK_NAMESPACE, thread_id)], store)
         mark = mark_item.value if mark_item else None
         done = set((mark or {}).get("message_ids", []))
         unseen = [m for m in span if message_id(m) not in done]
@@ -263,7 +264,7 @@ class _ExtractNode:
                     "namespaces": namespaces_payload(ns),  # where its facts go
                 }
                 ttl = TAIL_TTL_MINUTES if store.supports_ttl else None
-                yield _batch(store, [PutOp(tails, thread_id, tail, index=False, ttl=ttl)])
+                yield Batch([PutOp(tails, thread_id, tail, index=False, ttl=ttl)], store)
             return []
         dropped: list[str] = yield self._extract_step(store, unseen, ns, thread_id)
         # Only ids still in state are kept: removed messages cannot come back, so the
@@ -278,7 +279,7 @@ class _ExtractNode:
         ]
         if self.idle_seconds is not None:
             ops.append(PutOp(tails, thread_id, None))
-        yield _batch(store, ops)
+        yield Batch(ops, store)
         return dropped
 
     def _tail_steps(self, config: RunnableConfig) -> Steps[list[str]]:
@@ -289,7 +290,7 @@ class _ExtractNode:
         ns = self.namespaces.resolve(config)
         store = self._store()
         tails = tails_namespace(ns.semantic)
-        (found,) = yield _batch(store, [SearchOp(tails, limit=MAX_TAILS + 1)])
+        (found,) = yield Batch([SearchOp(tails, limit=MAX_TAILS + 1)], store)
         others = [i for i in found if i.key != thread_id]
         dropped: list[str] = []
         for item in sorted(others, key=lambda i: i.updated_at)[:MAX_TAILS]:
@@ -297,8 +298,8 @@ class _ExtractNode:
             target = namespaces_from_payload(item.value) if "namespaces" in item.value else ns
             dropped += yield self._extract_step(store, messages, target, item.key)
             done = item.value["message_ids"]
-            (mark, now) = yield _batch(
-                store, [GetOp(WATERMARK_NAMESPACE, item.key), GetOp(tails, item.key)]
+            (mark, now) = yield Batch(
+                [GetOp(WATERMARK_NAMESPACE, item.key), GetOp(tails, item.key)], store
             )
             seen = mark.value["message_ids"] if isinstance(mark, Item) else []
             ops: list[Op] = [
@@ -312,7 +313,7 @@ class _ExtractNode:
             # A tail its thread rewrote meanwhile (a new turn) stays for next time.
             if isinstance(now, Item) and now.value["message_ids"] == done:
                 ops.append(PutOp(tails, item.key, None))
-            yield _batch(store, ops)
+            yield Batch(ops, store)
         return dropped
 
     # -- background: one body of steps for both drivers --
@@ -325,8 +326,8 @@ class _ExtractNode:
         ns = self.namespaces.resolve(config)
         span = self._span(state)
         if _first_turn(span):
-            yield Step(lambda: self.catch_up(state, config), lambda: self.acatch_up(state, config))
-        queue = yield Step(self._sync_queue, self._any_queue)
+            yield Call(lambda: self.catch_up(state, config), lambda: self.acatch_up(state, config))
+        queue = yield Call(self._sync_queue, self._any_queue)
         args = (EXTRACT_JOB, thread_id, [message_id(m) for m in span], payload_builder(span, ns))
         kwargs: dict[str, Any] = {
             "min_new": self._min_new(config),
@@ -343,9 +344,9 @@ class _ExtractNode:
                 return await queue.enqueue_span(*args, **kwargs)
             return await asyncio.to_thread(enqueue)  # a sync queue in an async graph
 
-        queued = yield Step(enqueue, aenqueue)
+        queued = yield Call(enqueue, aenqueue)
         if queued is not None:
-            yield Step.same(lambda: background.wake(queue, lambda: self._new_worker(queue)))
+            yield Call.same(lambda: background.wake(queue, lambda: self._new_worker(queue)))
 
     def invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Extract (or enqueue) the thread's new messages. When that fails the turn goes on
@@ -508,15 +509,6 @@ class _ExtractNode:
         """Async :meth:`close`: awaits the worker task and the async pool."""
         if self.background is not None:
             await self.background.aclose()
-
-
-def _batch(store: BaseStore, ops: list[Op]) -> Step:
-    """One store batch as a step."""
-
-    def plan() -> StorePlan[list[Any]]:
-        return (yield ops)
-
-    return Step.store(store, plan())
 
 
 def _dropped(state: Mapping[str, Any], refused: list[str]) -> dict[str, Any]:

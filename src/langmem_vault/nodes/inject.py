@@ -31,7 +31,8 @@ from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
 from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
 
-from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.db.steps import arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.extraction.messages import query_text
 from langmem_vault.memory.models import Instruction, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces
@@ -312,7 +313,7 @@ def candidates_plan(
         scan_op(ns.episodes),
         *(usage_search_op(op) if joined_usage else op for op in facts),
     ]
-    results = yield ops
+    results = yield Batch(ops)
     instruction_items, episode_items = results[:2]
     pages: list[Any] = results[2:]
     usage: dict[Target, dict[str, Any]] = {}
@@ -484,7 +485,7 @@ class InjectNode:
         store = resolve_store(self.store)
         now = utcnow()
         plan = self._plan(state, config, store, now)
-        found = run_store_plan(store, plan)
+        found = run_steps(plan, store)
         opened = open_private(found.private, self.keyring)
         private = self.ranker.rank(store, found.message, opened)
         injection = select(found, private, self.options, self.count, now, session=_thread(config))
@@ -498,7 +499,7 @@ class InjectNode:
         store = resolve_store(self.store)
         now = utcnow()
         plan = self._plan(state, config, store, now)
-        found = await arun_store_plan(store, plan)
+        found = await arun_steps(plan, store)
         opened = open_private(found.private, self.keyring)
         private = await self.ranker.arank(store, found.message, opened)
         injection = select(found, private, self.options, self.count, now, session=_thread(config))

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from langgraph.store.base import BaseStore, PutOp, SearchOp
 
-from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.db.steps import arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.sealing import DecryptionError, Keyring, is_sealed
 from langmem_vault.memory.writes import memory_put
 
@@ -43,7 +44,7 @@ def _rotate_plan(
     wanted = {"private": True, "enc_kid": {"$ne": keyring.current}}
     skip = 0
     while True:
-        (items,) = yield [SearchOp(prefix, filter=wanted, limit=batch_size, offset=skip)]
+        (items,) = yield Batch([SearchOp(prefix, filter=wanted, limit=batch_size, offset=skip)])
         if not items:
             return report
         todo = [i for i in items if i.value.get("enc_kid") != keyring.current]
@@ -64,7 +65,7 @@ def _rotate_plan(
                 report.sealed += 1
             ops.append(put)
         if ops:
-            yield ops  # one batch: atomic on VaultStore
+            yield Batch(ops)  # one batch: atomic on VaultStore
             report.batches += 1
 
 
@@ -82,7 +83,7 @@ def rotate_keys(
 
     >>> report = rotate_keys(store, Keyring.from_env())  # doctest: +SKIP
     """
-    return run_store_plan(store, _rotate_plan(keyring, prefix, batch_size))
+    return run_steps(_rotate_plan(keyring, prefix, batch_size), store)
 
 
 async def arotate_keys(
@@ -93,4 +94,4 @@ async def arotate_keys(
     batch_size: int = 100,
 ) -> RotationReport:
     """Async :func:`rotate_keys`."""
-    return await arun_store_plan(store, _rotate_plan(keyring, prefix, batch_size))
+    return await arun_steps(_rotate_plan(keyring, prefix, batch_size), store)

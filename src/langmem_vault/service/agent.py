@@ -26,7 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from langmem_vault.db.store_plans import Step, Steps
+from langmem_vault.db.steps import Call, Steps
 from langmem_vault.extraction.apply import aapply, apply
 from langmem_vault.extraction.redaction import stated_fact
 from langmem_vault.memory.models import FactCategory, utcnow
@@ -71,9 +71,9 @@ class AgentMixin(InstructionsMixin):
         state = functools.partial(
             stated_fact, text, category=category, private=private, policy=self.redaction
         )
-        extraction = yield Step(state, lambda: asyncio.to_thread(state))
+        extraction = yield Call(state, lambda: asyncio.to_thread(state))
         ns = self._ns(user_id)
-        report = yield Step(
+        report = yield Call(
             lambda: apply(self.store, extraction, ns),
             lambda: aapply(self.store, extraction, ns),
         )
@@ -99,7 +99,7 @@ class AgentMixin(InstructionsMixin):
         vault = self._vault(user_id)
         # More than the limit, so that leaving private facts out still fills it.
         wanted = 2 * limit
-        found = yield Step(lambda: vault.recall(limit=wanted), lambda: vault.arecall(limit=wanted))
+        found = yield Call(lambda: vault.recall(limit=wanted), lambda: vault.arecall(limit=wanted))
         now = utcnow()
         facts = [
             record_of("semantic", user_id, m.key, m.value.model_dump(mode="json"), now)

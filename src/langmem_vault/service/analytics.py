@@ -9,11 +9,11 @@ latency from the calls timed where they run (:class:`LatencyLog`, in process, th
 1,000 calls per operation).
 
 >>> from langgraph.store.memory import InMemoryStore
->>> from langmem_vault.db.store_plans import run_store_plan
+>>> from langmem_vault.db.steps import run_steps
 >>> from langmem_vault.memory.vault import MemoryVault
 >>> store = InMemoryStore()
 >>> _ = MemoryVault(store, user_id="u1").remember("Likes tea", source="conversation")
->>> usage = run_store_plan(store, usage_plan("u1"))
+>>> usage = run_steps(usage_plan("u1"), store)
 >>> usage.extracted, usage.most_used
 (1, [])
 """
@@ -29,7 +29,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from langmem_vault.db.store_plans import Step, Steps, StorePlan
+from langmem_vault.db.steps import Call, Steps, Within
+from langmem_vault.db.store_plans import StorePlan
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.recall.retrieval import scan_plan
 from langmem_vault.memory.recall.usage import read_usage_plan
@@ -210,14 +211,14 @@ class AnalyticsMixin(StatsMixin):
     ) -> Steps[Analytics]:
         stats = yield from self._stats_steps(user_id, days)
         plan = usage_plan(user_id, self.namespaces, top=top, max_rows=self.max_rows)
-        usage = yield Step.store(self.store, plan)
+        usage = yield Within(self.store, plan)
         records: list[Any] = []
         # a user sees the latency of their own calls; only an admin sees everyone's
         scope_user = None if self.identity.is_admin else user_id
         audit = self.audit
         if audit is not None:
             query = {"actions": ["edit"], "limit": CONFIRMATION_WINDOW}
-            records = yield Step.same(lambda: audit.query(user_id, **query))
+            records = yield Call.same(lambda: audit.query(user_id, **query))
         return Analytics(
             stats=stats,
             usage=usage,

@@ -18,7 +18,8 @@ from typing import Any, Self, TypeVar
 from langgraph.store.base import BaseStore, ListNamespacesOp, MatchCondition
 from pydantic import ValidationError
 
-from langmem_vault.db.store_plans import Step, Steps, StorePlan, arun_steps, run_steps
+from langmem_vault.db.steps import Call, Step, Steps, Within, arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.models import utcnow
 from langmem_vault.memory.namespaces import (
     MemoryNamespaces,
@@ -166,7 +167,7 @@ class ServiceBase:
                     limit=_PAGE,
                     offset=offset,
                 )
-                (namespaces,) = yield [op]
+                (namespaces,) = yield Batch([op])
                 found.update(decode_label(n[len(head)]) for n in namespaces if len(n) > len(head))
                 if len(namespaces) < _PAGE or len(found) > MAX_USERS:
                     break
@@ -180,11 +181,11 @@ class ServiceBase:
             )
             for t in self._templates()
         ]
-        results = yield ops
+        results = yield Batch(ops)
         return any(results)
 
     def _exists_steps(self, user_id: str) -> Steps[bool]:
-        if (yield Step.store(self.store, self._has_memories_plan(user_id))):
+        if (yield Within(self.store, self._has_memories_plan(user_id))):
             return True
         if self.saver is None:
             return False
@@ -199,7 +200,7 @@ class ServiceBase:
         saver = self.saver
         if saver is None:
             raise InvalidInput("saver", "this service has no checkpointer (VaultSaver)")
-        return Step(
+        return Call(
             lambda: saver.list_threads(user_id, limit=limit),
             lambda: saver.alist_threads(user_id, limit=limit),
         )
@@ -219,7 +220,7 @@ class ServiceBase:
             prefixes = sorted({user_prefix(t, uid) for t in self._templates()})
         total = 0
         for prefix in prefixes:
-            total += yield Step.same(functools.partial(reembed, prefix))
+            total += yield Call.same(functools.partial(reembed, prefix))
         return total
 
     def reembed(self, user_id: str | None = None) -> int:
@@ -260,7 +261,7 @@ class ServiceBase:
             namespace=namespace,
             detail=dict(detail or {}),
         )
-        yield Step.same(lambda: audit.record(event))
+        yield Call.same(lambda: audit.record(event))
 
     # -- drivers --------------------------------------------------------------------------
 

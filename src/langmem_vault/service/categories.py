@@ -9,11 +9,11 @@ keeps working. Definitions (and colour/description overrides of built-ins) live 
 erase cover them with the rest.
 
 >>> from langgraph.store.memory import InMemoryStore
->>> from langmem_vault.db.store_plans import run_store_plan
+>>> from langmem_vault.db.steps import run_steps
 >>> from langmem_vault.memory.vault import MemoryVault
 >>> store = InMemoryStore()
 >>> _ = MemoryVault(store, user_id="u1").remember("Likes espresso", category="preference")
->>> cats = run_store_plan(store, categories_plan("u1"))
+>>> cats = run_steps(categories_plan("u1"), store)
 >>> [(c.name, c.count, c.colour) for c in cats if c.count]
 [('preference', 1, '#2563eb')]
 """
@@ -28,7 +28,8 @@ from typing import Any, Self
 from langgraph.store.base import GetOp, Item, PutOp
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from langmem_vault.db.store_plans import Step, Steps, StorePlan
+from langmem_vault.db.steps import Step, Steps, Within
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.models import CATEGORIES, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces, resolve_namespace
 from langmem_vault.memory.recall.retrieval import scan_plan
@@ -172,7 +173,7 @@ def save_category_plan(
     changes = spec.model_dump(exclude_unset=True)
     if norm in CATEGORIES and changes.get("parent"):
         raise InvalidInput("parent", f"built-in category {norm!r} cannot have a parent")
-    (old,) = yield [GetOp(ns, norm)]
+    (old,) = yield Batch([GetOp(ns, norm)])
     value: dict[str, Any] = dict(old.value) if isinstance(old, Item) else {"created_at": None}
     value.update(changes)
     if parent := value.get("parent"):
@@ -189,7 +190,7 @@ def save_category_plan(
     now = utcnow().isoformat()
     value["created_at"] = value.get("created_at") or now
     value["updated_at"] = now
-    yield [PutOp(ns, norm, value, index=False)]
+    yield Batch([PutOp(ns, norm, value, index=False)])
     return CategoryInfo.of(norm, value)
 
 
@@ -199,7 +200,7 @@ class CategoriesMixin(ServiceBase):
     def _save_category_steps(
         self, user_id: str, name: str, spec: CategorySpec | Mapping[str, Any]
     ) -> Steps[CategoryInfo]:
-        info: CategoryInfo = yield Step.store(self.store, save_category_plan(user_id, name, spec))
+        info: CategoryInfo = yield Within(self.store, save_category_plan(user_id, name, spec))
         ns = _namespace(user_id)
         yield from self._audited(user_id, "edit", key=info.name, namespace=ns)
         return info
@@ -207,12 +208,12 @@ class CategoriesMixin(ServiceBase):
     def list_categories(self, user_id: str) -> list[CategoryInfo]:
         """Built-in and the user's own categories with counts and last use."""
         plan = categories_plan(self._authorize(user_id), self.namespaces, max_rows=self.max_rows)
-        return self._run(_one(Step.store(self.store, plan)))
+        return self._run(_one(Within(self.store, plan)))
 
     async def alist_categories(self, user_id: str) -> list[CategoryInfo]:
         """Async :meth:`list_categories`."""
         plan = categories_plan(self._authorize(user_id), self.namespaces, max_rows=self.max_rows)
-        return await self._arun(_one(Step.store(self.store, plan)))
+        return await self._arun(_one(Within(self.store, plan)))
 
     def save_category(
         self, user_id: str, name: str, spec: CategorySpec | Mapping[str, Any]

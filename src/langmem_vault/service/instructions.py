@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from langmem_vault.db.store_plans import Step, Steps
+from langmem_vault.db.steps import Call, Steps, Within
 from langmem_vault.memory.models import utcnow
 from langmem_vault.service.errors import InvalidInput, NotFound
 from langmem_vault.service.memories import MemoriesMixin
@@ -28,7 +28,7 @@ class InstructionsMixin(MemoriesMixin):
             raise InvalidInput(
                 "min_priority", f"need 1 <= min <= max <= 10, got {min_priority}..{max_priority}"
             )
-        records, _ = yield Step.store(self.store, self._records_plan(user_id, ["instruction"]))
+        records, _ = yield Within(self.store, self._records_plan(user_id, ["instruction"]))
         found = [
             r
             for r in records
@@ -50,7 +50,7 @@ class InstructionsMixin(MemoriesMixin):
     ) -> Steps[MemoryRecord]:
         # add_instruction() validates before it writes anything.
         vault = self._vault(user_id)
-        added = yield Step(
+        added = yield Call(
             lambda: vault.add_instruction(text, **fields),
             lambda: vault.aadd_instruction(text, **fields),
         )
@@ -74,7 +74,7 @@ class InstructionsMixin(MemoriesMixin):
         if not isinstance(limit, int) or not 1 <= limit <= 1000:
             raise InvalidInput("limit", f"must be in 1..1000, got {limit!r}")
         vault = self._vault(user_id)
-        found = yield Step(
+        found = yield Call(
             lambda: vault.episodes(query, limit=limit),
             lambda: vault.aepisodes(query, limit=limit),
         )

@@ -15,7 +15,8 @@ from typing import Any
 from langgraph.store.base import GetOp, Item, PutOp, SearchOp
 from pydantic import ValidationError
 
-from langmem_vault.db.store_plans import Step, Steps, StorePlan
+from langmem_vault.db.steps import Call, Steps, Within
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact, utcnow
 from langmem_vault.memory.recall.retrieval import scan_plan
 from langmem_vault.memory.recall.usage import read_usage_plan, usage_namespace, with_usage
@@ -63,7 +64,7 @@ def text_relevance(query: str, text: str) -> float:
 
 
 def _writes(ops: list[PutOp]) -> StorePlan[None]:
-    yield ops  # one batch: atomic on VaultStore
+    yield Batch(ops)  # one batch: atomic on VaultStore
 
 
 class MemoriesMixin(ServiceBase):
@@ -108,7 +109,7 @@ class MemoriesMixin(ServiceBase):
         kinds = [query.kind] if query.kind else list(KINDS)
         if query.category is not None:
             kinds = [k for k in kinds if k == "semantic"]
-        records, truncated = yield Step.store(self.store, self._records_plan(user_id, kinds))
+        records, truncated = yield Within(self.store, self._records_plan(user_id, kinds))
         matched = [r for r in records if query.matches(r)]
         page = matched[query.offset : query.offset + query.limit]
         return MemoryPage(
@@ -124,7 +125,7 @@ class MemoriesMixin(ServiceBase):
         if not isinstance(key, str) or not key:
             raise InvalidInput("key", f"must be a non-empty string, got {key!r}")
         spaces = [(kind, self._namespace(user_id, kind)) for kind in KINDS]
-        found = yield [GetOp(ns, key) for _, ns in spaces]
+        found = yield Batch([GetOp(ns, key) for _, ns in spaces])
         for (kind, ns), item in zip(spaces, found, strict=True):
             if isinstance(item, Item):
                 usage = yield from read_usage_plan([(ns, key)])
@@ -149,7 +150,7 @@ class MemoriesMixin(ServiceBase):
                 SearchOp(self._namespace(user_id, k), query=text, limit=max(50, 3 * query.limit))
                 for k in kinds
             ]
-            for items in (yield ops):
+            for items in (yield Batch(ops)):
                 for item in items:
                     if item.score is not None and item.key in by_key:
                         semantic[item.key] = max(0.0, min(1.0, float(item.score)))
@@ -177,7 +178,7 @@ class MemoriesMixin(ServiceBase):
         model = MODELS[record.kind]
         new = model.model_validate({**record.value, **changes, "updated_at": utcnow()})
         namespace = self._namespace(user_id, record.kind)
-        yield [memory_put(namespace, record.key, new)]
+        yield Batch([memory_put(namespace, record.key, new)])
 
     def _check_changes(self, kind: str, changes: Mapping[str, Any]) -> None:
         if not changes:
@@ -190,13 +191,13 @@ class MemoriesMixin(ServiceBase):
     # -- step generators -------------------------------------------------------------------
 
     def _show_steps(self, user_id: str, key: str) -> Steps[MemoryRecord]:
-        record = yield Step.store(self.store, self._find_plan(user_id, key))
+        record = yield Within(self.store, self._find_plan(user_id, key))
         return record  # type: ignore[no-any-return]
 
     def _add_steps(self, user_id: str, text: str, fields: dict[str, Any]) -> Steps[MemoryRecord]:
         # remember() validates the fact before it writes anything.
         vault = self._vault(user_id)
-        added = yield Step(
+        added = yield Call(
             lambda: vault.remember(text, **fields), lambda: vault.aremember(text, **fields)
         )
         ns = self._namespace(user_id, "semantic")
@@ -213,9 +214,9 @@ class MemoriesMixin(ServiceBase):
         self._check_changes(record.kind, changes)
         if record.kind == "semantic":
             vault = self._vault(user_id)
-            yield Step(lambda: vault.update(key, **changes), lambda: vault.aupdate(key, **changes))
+            yield Call(lambda: vault.update(key, **changes), lambda: vault.aupdate(key, **changes))
         else:
-            yield Step.store(self.store, self._edit_plan(user_id, record, changes))
+            yield Within(self.store, self._edit_plan(user_id, record, changes))
         ns = self._namespace(user_id, record.kind)
         detail = {"fields": sorted(changes)}
         yield from self._audited(user_id, "edit", key=key, namespace=ns, detail=detail)
@@ -226,12 +227,12 @@ class MemoriesMixin(ServiceBase):
         ns = self._namespace(user_id, record.kind)
         vault = self._vault(user_id)
         if record.kind == "semantic":
-            yield Step(lambda: vault.forget(key, hard=hard), lambda: vault.aforget(key, hard=hard))
+            yield Call(lambda: vault.forget(key, hard=hard), lambda: vault.aforget(key, hard=hard))
         elif hard:
             ops = [PutOp(ns, key, None), PutOp(usage_namespace(ns), key, None)]
-            yield Step.store(self.store, _writes(ops))
+            yield Within(self.store, _writes(ops))
         elif record.kind == "instruction":
-            yield Step(
+            yield Call(
                 lambda: vault.deactivate_instruction(key),
                 lambda: vault.adeactivate_instruction(key),
             )
@@ -261,9 +262,9 @@ class MemoriesMixin(ServiceBase):
             raise InvalidInput("status", f"memory {key!r} is {record.status}, not pending")
         vault = self._vault(user_id)
         if accept:
-            yield Step(lambda: vault.confirm(key), lambda: vault.aconfirm(key))
+            yield Call(lambda: vault.confirm(key), lambda: vault.aconfirm(key))
         else:  # rejected: closed like a forget, so it can still be restored
-            yield Step(lambda: vault.forget(key), lambda: vault.aforget(key))
+            yield Call(lambda: vault.forget(key), lambda: vault.aforget(key))
         ns = self._namespace(user_id, "semantic")
         detail = {"op": "confirm" if accept else "reject"}
         yield from self._audited(user_id, "edit", key=key, namespace=ns, detail=detail)
@@ -288,7 +289,7 @@ class MemoriesMixin(ServiceBase):
         if not 0.0 <= min_relevance <= 1.0:
             raise InvalidInput("min_relevance", f"must be in [0, 1], got {min_relevance}")
         plan = self._search_plan(user_id, text, search_type, min_relevance, query)  # type: ignore[arg-type]
-        return (yield Step.store(self.store, plan))  # type: ignore[no-any-return]
+        return (yield Within(self.store, plan))  # type: ignore[no-any-return]
 
     # -- public: sync and async twins --------------------------------------------------------
 

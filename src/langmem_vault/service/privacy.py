@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from langmem_vault.db.store_plans import Step, Steps
+from langmem_vault.db.steps import Call, Steps
 from langmem_vault.privacy.audit.log import AuditAction, AuditRecord
 from langmem_vault.privacy.rotation import arotate_keys, rotate_keys
 from langmem_vault.privacy.subject_rights.consent import (
@@ -161,7 +161,7 @@ class PrivacyMixin(ServiceBase):
     def _export_steps(self, user_id: str) -> Steps[dict[str, Any]]:
         yield from self._require_user_steps(user_id)
         options = self._rights() | {"saver": self.saver, "keyring": self.keyring}
-        doc = yield Step(
+        doc = yield Call(
             lambda: export_user(self.store, user_id, **options),
             lambda: aexport_user(self.store, user_id, **options),
         )
@@ -173,7 +173,7 @@ class PrivacyMixin(ServiceBase):
         loaded = load_export(doc)
         owner = self._authorize(import_owner(loaded, user_id))
         options = self._rights() | {"keyring": self.keyring, "user_id": owner}
-        report: ImportReport = yield Step(
+        report: ImportReport = yield Call(
             lambda: import_user(self.store, loaded, **options),
             lambda: aimport_user(self.store, loaded, **options),
         )
@@ -193,7 +193,7 @@ class PrivacyMixin(ServiceBase):
             "soft_days": soft_days,
             "component": self.component,
         }
-        report = yield Step(
+        report = yield Call(
             lambda: erase_user(self.store, user_id, **options),
             lambda: aerase_user(self.store, user_id, **options),
         )
@@ -201,7 +201,7 @@ class PrivacyMixin(ServiceBase):
 
     def _unerase_steps(self, user_id: str) -> Steps[int]:
         ns = self.namespaces
-        restored = yield Step(
+        restored = yield Call(
             lambda: restore_user(self.store, user_id, namespaces=ns),
             lambda: arestore_user(self.store, user_id, namespaces=ns),
         )
@@ -210,7 +210,7 @@ class PrivacyMixin(ServiceBase):
 
     def _consent_steps(self, user_id: str, changes: dict[str, bool]) -> Steps[ConsentView]:
         if not changes:
-            settings = yield Step(
+            settings = yield Call(
                 lambda: get_consent(self.store, user_id),
                 lambda: aget_consent(self.store, user_id),
             )
@@ -220,7 +220,7 @@ class PrivacyMixin(ServiceBase):
                 raise InvalidInput(name, "not a consent switch")
             if not isinstance(value, bool):
                 raise InvalidInput(name, f"must be true or false, got {value!r}")
-        settings = yield Step(
+        settings = yield Call(
             lambda: set_consent(self.store, user_id, **changes),
             lambda: aset_consent(self.store, user_id, **changes),
         )
@@ -233,7 +233,7 @@ class PrivacyMixin(ServiceBase):
             raise InvalidInput("key", "no keyring: set $LANGMEM_VAULT_KEY (old keys in "
                                "$LANGMEM_VAULT_OLD_KEYS)")  # fmt: skip
         prefix = user_prefix(self.namespaces.semantic, user_id)
-        report = yield Step(
+        report = yield Call(
             lambda: rotate_keys(self.store, keyring, prefix=prefix),
             lambda: arotate_keys(self.store, keyring, prefix=prefix),
         )
@@ -261,7 +261,7 @@ class PrivacyMixin(ServiceBase):
             for action in actions:
                 if action not in ACTIONS:
                     raise InvalidInput("action", f"must be one of {', '.join(ACTIONS)}")
-        records = yield Step.same(lambda: audit.query(user_id, **filters))
+        records = yield Call.same(lambda: audit.query(user_id, **filters))
         return [_entry(r) for r in records]
 
     # -- public: sync and async twins ------------------------------------------------------

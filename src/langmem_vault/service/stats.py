@@ -11,7 +11,7 @@ from datetime import date, datetime, timedelta
 
 from pydantic import BaseModel
 
-from langmem_vault.db.store_plans import Step, Steps
+from langmem_vault.db.steps import Steps, Within
 from langmem_vault.memory.models import utcnow
 from langmem_vault.service.errors import InvalidInput
 from langmem_vault.service.memories import MemoriesMixin
@@ -88,13 +88,13 @@ class StatsMixin(MemoriesMixin):
             users = [user_id]
         records: list[MemoryRecord] = []
         for uid in users:
-            found, _ = yield Step.store(self.store, self._records_plan(uid))
+            found, _ = yield Within(self.store, self._records_plan(uid))
             records.extend(found)
         return build_stats(user_id, len(users), records, days, utcnow())
 
     def _users_steps(self) -> Steps[list[str]]:
         self._require_admin()
-        return (yield Step.store(self.store, self._users_plan()))  # type: ignore[no-any-return]
+        return (yield Within(self.store, self._users_plan()))  # type: ignore[no-any-return]
 
     # -- public: sync and async twins ------------------------------------------------------
 

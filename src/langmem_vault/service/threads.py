@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from langmem_vault.db.store_plans import Step, Steps
+from langmem_vault.db.steps import Call, Steps
 from langmem_vault.service.base import ServiceBase
 from langmem_vault.service.errors import InvalidInput, NotFound
 
@@ -111,13 +111,13 @@ class ThreadsMixin(ServiceBase):
         record = yield from self._own_thread_steps(user_id, thread_id)
         saver = self.saver
         config = {"configurable": {"thread_id": thread_id, "user_id": user_id}}
-        latest = yield Step(lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config))
+        latest = yield Call(lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config))
         return thread_detail(record, latest)
 
     def _delete_thread_steps(self, user_id: str, thread_id: str) -> Steps[ThreadRecord]:
         record = yield from self._own_thread_steps(user_id, thread_id)
         saver = self.saver
-        yield Step(lambda: saver.delete_thread(thread_id), lambda: saver.adelete_thread(thread_id))
+        yield Call(lambda: saver.delete_thread(thread_id), lambda: saver.adelete_thread(thread_id))
         detail = {"thread_id": thread_id, "messages": record.message_count}
         yield from self._audited(user_id, "delete", detail=detail)
         return record

@@ -23,7 +23,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from pydantic import BaseModel
 
-from langmem_vault.db.store_plans import Step, Steps
+from langmem_vault.db.steps import Call, Steps
 from langmem_vault.service.threads import ThreadsMixin
 
 __all__ = ["InjectionTrace", "TraceMixin", "TracedMemory", "trace_of"]
@@ -135,7 +135,7 @@ class TraceMixin(ThreadsMixin):
         yield from self._own_thread_steps(user_id, thread_id)
         saver = self.saver
         config = {"configurable": {"thread_id": thread_id, "user_id": user_id}}
-        latest = yield Step(lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config))
+        latest = yield Call(lambda: saver.get_tuple(config), lambda: saver.aget_tuple(config))
         if latest is None:
             return InjectionTrace(thread_id=thread_id, memories=[], cited=[])
         checkpoint = latest.checkpoint

@@ -17,6 +17,7 @@ from langmem_vault.db.connection import (
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
 from langmem_vault.db.pools import PoolOptions, apooled
 from langmem_vault.db.runner import Plan
+from langmem_vault.db.steps import arun_steps
 from langmem_vault.store.base import VaultStoreBase
 from langmem_vault.store.counters import Increment, increment_plan, prepare_increments
 from langmem_vault.store.plans import (
@@ -28,7 +29,7 @@ from langmem_vault.store.plans import (
     sweep_plan,
 )
 from langmem_vault.store.ranking import SearchRanking
-from langmem_vault.store.reembed import DEFAULT_PAGE, EmbedTexts
+from langmem_vault.store.reembed import DEFAULT_PAGE
 
 logger = logging.getLogger(__name__)
 
@@ -171,18 +172,7 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         self, namespace_prefix: tuple[str, ...] = (), *, page: int = DEFAULT_PAGE
     ) -> int:
         """Async twin of :meth:`VaultStore.reembed`."""
-        steps = self._reembedding(namespace_prefix, page)
-        sent: Any = None
-        while True:
-            try:
-                step = steps.send(sent)
-            except StopIteration as done:
-                return int(done.value)
-            if isinstance(step, EmbedTexts):
-                assert self.embeddings is not None
-                sent = self._reembedded(step, await self.embeddings.aembed_documents(step.texts))
-            else:
-                sent = await self._db.run(step)
+        return await arun_steps(self._reembedding(self._db, namespace_prefix, page))
 
     async def purge_prefixes(
         self, prefixes: Sequence[tuple[str, ...]], *, analyze: bool = True

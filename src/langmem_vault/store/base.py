@@ -10,11 +10,13 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import IndexConfig, TTLConfig, ensure_embeddings, tokenize_path
 
+from langmem_vault.db.connection import AsyncDatabase, Database
 from langmem_vault.db.migrations import DEFAULT_SCHEMA, check_schema
+from langmem_vault.db.steps import Steps
 from langmem_vault.store.lexemes import StatsCache
 from langmem_vault.store.plans import PreparedBatch, StoreSettings, check_vectors
 from langmem_vault.store.ranking import SearchRanking
-from langmem_vault.store.reembed import EmbedTexts, ReembedSteps, reembed_steps
+from langmem_vault.store.reembed import reembed_steps
 from langmem_vault.store.validation import (
     DEFAULT_MAX_VALUE_BYTES,
     InvalidValueError,
@@ -133,16 +135,15 @@ class VaultStoreBase:
     def _docs_to_embed(self, batch: PreparedBatch) -> list[str]:
         return batch.doc_texts if self.embeddings is not None else []
 
-    def _reembedding(self, namespace_prefix: tuple[str, ...], page: int) -> ReembedSteps:
-        """The steps of ``reembed`` (see :mod:`langmem_vault.store.reembed`)."""
-        if self.embeddings is None:
+    def _reembedding(
+        self, db: Database | AsyncDatabase, namespace_prefix: tuple[str, ...], page: int
+    ) -> Steps[int]:
+        """The steps of ``reembed`` on the store's ``db`` (see
+        :mod:`langmem_vault.store.reembed`)."""
+        if self.embeddings is None or self.index_config is None:
             raise ValueError("reembed needs a store with an index: VaultStore(..., index={...})")
-        return reembed_steps(self.schema, namespace_prefix, page=page)
-
-    def _reembedded(self, step: EmbedTexts, vectors: Sequence[Sequence[float]]) -> list[Any]:
-        """What ``reembed`` sends back for an :class:`EmbedTexts` step: the checked vectors."""
-        found = self._check_docs(step.texts, vectors)
-        return [found[text] for text in step.texts]
+        dims = self.index_config["dims"]
+        return reembed_steps(db, self.embeddings, dims, self.schema, namespace_prefix, page=page)
 
     def _check_docs(self, texts: list[str], vectors: Sequence[Sequence[float]]) -> dict[str, Any]:
         assert self.index_config is not None

@@ -10,23 +10,25 @@ round again, read afresh, up to :data:`ATTEMPTS` times. Items keep their value a
 ``updated_at``, so "newest first" orders do not move, and keyword search is untouched. A
 re-run does the same work again, so a crash halfway needs only a re-run.
 
-:func:`reembed_steps` is the one body; ``VaultStore.reembed`` and
-``AsyncVaultStore.reembed`` drive it (a step is a database plan or an :class:`EmbedTexts`).
+:func:`reembed_steps` is the one body, a generator of the runtime's steps
+(:mod:`langmem_vault.db.steps`: a page's plan in a :class:`Transaction` of its own, an
+:class:`Embed` call); ``VaultStore.reembed`` and ``AsyncVaultStore.reembed`` run it with
+``run_steps`` and ``arun_steps``.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Generator
-from dataclasses import dataclass
 from typing import Any
 
+from langmem_vault.db.connection import AsyncDatabase, Database, Transaction
 from langmem_vault.db.runner import Plan, Query
-from langmem_vault.store.plans import Vector, index_texts, namespace_params
+from langmem_vault.db.steps import Embed, Embedder, Steps
+from langmem_vault.store.plans import Vector, check_vectors, index_texts, namespace_params
 from langmem_vault.store.validation import check_namespace
 
-__all__ = ["ATTEMPTS", "DEFAULT_PAGE", "EmbedTexts", "ReembedSteps", "reembed_steps"]
+__all__ = ["ATTEMPTS", "DEFAULT_PAGE", "reembed_steps"]
 
 logger = logging.getLogger(__name__)
 
@@ -35,15 +37,6 @@ DEFAULT_PAGE = 256
 ATTEMPTS = 3
 
 
-@dataclass(frozen=True, slots=True)
-class EmbedTexts:
-    """A step of :func:`reembed_steps`: embed these texts (``embed_documents``), send back
-    the vectors."""
-
-    texts: list[str]
-
-
-ReembedSteps = Generator["Plan[Any] | EmbedTexts", Any, int]
 Row = tuple[str, str, str]  # prefix, key, field: a store_vectors primary key
 
 _COLUMNS = "v.prefix, v.key, v.field, i.value, i.value::text AS value_text"
@@ -93,6 +86,11 @@ def _rows_plan(sql: str, params: dict[str, Any]) -> Plan[list[dict[str, Any]]]:
     return rows or []
 
 
+def _rows(db: Database | AsyncDatabase, sql: str, params: dict[str, Any]) -> Transaction:
+    """The rows of one statement, in a transaction of its own."""
+    return Transaction(db, _rows_plan(sql, params))
+
+
 def _columns(rows: list[Row]) -> dict[str, list[str]]:
     return {
         "prefixes": [r[0] for r in rows],
@@ -101,7 +99,13 @@ def _columns(rows: list[Row]) -> dict[str, list[str]]:
     }
 
 
-def _embed_rows(schema: str, rows: list[dict[str, Any]]) -> ReembedSteps:
+def _embed_rows(
+    db: Database | AsyncDatabase,
+    embeddings: Embedder,
+    dims: int,
+    schema: str,
+    rows: list[dict[str, Any]],
+) -> Steps[int]:
     """Embed and write ``rows``; a row whose item changed is read again and retried."""
     written = 0
     for _ in range(ATTEMPTS):
@@ -109,30 +113,37 @@ def _embed_rows(schema: str, rows: list[dict[str, Any]]) -> ReembedSteps:
         found = [(r, text) for r, text in targets if text is not None]
         if not found:
             return written
-        vectors = yield EmbedTexts([text for _, text in found])
+        texts = [text for _, text in found]
+        vectors = yield Embed(embeddings, texts)
+        check_vectors(vectors, len(texts), dims, "embeddings")
         keys: list[Row] = [(r["prefix"], r["key"], r["field"]) for r, _ in found]
         params = {
             **_columns(keys),
             "embeddings": [Vector(v).to_text() for v in vectors],
             "values": [r["value_text"] for r, _ in found],
         }
-        done = yield _rows_plan(_WRITE.format(s=schema), params)
+        done = yield _rows(db, _WRITE.format(s=schema), params)
         written += len(done)
         missed = sorted(set(keys) - {(d["prefix"], d["key"], d["field"]) for d in done})
         if not missed:
             return written
-        rows = yield _rows_plan(_AGAIN.format(s=schema), _columns(missed))
+        rows = yield _rows(db, _AGAIN.format(s=schema), _columns(missed))
     if rows:
         logger.warning("reembed: %d vectors kept changing and were left as they were", len(rows))
     return written
 
 
 def reembed_steps(
-    schema: str, namespace_prefix: tuple[str, ...] = (), *, page: int = DEFAULT_PAGE
-) -> ReembedSteps:
-    """Re-embed every vector under ``namespace_prefix`` (all when empty); returns how many
-    rows were written. Sends: a plan's result for a plan, the vectors for an
-    :class:`EmbedTexts`."""
+    db: Database | AsyncDatabase,
+    embeddings: Embedder,
+    dims: int,
+    schema: str,
+    namespace_prefix: tuple[str, ...] = (),
+    *,
+    page: int = DEFAULT_PAGE,
+) -> Steps[int]:
+    """Re-embed every vector (of ``dims`` numbers) under ``namespace_prefix`` (all when
+    empty) with ``embeddings``; returns how many rows were written."""
     if page < 1:
         raise ValueError(f"page must be >= 1, got {page!r}")
     params: dict[str, Any] = {"prefix": "", "key": "", "field": "", "limit": page}
@@ -145,8 +156,8 @@ def reembed_steps(
     sql = _PAGE.format(s=schema, scope=scope)
     written = 0
     while True:
-        rows: list[dict[str, Any]] = yield _rows_plan(sql, dict(params))
-        written += yield from _embed_rows(schema, rows)
+        rows: list[dict[str, Any]] = yield _rows(db, sql, dict(params))
+        written += yield from _embed_rows(db, embeddings, dims, schema, rows)
         if len(rows) < page:
             return written
         last = rows[-1]

@@ -7,7 +7,7 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Unpack
+from typing import Unpack
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
@@ -18,6 +18,7 @@ from langmem_vault.db.connection import (
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
 from langmem_vault.db.pools import PoolOptions, pooled
 from langmem_vault.db.runner import Plan
+from langmem_vault.db.steps import run_steps
 from langmem_vault.store.base import VaultStoreBase
 from langmem_vault.store.counters import Increment, increment_plan, prepare_increments
 from langmem_vault.store.plans import (
@@ -29,7 +30,7 @@ from langmem_vault.store.plans import (
     sweep_plan,
 )
 from langmem_vault.store.ranking import SearchRanking
-from langmem_vault.store.reembed import DEFAULT_PAGE, EmbedTexts
+from langmem_vault.store.reembed import DEFAULT_PAGE
 
 logger = logging.getLogger(__name__)
 
@@ -169,18 +170,7 @@ class VaultStore(VaultStoreBase, BaseStore):
         >>> store.reembed(("memories",))  # doctest: +SKIP
         1042
         """
-        steps = self._reembedding(namespace_prefix, page)
-        sent: Any = None
-        while True:
-            try:
-                step = steps.send(sent)
-            except StopIteration as done:
-                return int(done.value)
-            if isinstance(step, EmbedTexts):
-                assert self.embeddings is not None
-                sent = self._reembedded(step, self.embeddings.embed_documents(step.texts))
-            else:
-                sent = self._db.run(step)
+        return run_steps(self._reembedding(self._db, namespace_prefix, page))
 
     def purge_prefixes(self, prefixes: Sequence[tuple[str, ...]], *, analyze: bool = True) -> int:
         """Delete every item under each namespace prefix, expired ones included, with their

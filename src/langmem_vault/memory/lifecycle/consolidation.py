@@ -16,9 +16,10 @@ What a run does, in order:
    ``retire_below`` is closed;
 6. **promotes** memories whose effectiveness passed the layer thresholds.
 
-The plan is sans-IO: it yields store ops, judge requests (:class:`JudgeFacts`,
-:class:`Summarize`) and usage increments (:class:`Increments`), and the thin drivers
-:func:`run_consolidation` / :func:`arun_consolidation` answer them. It is idempotent: a
+The plan is sans-IO, a generator of the runtime's steps (:mod:`langmem_vault.db.steps`)
+run with the store as context: store batches, the judge's calls (:class:`JudgeFacts`,
+:class:`Summarize`) and usage increments (:class:`Increments`); ``run_steps(plan, store)``
+and ``arun_steps(plan, store)`` drive it. It is idempotent: a
 second run finds nothing pending, nothing duplicated, the same summaries, and a cluster it
 already judged unchanged is not sent to the judge again.
 
@@ -36,14 +37,15 @@ already judged unchanged is not sent to the judge again.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from langgraph.store.base import BaseStore, Item, Op, PutOp
 
-from langmem_vault.db.store_plans import abatch_ops, batch_ops
+from langmem_vault.db.steps import Step, Steps, arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch
 from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory.lifecycle.clusters import episode_clusters, fact_clusters, signature
 from langmem_vault.memory.lifecycle.consolidation_judge import (
@@ -79,10 +81,8 @@ __all__ = [
     "JudgeFacts",
     "Summarize",
     "aconsolidate",
-    "arun_consolidation",
     "consolidate",
     "consolidation_plan",
-    "run_consolidation",
 ]
 
 #: the run's own record (clusters already judged), beside the usage records of the facts
@@ -157,29 +157,54 @@ class ConsolidationReport:
         return out
 
 
-@dataclass(frozen=True)
-class JudgeFacts:
-    """Request: judge one fact cluster (answer: a :class:`FactVerdict`)."""
+class JudgeFacts(Step):
+    """Step: the judge judges one fact cluster (sends back a :class:`FactVerdict`)."""
 
-    facts: list[FactView]
+    __slots__ = ("facts", "judge")
 
+    def __init__(self, judge: ClusterJudge, facts: list[FactView]) -> None:
+        self.judge = judge
+        self.facts = facts
 
-@dataclass(frozen=True)
-class Summarize:
-    """Request: summarise one episode cluster (answer: text or None)."""
+    def run(self, ctx: Any) -> FactVerdict:
+        return self.judge.judge_facts(self.facts)
 
-    episodes: list[EpisodeView]
-
-
-@dataclass(frozen=True)
-class Increments:
-    """Request: add to usage records (answer: ignored)."""
-
-    increments: list[Increment]
+    async def arun(self, ctx: Any) -> FactVerdict:
+        return await self.judge.ajudge_facts(self.facts)
 
 
-Request = Sequence[Op] | JudgeFacts | Summarize | Increments
-ConsolidationPlan = Generator[Request, Any, ConsolidationReport]
+class Summarize(Step):
+    """Step: the judge summarises one episode cluster (sends back text or None)."""
+
+    __slots__ = ("episodes", "judge")
+
+    def __init__(self, judge: ClusterJudge, episodes: list[EpisodeView]) -> None:
+        self.judge = judge
+        self.episodes = episodes
+
+    def run(self, ctx: Any) -> str | None:
+        return self.judge.summarize(self.episodes)
+
+    async def arun(self, ctx: Any) -> str | None:
+        return await self.judge.asummarize(self.episodes)
+
+
+class Increments(Step):
+    """Step: add to usage records of the store the plan runs with (sends back a count)."""
+
+    __slots__ = ("increments",)
+
+    def __init__(self, increments: list[Increment]) -> None:
+        self.increments = increments
+
+    def run(self, ctx: BaseStore) -> int:
+        return record_usage(ctx, self.increments)
+
+    async def arun(self, ctx: BaseStore) -> int:
+        return await arecord_usage(ctx, self.increments)
+
+
+ConsolidationPlan = Steps[ConsolidationReport]
 
 
 def _strength(value: Mapping[str, Any]) -> tuple[float, int, str]:
@@ -226,10 +251,13 @@ def _close(value: Mapping[str, Any], now: str, by: str | None) -> dict[str, Any]
 def consolidation_plan(
     ns: ResolvedNamespaces,
     *,
+    judge: ClusterJudge | None = None,
     policy: ConsolidationPolicy | None = None,
     now: datetime | None = None,
 ) -> ConsolidationPlan:
-    """The reads, judge requests and writes of one run (see the module docstring)."""
+    """The reads, judge calls and writes of one run (see the module docstring), run with the
+    store as context. ``judge`` defaults to the offline rules."""
+    judge = judge or OfflineJudge()
     policy = policy or ConsolidationPolicy()
     stamp = (now or utcnow()).isoformat()
     report = ConsolidationReport()
@@ -283,7 +311,7 @@ def consolidation_plan(
         mark = signature(cluster)
         if mark in judged:
             continue
-        verdict: FactVerdict = yield JudgeFacts(cluster)
+        verdict: FactVerdict = yield JudgeFacts(judge, cluster)
         report.judge_calls += 1
         judged.append(mark)
         members = {f.key for f in cluster}
@@ -321,12 +349,13 @@ def consolidation_plan(
         if existing is not None and list(existing.get("source_message_ids", [])) == sources:
             continue
         text = yield Summarize(
+            judge,
             [
                 EpisodeView(
                     i.key, str(i.value.get("summary", "")), tuple(i.value.get("topics", []))
                 )
                 for i in cluster_items
-            ]
+            ],
         )
         report.judge_calls += 1
         if not text:
@@ -396,57 +425,10 @@ def consolidation_plan(
         state = {"judged": judged[-_MAX_JUDGED:], "last_run": stamp}
         writes.append(PutOp(usage_namespace(ns.semantic), STATE_KEY, state, index=False))
     if writes:
-        yield writes  # one atomic batch
+        yield Batch(writes)  # one atomic batch
     if increments:
         yield Increments(increments)
     return report
-
-
-# --- thin drivers ------------------------------------------------------------------------------
-
-
-def run_consolidation(
-    store: BaseStore, plan: ConsolidationPlan, judge: ClusterJudge | None = None
-) -> ConsolidationReport:
-    """Drive a consolidation plan with the store's ``batch`` and the judge's sync calls."""
-    judge = judge or OfflineJudge()
-    try:
-        request = next(plan)
-        while True:
-            answer: Any
-            if isinstance(request, JudgeFacts):
-                answer = judge.judge_facts(request.facts)
-            elif isinstance(request, Summarize):
-                answer = judge.summarize(request.episodes)
-            elif isinstance(request, Increments):
-                answer = record_usage(store, request.increments)
-            else:
-                answer = batch_ops(store, request)
-            request = plan.send(answer)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
-
-
-async def arun_consolidation(
-    store: BaseStore, plan: ConsolidationPlan, judge: ClusterJudge | None = None
-) -> ConsolidationReport:
-    """Async :func:`run_consolidation`."""
-    judge = judge or OfflineJudge()
-    try:
-        request = next(plan)
-        while True:
-            answer: Any
-            if isinstance(request, JudgeFacts):
-                answer = await judge.ajudge_facts(request.facts)
-            elif isinstance(request, Summarize):
-                answer = await judge.asummarize(request.episodes)
-            elif isinstance(request, Increments):
-                answer = await arecord_usage(store, request.increments)
-            else:
-                answer = await abatch_ops(store, request)
-            request = plan.send(answer)
-    except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
 
 
 def _resolve(
@@ -473,8 +455,8 @@ def consolidate(
     ``judge`` defaults to the offline rules; pass ``ModelJudge(model)`` for one model call
     per cluster.
     """
-    plan = consolidation_plan(_resolve(user_id, config, namespaces), policy=policy, now=now)
-    return run_consolidation(store, plan, judge)
+    ns = _resolve(user_id, config, namespaces)
+    return run_steps(consolidation_plan(ns, judge=judge, policy=policy, now=now), store)
 
 
 async def aconsolidate(
@@ -488,5 +470,5 @@ async def aconsolidate(
     now: datetime | None = None,
 ) -> ConsolidationReport:
     """Async :func:`consolidate`."""
-    plan = consolidation_plan(_resolve(user_id, config, namespaces), policy=policy, now=now)
-    return await arun_consolidation(store, plan, judge)
+    ns = _resolve(user_id, config, namespaces)
+    return await arun_steps(consolidation_plan(ns, judge=judge, policy=policy, now=now), store)

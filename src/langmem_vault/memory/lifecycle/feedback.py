@@ -23,7 +23,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item
 
-from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.db.steps import arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory.namespaces import MemoryNamespaces
 from langmem_vault.memory.recall.usage import (
@@ -82,10 +83,12 @@ def _semantic(
 def _read_plan(
     ns: tuple[str, ...], keys: list[str]
 ) -> StorePlan[dict[str, tuple[Item, dict[str, Any]]]]:
-    found = yield [
-        *(GetOp(ns, key, refresh_ttl=False) for key in keys),
-        *(GetOp(usage_namespace(ns), key, refresh_ttl=False) for key in keys),
-    ]
+    found = yield Batch(
+        [
+            *(GetOp(ns, key, refresh_ttl=False) for key in keys),
+            *(GetOp(usage_namespace(ns), key, refresh_ttl=False) for key in keys),
+        ]
+    )
     items, usages = found[: len(keys)], found[len(keys) :]
     return {
         key: (item, dict(usage.value) if isinstance(usage, Item) else {})
@@ -122,7 +125,7 @@ def _promote_plan(
             value = {**item.value, "layer": layer}
             ops.append(memory_put(ns, key, value, reindex=False, layers=layers))
     if ops:
-        yield ops
+        yield Batch(ops)
     return result
 
 
@@ -151,9 +154,9 @@ def memory_feedback(
     """
     checked, amount = _validate(keys, signal, utility)
     ns = _semantic(user_id, config, namespaces)
-    read = run_store_plan(store, _read_plan(ns, checked))
+    read = run_steps(_read_plan(ns, checked), store)
     record_usage(store, _increments(ns, list(read), amount))
-    result = run_store_plan(store, _promote_plan(ns, read, amount, layers, utility))
+    result = run_steps(_promote_plan(ns, read, amount, layers, utility), store)
     result.missing.extend(k for k in checked if k not in read)
     return result
 
@@ -172,9 +175,9 @@ async def amemory_feedback(
     """Async :func:`memory_feedback`."""
     checked, amount = _validate(keys, signal, utility)
     ns = _semantic(user_id, config, namespaces)
-    read = await arun_store_plan(store, _read_plan(ns, checked))
+    read = await arun_steps(_read_plan(ns, checked), store)
     await arecord_usage(store, _increments(ns, list(read), amount))
-    result = await arun_store_plan(store, _promote_plan(ns, read, amount, layers, utility))
+    result = await arun_steps(_promote_plan(ns, read, amount, layers, utility), store)
     result.missing.extend(k for k in checked if k not in read)
     return result
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from langgraph.store.base import Item, SearchItem, SearchOp
 
-from langmem_vault.db.store_plans import StorePlan
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.models import Instruction
 from langmem_vault.memory.recall.scoring import (
     DEFAULT_WEIGHTS,
@@ -206,7 +206,7 @@ def scan_plan(
         if page is None:
             if size == 0:
                 return list(found.values())
-            (page,) = yield [scan_op(namespace, filter, offset, size)]
+            (page,) = yield Batch([scan_op(namespace, filter, offset, size)])
         for item in page:
             found.setdefault((tuple(item.namespace), item.key), item)
         if len(page) < size:

@@ -42,7 +42,8 @@ from typing import Any, Protocol, runtime_checkable
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchItem, SearchOp
 
-from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.db.steps import arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.recall.scoring import as_datetime
 from langmem_vault.memory.utility import current_utility
 from langmem_vault.store.mirrors import Mirrored, MirrorSearchOp
@@ -134,12 +135,12 @@ def _increment_plan(increments: Sequence[Increment]) -> StorePlan[int]:
         rows[(ns, key)] = _add(rows.get((ns, key), {}), fields)
     if not rows:
         return 0
-    found = yield [GetOp(ns, key, refresh_ttl=False) for ns, key in rows]
+    found = yield Batch([GetOp(ns, key, refresh_ttl=False) for ns, key in rows])
     puts: list[PutOp] = []
     for (ns, key), item in zip(rows, found, strict=True):
         stored = item.value if isinstance(item, Item) else {}
         puts.append(PutOp(ns, key, _add(stored, rows[(ns, key)]), index=False))
-    yield puts
+    yield Batch(puts)
     return len(puts)
 
 
@@ -150,7 +151,7 @@ def record_usage(store: BaseStore, increments: Sequence[Increment]) -> int:
     if isinstance(store, AtomicCounters):
         return store.increment(increments)
     with _fallback_lock(store):
-        return run_store_plan(store, _increment_plan(increments))
+        return run_steps(_increment_plan(increments), store)
 
 
 async def arecord_usage(store: BaseStore, increments: Sequence[Increment]) -> int:
@@ -160,7 +161,7 @@ async def arecord_usage(store: BaseStore, increments: Sequence[Increment]) -> in
     if isinstance(store, AtomicCounters):
         return await store.aincrement(increments)
     async with _afallback_lock(store):
-        return await arun_store_plan(store, _increment_plan(increments))
+        return await arun_steps(_increment_plan(increments), store)
 
 
 def read_usage_plan(targets: Iterable[Target]) -> StorePlan[dict[Target, dict[str, Any]]]:
@@ -168,7 +169,7 @@ def read_usage_plan(targets: Iterable[Target]) -> StorePlan[dict[Target, dict[st
     keys = list(dict.fromkeys((tuple(ns), key) for ns, key in targets))
     if not keys:
         return {}
-    found = yield [GetOp(usage_namespace(ns), key, refresh_ttl=False) for ns, key in keys]
+    found = yield Batch([GetOp(usage_namespace(ns), key, refresh_ttl=False) for ns, key in keys])
     return {k: dict(i.value) for k, i in zip(keys, found, strict=True) if isinstance(i, Item)}
 
 

@@ -34,7 +34,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp
 
-from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.db.steps import arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.models import Extraction, ProposedFact
 from langmem_vault.memory.namespaces import (
     MemoryNamespaces,
@@ -110,7 +111,7 @@ def consent_namespace(user_id: str) -> tuple[str, ...]:
 
 
 def _get_plan(user_id: str) -> StorePlan[ConsentSettings]:
-    (item,) = yield [GetOp(consent_namespace(user_id), CONSENT_KEY)]
+    (item,) = yield Batch([GetOp(consent_namespace(user_id), CONSENT_KEY)])
     return ConsentSettings.from_store(item.value) if isinstance(item, Item) else ConsentSettings()
 
 
@@ -121,18 +122,18 @@ def _set_plan(user_id: str, changes: dict[str, Any]) -> StorePlan[ConsentSetting
     checked = {name: _bool(name, value) for name, value in changes.items()}
     current = yield from _get_plan(user_id)
     new = replace(current, **checked, updated_at=datetime.now(UTC))
-    yield [PutOp(consent_namespace(user_id), CONSENT_KEY, new.to_store(), index=False)]
+    yield Batch([PutOp(consent_namespace(user_id), CONSENT_KEY, new.to_store(), index=False)])
     return new
 
 
 def get_consent(store: BaseStore, user_id: str) -> ConsentSettings:
     """The user's consent (the defaults when none is stored)."""
-    return run_store_plan(store, _get_plan(user_id))
+    return run_steps(_get_plan(user_id), store)
 
 
 async def aget_consent(store: BaseStore, user_id: str) -> ConsentSettings:
     """Async :func:`get_consent`."""
-    return await arun_store_plan(store, _get_plan(user_id))
+    return await arun_steps(_get_plan(user_id), store)
 
 
 def set_consent(store: BaseStore, user_id: str, **changes: bool) -> ConsentSettings:
@@ -140,12 +141,12 @@ def set_consent(store: BaseStore, user_id: str, **changes: bool) -> ConsentSetti
 
     Log the change with an ``AuditEvent(user_id, "consent", ...)`` where it matters.
     """
-    return run_store_plan(store, _set_plan(user_id, changes))
+    return run_steps(_set_plan(user_id, changes), store)
 
 
 async def aset_consent(store: BaseStore, user_id: str, **changes: bool) -> ConsentSettings:
     """Async :func:`set_consent`."""
-    return await arun_store_plan(store, _set_plan(user_id, changes))
+    return await arun_steps(_set_plan(user_id, changes), store)
 
 
 # --- the extraction filter -------------------------------------------------------------------

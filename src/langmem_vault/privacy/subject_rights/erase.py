@@ -49,15 +49,8 @@ from typing import Any, TypedDict, Unpack
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langmem_vault.db.store_plans import (
-    Step,
-    Steps,
-    StorePlan,
-    arun_steps,
-    arun_store_plan,
-    run_steps,
-    run_store_plan,
-)
+from langmem_vault.db.steps import Call, Steps, Within, arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.namespaces import (
     WATERMARK_NAMESPACE,
     MemoryNamespaces,
@@ -151,7 +144,7 @@ def _items_under(prefix: tuple[str, ...]) -> StorePlan[list[Item]]:
     found: list[Item] = []
     while True:
         # Deleted as we go is not an option (reads only here), so page by offset.
-        (items,) = yield [SearchOp(prefix, limit=PAGE, offset=len(found))]
+        (items,) = yield Batch([SearchOp(prefix, limit=PAGE, offset=len(found))])
         found.extend(items)
         if len(items) < PAGE:
             return found
@@ -178,7 +171,7 @@ def _store_erase_plan(
         items.extend((yield from _items_under(prefix)))
     # Overlapping prefixes (custom templates) list an item twice: count and delete it once.
     items = list({(tuple(i.namespace), i.key): i for i in items}.values())
-    marks = yield [GetOp(WATERMARK_NAMESPACE, t) for t in thread_ids]
+    marks = yield Batch([GetOp(WATERMARK_NAMESPACE, t) for t in thread_ids])
     ops: list[PutOp] = [] if quarantine else [PutOp(MARKERS, user_id, None)]
     for item in items:
         ns = tuple(item.namespace)
@@ -188,7 +181,7 @@ def _store_erase_plan(
     # Every thread's key, found or not: a get skips a watermark whose TTL has passed.
     ops.extend(PutOp(WATERMARK_NAMESPACE, t, None) for t in thread_ids)
     if ops:
-        yield ops  # one atomic batch on VaultStore
+        yield Batch(ops)  # one atomic batch on VaultStore
     return len(items), sum(isinstance(m, Item) for m in marks)
 
 
@@ -301,14 +294,14 @@ def _erase_steps(
     report = ErasureReport(soft=soft_days is not None)
     threads: list[str] = []
     if saver is not None:
-        listed = yield Step(
+        listed = yield Call(
             lambda: saver.list_threads(user_id, limit=MAX_THREADS),
             lambda: saver.alist_threads(user_id, limit=MAX_THREADS),
         )
         threads = [t.thread_id for t in listed]
     report.threads = threads
     if jobs is not None:
-        report.jobs, report.job_watermarks = yield Step.same(
+        report.jobs, report.job_watermarks = yield Call.same(
             lambda: jobs.delete_user_jobs(threads, ns)
         )
     quarantine = soft_days is not None
@@ -316,31 +309,31 @@ def _erase_steps(
     plan = _store_erase_plan(
         user_id, prefixes, threads, quarantine, scan_items=quarantine or purge is None
     )
-    report.store_items, report.extract_watermarks = yield Step.store(store, plan)
+    report.store_items, report.extract_watermarks = yield Within(store, plan)
     if purge is not None:  # expired items too (a soft erase moved the live ones already)
         erased = _erased_prefixes(prefixes, quarantine)
-        purged = yield Step(lambda: purge(erased), lambda: _apurge(purge, erased))
+        purged = yield Call(lambda: purge(erased), lambda: _apurge(purge, erased))
         report.store_items += 0 if quarantine else purged
     if soft_days is not None:
         value, report.purge_after = _marker(soft_days, threads)
-        yield Step(
+        yield Call(
             lambda: store.put(MARKERS, user_id, value, index=False),
             lambda: store.aput(MARKERS, user_id, value, index=False),
         )
     else:
         if saver is not None:
-            deleted = yield Step(
+            deleted = yield Call(
                 lambda: saver.delete_user_threads(user_id),
                 lambda: saver.adelete_user_threads(user_id),
             )
             _apply_threads(report, deleted)
-        yield Step(lambda: _flush(wrapper_sink, audit), lambda: _aflush(wrapper_sink, audit))
+        yield Call(lambda: _flush(wrapper_sink, audit), lambda: _aflush(wrapper_sink, audit))
         if audit is not None:
-            report.audit_events = yield Step.same(lambda: audit.delete_user(user_id))
+            report.audit_events = yield Call.same(lambda: audit.delete_user(user_id))
     if audit is not None:
         event = AuditEvent(user_id, "erase", component, actor=actor, detail=report.counts())
         done = event if quarantine else _erase_event(user_id, report, component, actor)
-        yield Step.same(lambda: audit.record(done))
+        yield Call.same(lambda: audit.record(done))
     return report
 
 
@@ -366,7 +359,7 @@ async def aerase_user(
 
 
 def _restore_plan(user_id: str, prefixes: list[tuple[str, ...]]) -> StorePlan[int]:
-    (marker,) = yield [GetOp(MARKERS, user_id)]
+    (marker,) = yield Batch([GetOp(MARKERS, user_id)])
     if not isinstance(marker, Item):
         raise KeyError(f"user {user_id!r} is not soft-erased")
     items: list[Item] = []
@@ -382,7 +375,7 @@ def _restore_plan(user_id: str, prefixes: list[tuple[str, ...]]) -> StorePlan[in
             ops.append(memory_put(original, item.key, item.value, kind=KINDS[section]))
         else:
             ops.append(PutOp(original, item.key, dict(item.value), index=False))
-    yield ops
+    yield Batch(ops)
     return len(items)
 
 
@@ -390,7 +383,7 @@ def restore_user(
     store: BaseStore, user_id: str, *, namespaces: MemoryNamespaces | None = None
 ) -> int:
     """Undo a soft erase: move the quarantined items back; returns how many."""
-    return run_store_plan(store, _restore_plan(user_id, _user_prefixes(user_id, namespaces, ())))
+    return run_steps(_restore_plan(user_id, _user_prefixes(user_id, namespaces, ())), store)
 
 
 async def arestore_user(
@@ -398,7 +391,7 @@ async def arestore_user(
 ) -> int:
     """Async :func:`restore_user`."""
     prefixes = _user_prefixes(user_id, namespaces, ())
-    return await arun_store_plan(store, _restore_plan(user_id, prefixes))
+    return await arun_steps(_restore_plan(user_id, prefixes), store)
 
 
 def _due_plan(now: datetime) -> StorePlan[list[str]]:
@@ -416,7 +409,7 @@ def purge_erased(
     now: datetime | None = None,
 ) -> dict[str, ErasureReport]:
     """Hard-erase every soft-erased user whose grace period is over; reports by user id."""
-    due = run_store_plan(store, _due_plan(now or datetime.now(UTC)))
+    due = run_steps(_due_plan(now or datetime.now(UTC)), store)
     reports = {}
     for user_id in due:
         reports[user_id] = erase_user(
@@ -436,7 +429,7 @@ async def apurge_erased(
     now: datetime | None = None,
 ) -> dict[str, ErasureReport]:
     """Async :func:`purge_erased`."""
-    due = await arun_store_plan(store, _due_plan(now or datetime.now(UTC)))
+    due = await arun_steps(_due_plan(now or datetime.now(UTC)), store)
     reports = {}
     for user_id in due:
         reports[user_id] = await aerase_user(

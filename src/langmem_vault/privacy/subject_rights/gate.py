@@ -37,7 +37,8 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, SearchOp
 
-from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.db.steps import arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.models import CATEGORIES, utcnow
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory.sealing import is_sealed
@@ -136,7 +137,7 @@ def _gather_plan(
         SearchOp(ns.episodes, query=query, limit=limit),
         SearchOp(ns.instructions, filter={"active": True}, limit=limit),
     ]
-    facts, episodes, instructions = yield ops
+    facts, episodes, instructions = yield Batch(ops)
     now = utcnow()
     allowed = TIER_CATEGORIES[tier]
     picked: list[tuple[str, str, str]] = []
@@ -242,7 +243,7 @@ class PrivacyGate:
         if inspect.iscoroutinefunction(self.audit.record):
             raise TypeError("this gate has an async audit log: call arequest()")
         ns, wanted, effective = self._prepare(user_id, requester, purpose, query, tier)
-        picked = run_store_plan(self.store, _gather_plan(ns, effective, query, self.max_items))
+        picked = run_steps(_gather_plan(ns, effective, query, self.max_items), self.store)
         answer = _answer(effective, picked, self.max_items)
         self.audit.record(self._event(user_id, requester, purpose, wanted, answer))
         return answer
@@ -259,7 +260,7 @@ class PrivacyGate:
         """Async :meth:`request` (redaction runs in a worker thread: it is CPU-bound)."""
         ns, wanted, effective = self._prepare(user_id, requester, purpose, query, tier)
         plan = _gather_plan(ns, effective, query, self.max_items)
-        picked = await arun_store_plan(self.store, plan)
+        picked = await arun_steps(plan, self.store)
         answer = await asyncio.to_thread(_answer, effective, picked, self.max_items)
         result = self.audit.record(self._event(user_id, requester, purpose, wanted, answer))
         if inspect.isawaitable(result):

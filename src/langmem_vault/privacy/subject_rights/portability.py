@@ -60,7 +60,8 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 from pydantic import ValidationError
 
-from langmem_vault.db.store_plans import StorePlan, arun_store_plan, run_store_plan
+from langmem_vault.db.steps import arun_steps, run_steps
+from langmem_vault.db.store_plans import Batch, StorePlan
 from langmem_vault.memory.keys import InvalidKeyError, check_key
 from langmem_vault.memory.models import Episode, Instruction, MemoryModel, SemanticFact
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
@@ -122,7 +123,7 @@ def _list_all(namespace: tuple[str, ...]) -> StorePlan[list[Item]]:
     while True:
         # refresh_ttl=False: reading for an export must not extend what a TTL would expire
         # (the pending tails' 30 days; memories in a store with a default TTL).
-        (items,) = yield [SearchOp(namespace, limit=PAGE, offset=offset, refresh_ttl=False)]
+        (items,) = yield Batch([SearchOp(namespace, limit=PAGE, offset=offset, refresh_ttl=False)])
         # A prefix search also returns deeper namespaces; the sections are exact namespaces.
         found.extend(i for i in items if tuple(i.namespace) == namespace)
         if len(items) < PAGE:
@@ -162,7 +163,7 @@ def _export_plan(
             rows.append({"key": item.key, "value": value})
         doc[section] = rows
     doc["unreadable"] = unreadable
-    (consent,) = yield [GetOp(consent_namespace(user_id), CONSENT_KEY)]
+    (consent,) = yield Batch([GetOp(consent_namespace(user_id), CONSENT_KEY)])
     doc["consent"] = dict(consent.value) if isinstance(consent, Item) else None
     doc["threads"] = threads
     tails = yield from _list_all(tails_namespace(ns.semantic))
@@ -211,7 +212,7 @@ def export_user(
     >>> doc = export_user(store, "alice", saver=saver, keyring=Keyring.from_env())  # doctest: +SKIP
     """
     threads = _thread_rows(saver.list_threads(user_id, limit=MAX_THREADS)) if saver else []
-    doc = run_store_plan(store, _export_plan(user_id, namespaces, keyring, threads))
+    doc = run_steps(_export_plan(user_id, namespaces, keyring, threads), store)
     if audit is not None:
         audit.record(_export_event(doc, actor))
     return doc
@@ -231,7 +232,7 @@ async def aexport_user(
     threads = []
     if saver is not None:
         threads = _thread_rows(await saver.alist_threads(user_id, limit=MAX_THREADS))
-    doc = await arun_store_plan(store, _export_plan(user_id, namespaces, keyring, threads))
+    doc = await arun_steps(_export_plan(user_id, namespaces, keyring, threads), store)
     if audit is not None:
         await _arecord(audit, _export_event(doc, actor))
     return doc
@@ -428,7 +429,7 @@ def _import_plan(
 
 def _write_plan(ops: list[PutOp], report: ImportReport) -> StorePlan[ImportReport]:
     if ops:
-        yield ops  # one batch: all or nothing on VaultStore
+        yield Batch(ops)  # one batch: all or nothing on VaultStore
     return report
 
 
@@ -467,7 +468,7 @@ def import_user(
     ImportReport(memories=12, instructions=2, episodes=5, consent=True)
     """
     owner, plan = _import_plan(doc, user_id, keyring, namespaces)
-    report = run_store_plan(store, plan)
+    report = run_steps(plan, store)
     if audit is not None:
         audit.record(_import_event(owner, report, actor))
     return report
@@ -485,7 +486,7 @@ async def aimport_user(
 ) -> ImportReport:
     """Async :func:`import_user`."""
     owner, plan = _import_plan(doc, user_id, keyring, namespaces)
-    report = await arun_store_plan(store, plan)
+    report = await arun_steps(plan, store)
     if audit is not None:
         await _arecord(audit, _import_event(owner, report, actor))
     return report
