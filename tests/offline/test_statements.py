@@ -97,6 +97,8 @@ def test_chat_is_normalised_for_the_patterns(typed: str, read: str) -> None:
         ("my wife is called Priya", {"User's wife is Priya"}),
         ("married to lars, 3 kids", {"User is married to Lars"}),
         ("i have a dog called Rex", {"User has a dog named Rex"}),
+        ("we have a cat, Mochi", {"User has a cat named Mochi"}),
+        ("I'm Élodie, I live in Lyon", {"User's name is Élodie", "User lives in Lyon"}),
         ("my cat's name is mochi", {"User's cat is Mochi"}),
         ("im vegan 🌱", {"User is vegan"}),
         ("i take sertraline for anxiety", {"User takes sertraline for anxiety"}),
@@ -140,10 +142,18 @@ def test_a_bare_name_after_a_greeting_is_the_name() -> None:
         HumanMessage("Ravi."),
     ]
     assert "User's name is Ravi" in {f.text for f in ex.extract(greeted, []).facts}
+    accented = [HumanMessage("hello there"), HumanMessage("Tomás.")]
+    assert "User's name is Tomás" in {f.text for f in ex.extract(accented, []).facts}
     # not without a greeting, not for a word that is not a name
     assert ex.extract([HumanMessage("Ravi.")], []).facts == []
     thanks = [HumanMessage("hello"), AIMessage("Hi!"), HumanMessage("Thanks.")]
     assert ex.extract(thanks, []).facts == []
+
+
+@pytest.mark.parametrize("said", ["it's raining", "this is great", "it's so cold today"])
+def test_a_remark_is_not_a_name(said: str) -> None:
+    facts = OfflineExtractor().extract([HumanMessage(said)], []).facts
+    assert not any(f.text.startswith("User's name") for f in facts), facts
 
 
 def test_a_request_to_the_assistant_is_not_a_fact() -> None:

@@ -315,7 +315,7 @@ def _facts(clause: Clause, tags: list[str], known: Sequence[KnownFact]) -> list[
 HEDGED_CONFIDENCE = 0.6
 # A first message of one or two words after a greeting is the user's name ("Dana.").
 _BARE_NAME = re.compile(
-    r"^\s*(?P<name>[A-Za-z][a-z'-]+(?: [A-Za-z][a-z'-]+)?)\s*[.!]*"
+    r"^\s*(?P<name>[^\W\d_](?:[^\W\d_A-Z]|['-])+(?: [^\W\d_](?:[^\W\d_A-Z]|['-])+)?)\s*[.!]*"
     r"(?:[\s,]+(?P<greeting>(?:nice|pleased|good|great) to meet (?:you|u)|hi|hello|hey))?[.!]*\s*$"
 )
 _GREETING = re.compile(
