@@ -2,6 +2,8 @@
 
 Jobs are claimed with ``FOR UPDATE SKIP LOCKED`` under a lease, retried after a crash when the
 lease expires, idempotent per (thread, message range), with attempts and the last error kept.
+Jobs that used all their attempts form the dead-letter list (``queue.failed()``), which
+``queue.retry()`` puts back to work.
 
 >>> from langmem_vault.jobs import JobQueue, ExtractionWorker
 >>> with JobQueue.from_conn_string(None) as queue:  # doctest: +SKIP
@@ -11,6 +13,7 @@ lease expires, idempotent per (thread, message range), with attempts and the las
 
 from langmem_vault.jobs.background import BackgroundExtraction
 from langmem_vault.jobs.consolidation import CONSOLIDATE_JOB, ConsolidationWorker
+from langmem_vault.jobs.dead_letter import FailedJob, FailedJobs, Retried, UnknownJobs
 from langmem_vault.jobs.plans import Enqueued, Job
 from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
 from langmem_vault.jobs.worker import ExtractionWorker, LeaseLost
@@ -22,7 +25,11 @@ __all__ = [
     "ConsolidationWorker",
     "Enqueued",
     "ExtractionWorker",
+    "FailedJob",
+    "FailedJobs",
     "Job",
     "JobQueue",
     "LeaseLost",
+    "Retried",
+    "UnknownJobs",
 ]

@@ -14,7 +14,8 @@ from langmem_vault.db.migrations import migrate_plan
 from langmem_vault.db.pools import AsyncPooledComponent, PooledComponent
 from langmem_vault.db.runner import Plan
 from langmem_vault.extraction.payload import namespaces_payload
-from langmem_vault.jobs import plans
+from langmem_vault.jobs import dead_letter, plans
+from langmem_vault.jobs.dead_letter import RETRY_ATTEMPTS, FailedJobs, Retried
 from langmem_vault.jobs.plans import Enqueued, Job
 from langmem_vault.memory.namespaces import ResolvedNamespaces
 
@@ -53,6 +54,19 @@ class _QueueBase:
     def _promote(self, kind: str, thread_id: str, ns: ResolvedNamespaces) -> Plan[list[int]]:
         return plans.promote_tails_plan(
             self.schema, kind=kind, thread_id=thread_id, semantic=ns.semantic
+        )
+
+    def _failed(self, namespaces: ResolvedNamespaces | None, limit: int) -> Plan[FailedJobs]:
+        return dead_letter.failed_plan(self.schema, semantic=_semantic(namespaces), limit=limit)
+
+    def _retry(
+        self,
+        job_ids: Sequence[int] | None,
+        namespaces: ResolvedNamespaces | None,
+        attempts: int,
+    ) -> Plan[Retried]:
+        return dead_letter.retry_plan(
+            self.schema, job_ids=job_ids, semantic=_semantic(namespaces), attempts=attempts
         )
 
 
@@ -175,6 +189,34 @@ class JobQueue(PooledComponent, _QueueBase):
     def counts(self) -> dict[str, int]:
         """Number of jobs per status."""
         return self.db.run(plans.counts_plan(self.schema))
+
+    def failed(
+        self, *, namespaces: ResolvedNamespaces | None = None, limit: int = 100
+    ) -> FailedJobs:
+        """The dead-letter list: jobs that used all their attempts, newest failure first
+        (of the user whose ``namespaces`` they write into; everyone's when None).
+
+        >>> queue.failed(limit=10).total  # doctest: +SKIP
+        1
+        """
+        return self.db.run(self._failed(namespaces, limit))
+
+    def retry(
+        self,
+        job_ids: Sequence[int] | None = None,
+        *,
+        namespaces: ResolvedNamespaces | None = None,
+        attempts: int = RETRY_ATTEMPTS,
+    ) -> Retried:
+        """Put failed jobs (``job_ids``, or every failed one of the scope) back to pending
+        with ``attempts`` more attempts; jobs not failed are left alone and reported. Raises
+        :class:`~langmem_vault.jobs.dead_letter.UnknownJobs` (nothing retried) when an id is
+        not a job of the scope.
+
+        >>> queue.retry([7])  # doctest: +SKIP
+        Retried(retried=(7,), unchanged={})
+        """
+        return self.db.run(self._retry(job_ids, namespaces, attempts))
 
     def purge(self, older_than_seconds: float, *, include_failed: bool = False) -> None:
         """Delete done (and optionally failed) jobs finished more than this long ago."""
@@ -312,6 +354,22 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
         """See :meth:`JobQueue.counts`."""
         return await self.db.run(plans.counts_plan(self.schema))
 
+    async def failed(
+        self, *, namespaces: ResolvedNamespaces | None = None, limit: int = 100
+    ) -> FailedJobs:
+        """See :meth:`JobQueue.failed`."""
+        return await self.db.run(self._failed(namespaces, limit))
+
+    async def retry(
+        self,
+        job_ids: Sequence[int] | None = None,
+        *,
+        namespaces: ResolvedNamespaces | None = None,
+        attempts: int = RETRY_ATTEMPTS,
+    ) -> Retried:
+        """See :meth:`JobQueue.retry`."""
+        return await self.db.run(self._retry(job_ids, namespaces, attempts))
+
     async def purge(self, older_than_seconds: float, *, include_failed: bool = False) -> None:
         """See :meth:`JobQueue.purge`."""
         await self.db.run(
@@ -343,6 +401,10 @@ def _keyed(
         "delay_seconds": delay_seconds,
         "max_attempts": max_attempts,
     }
+
+
+def _semantic(namespaces: ResolvedNamespaces | None) -> tuple[str, ...] | None:
+    return namespaces.semantic if namespaces is not None else None
 
 
 def _token(job: Job) -> str:
