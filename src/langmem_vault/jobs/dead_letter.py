@@ -81,7 +81,7 @@ SET status = 'pending', max_attempts = attempts + %(fresh)s, run_after = now(),
 WHERE status = 'failed' AND (%(ids)s::bigint[] IS NULL OR id = ANY(%(ids)s)) AND """
     + _SCOPE
     + """
-RETURNING id
+RETURNING id, payload -> 'namespaces' -> 'semantic' AS semantic
 """
 )
 
@@ -119,6 +119,8 @@ class Retried:
 
     retried: tuple[int, ...]
     unchanged: dict[int, str]
+    #: the semantic namespace each retried job writes into (whose job it is), if any
+    semantic: dict[int, tuple[str, ...] | None]
 
 
 class UnknownJobs(KeyError):
@@ -136,8 +138,11 @@ def _scope(semantic: Sequence[str] | None) -> Jsonb | None:
     return Jsonb(list(semantic)) if semantic is not None else None
 
 
+def _namespace(value: Any) -> tuple[str, ...] | None:
+    return tuple(value) if isinstance(value, list) else None
+
+
 def _failed_job(row: dict[str, Any]) -> FailedJob:
-    semantic = row["semantic"]
     return FailedJob(
         id=int(row["id"]),
         kind=row["kind"],
@@ -147,7 +152,7 @@ def _failed_job(row: dict[str, Any]) -> FailedJob:
         last_error=row["last_error"],
         created_at=row["created_at"],
         failed_at=row["finished_at"],
-        semantic=tuple(semantic) if isinstance(semantic, list) else None,
+        semantic=_namespace(row["semantic"]),
         user_id=row["user_id"],
     )
 
@@ -195,6 +200,6 @@ def retry_plan(
         if missing:
             raise UnknownJobs(missing)
     rows = yield Query(_q(_RETRY, schema), {**params, "ids": ids})
-    retried = tuple(sorted(int(r["id"]) for r in rows or []))
-    unchanged = {i: s for i, s in found.items() if i not in retried}
-    return Retried(retried, unchanged)
+    owners = {int(r["id"]): _namespace(r["semantic"]) for r in rows or []}
+    unchanged = {i: s for i, s in found.items() if i not in owners}
+    return Retried(tuple(sorted(owners)), unchanged, owners)

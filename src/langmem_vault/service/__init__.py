@@ -4,7 +4,7 @@
 rejects memories; remembers what an agent states (redaction, consent, reconcile) and gives
 a user's profile; manages standing instructions; lists episodes and threads; exports,
 imports and erases a user; reads and sets consent; queries the audit log; reports
-statistics. It acts
+statistics; lists and retries failed background jobs. It acts
 for one user (:class:`Identity`) or as an admin; every write is audited with the acting
 identity; bad input raises a :class:`ServiceError` (:class:`NotFound`, :class:`InvalidInput`
 naming the field, :class:`Forbidden`) with nothing written.
@@ -18,6 +18,7 @@ naming the field, :class:`Forbidden`) with nothing written.
 from langmem_vault.service.agent import Profile, Remembered
 from langmem_vault.service.errors import Forbidden, InvalidInput, NotFound, ServiceError
 from langmem_vault.service.facade import MemoryService
+from langmem_vault.service.jobs import FailedJobList, FailedJobRecord, RetryResult
 from langmem_vault.service.privacy import (
     AuditEntry,
     ConsentView,
@@ -41,6 +42,8 @@ __all__ = [
     "ConsentView",
     "DayCount",
     "EraseResult",
+    "FailedJobList",
+    "FailedJobRecord",
     "Forbidden",
     "Identity",
     "ImportResult",
@@ -53,6 +56,7 @@ __all__ = [
     "NotFound",
     "Profile",
     "Remembered",
+    "RetryResult",
     "RotationResult",
     "SearchHit",
     "SearchResults",

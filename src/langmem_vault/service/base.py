@@ -54,7 +54,7 @@ MAX_ROWS = 5000
 _PAGE = 1000
 
 
-_EXPORT_FIELD = re.compile(r"^([A-Za-z_][\w.\[\]]*):")
+_NAMED_FIELD = re.compile(r"^([A-Za-z_][\w.\[\]]*):")
 
 
 def _translate(exc: Exception) -> ServiceError:
@@ -64,12 +64,16 @@ def _translate(exc: Exception) -> ServiceError:
     if isinstance(exc, DecryptionError):
         return InvalidInput("key", f"cannot open a private memory: {exc}")
     if isinstance(exc, InvalidExportError):  # "memories[3].key: ..." names its field
-        named = _EXPORT_FIELD.match(str(exc))
+        named = _NAMED_FIELD.match(str(exc))
         return InvalidInput(named.group(1) if named else "document", str(exc))
     if isinstance(exc, PermissionError):
         return Forbidden(None, str(exc))
-    if isinstance(exc, KeyError):
-        return NotFound(None, str(exc.args[0]) if exc.args else "not found")
+    if isinstance(exc, KeyError):  # "job_id: no job 7" names its field
+        text = str(exc.args[0]) if exc.args else "not found"
+        named = _NAMED_FIELD.match(text)
+        if named:
+            return NotFound(named.group(1), text[named.end() :].strip())
+        return NotFound(None, text)
     return InvalidInput(None, str(exc))
 
 

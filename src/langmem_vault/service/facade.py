@@ -2,7 +2,7 @@
 class with sync methods and ``a``-prefixed async twins.
 
 The areas live in their own modules (memories, instructions and episodes, stats, threads,
-privacy); this class only puts them together.
+privacy, failed jobs); this class only puts them together.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 from langmem_vault.service.agent import AgentMixin
 from langmem_vault.service.analytics import AnalyticsMixin
 from langmem_vault.service.categories import CategoriesMixin
+from langmem_vault.service.jobs import JobsMixin
 from langmem_vault.service.privacy import PrivacyMixin
 from langmem_vault.service.stats import StatsMixin
 from langmem_vault.service.threads import ThreadsMixin
@@ -19,6 +20,7 @@ __all__ = ["MemoryService"]
 
 
 class MemoryService(
+    JobsMixin,
     TraceMixin,
     CategoriesMixin,
     AnalyticsMixin,
@@ -31,7 +33,8 @@ class MemoryService(
 
     Components: ``store`` (any BaseStore; ``VaultStore``/``AsyncVaultStore`` in production),
     and optionally ``saver`` (``VaultSaver``/``AsyncVaultSaver``, for threads), ``jobs``
-    (``JobQueue``, whose jobs an erase deletes), ``audit``
+    (``JobQueue``/``AsyncJobQueue``: an erase deletes the user's jobs; failed ones are
+    listed and retried), ``audit``
     (``AuditLog``/``AsyncAuditLog``/a buffer: every write is recorded with the acting
     identity), ``keyring`` (opens private facts; default ``$LANGMEM_VAULT_KEY``) and
     ``namespaces``; ``redaction``, the PII policy of what an agent states (:meth:`remember`;

@@ -66,6 +66,8 @@ class AuditAction(StrEnum):
     ERASE = "erase"
     GATE = "gate"
     CONSENT = "consent"
+    #: failed background jobs of the user put back to work (the dead-letter list)
+    RETRY = "retry"
 
 
 def _utcnow() -> datetime:
