@@ -3,7 +3,8 @@
 - ``demo``, ``doctor`` (:mod:`.app`);
 - ``memories``, ``instructions``, ``episodes``, ``threads`` (:mod:`.memories`,
   :mod:`.instructions`) and ``export``, ``import``, ``erase``, ``unerase``, ``consent``,
-  ``audit``, ``stats``, ``users`` (:mod:`.admin`): the admin commands, over
+  ``audit``, ``stats``, ``users`` (:mod:`.admin`), ``jobs failed|retry`` (:mod:`.jobs`,
+  the dead-letter list): the admin commands, over
   :class:`~langmem_vault.service.MemoryService`;
 - ``eval locomo`` (:mod:`.eval`): the LoCoMo evaluation on a file the user supplies;
 - ``serve`` (:mod:`langmem_vault.api.serve`) and ``mcp`` (:mod:`.mcp`: the MCP server over
@@ -31,6 +32,7 @@ COMMANDS = (
     "langmem_vault.cli.instructions",
     "langmem_vault.cli.admin",
     "langmem_vault.cli.eval",
+    "langmem_vault.cli.jobs",
     "langmem_vault.api.serve",
     "langmem_vault.cli.mcp",
 )

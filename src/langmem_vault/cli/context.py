@@ -95,13 +95,15 @@ def _actor() -> str:
 @contextmanager
 def open_service(dsn: str | None, schema: str | None) -> Iterator[MemoryService]:
     """A :class:`MemoryService` acting as an admin (``cli:<os user>``) over one pool: the
-    store (local embeddings), the saver and the audit log, set up (idempotent)."""
+    store (local embeddings), the saver, the audit log and the job queue, set up
+    (idempotent)."""
     from langmem_vault.checkpointers import VaultSaver
     from langmem_vault.db import resolve_dsn
     from langmem_vault.db.connection import open_pool
     from langmem_vault.db.embedded import EmbeddedServerError
     from langmem_vault.db.migrations import DEFAULT_SCHEMA
     from langmem_vault.embeddings import default_index
+    from langmem_vault.jobs.queue import JobQueue
     from langmem_vault.privacy.audit.log import AuditLog
     from langmem_vault.store import VaultStore
 
@@ -122,10 +124,16 @@ def open_service(dsn: str | None, schema: str | None) -> Iterator[MemoryService]
             fail(f"schema: {exc}")
         saver = VaultSaver(pool, schema=name)
         audit = AuditLog(pool, schema=name)
-        for component in (store, saver, audit):
+        jobs = JobQueue(pool, schema=name)
+        for component in (store, saver, audit, jobs):
             component.setup()
         yield MemoryService(
-            store, saver=saver, audit=audit, identity=Identity.admin(_actor()), component="cli"
+            store,
+            saver=saver,
+            audit=audit,
+            jobs=jobs,
+            identity=Identity.admin(_actor()),
+            component="cli",
         )
 
 
