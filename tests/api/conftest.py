@@ -1,6 +1,6 @@
 """Fixtures for the API tests: one MemoryService per module on a real AsyncVaultStore,
-AsyncVaultSaver and AsyncAuditLog (embedded Postgres, a schema of its own), and the app with
-three API keys: an admin's, alice's and bob's."""
+AsyncVaultSaver, AsyncAuditLog and AsyncJobQueue (embedded Postgres, a schema of its own), and
+the app with three API keys: an admin's, alice's and bob's."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from fastapi import FastAPI
 from langmem_vault.api import ApiKeyAuth, create_app
 from langmem_vault.checkpointers import AsyncVaultSaver
 from langmem_vault.db.connection import aopen_pool
+from langmem_vault.jobs import AsyncJobQueue
 from langmem_vault.privacy.audit.log import AsyncAuditLog
 from langmem_vault.service import Identity, MemoryService
 from langmem_vault.store import AsyncVaultStore
@@ -62,7 +63,9 @@ async def api(pg_uri: str, module_schema: str) -> AsyncIterator[Api]:
     await store.setup()
     await saver.setup()
     await audit.setup()
-    service = MemoryService(store, saver=saver, audit=audit, component="api")
+    jobs = AsyncJobQueue(pool, schema=module_schema)
+    await jobs.setup()
+    service = MemoryService(store, saver=saver, audit=audit, jobs=jobs, component="api")
     app = create_app(service, prefix=PREFIX, auth=ApiKeyAuth(KEYS))
     yield Api(app, service, module_schema)
     await pool.close()

@@ -3,7 +3,8 @@
 Under the prefix (default ``/vault``):
 
 - ``/api/...``: the REST API (memories, search, instructions, episodes, categories, threads
-  and their injection trace, analytics, export/import/erase, consent, audit);
+  and their injection trace, analytics, export/import/erase, consent, audit, failed
+  background jobs and their retry);
 - ``/mcp``: the MCP server over streamable HTTP (:mod:`langmem_vault.api.mcp_http`);
 - ``/``: the dashboard; ``/static/``: its stylesheet, htmx and Chart.js;
 - ``/openapi.json`` and ``/docs``: the OpenAPI schema and its browser (Swagger UI, its
@@ -40,6 +41,7 @@ from langmem_vault.api import (
     errors,
     insights,
     instructions,
+    jobs,
     mcp_http,
     memories,
     privacy,
@@ -71,7 +73,7 @@ def _check_prefix(prefix: str) -> str:
 
 
 #: the modules holding the REST routes, each with its ``router``
-API_MODULES = (memories, instructions, insights, privacy)
+API_MODULES = (memories, instructions, insights, privacy, jobs)
 
 
 def api_router() -> APIRouter:
@@ -94,7 +96,7 @@ def create_app(
     ``service``: a ready :class:`~langmem_vault.service.MemoryService`, or a function
     returning an async context manager of one (entered by the app's lifespan); by default
     the lifespan opens one on ``dsn`` (``$LANGMEM_VAULT_DSN``, else the embedded server)
-    with the store, the saver and the audit log on one pool. ``auth``: a hook
+    with the store, the saver, the audit log and the job queue on one pool. ``auth``: a hook
     ``(request) -> Identity | None``; by default API keys from the environment, or
     local-only access when none are set (see :mod:`langmem_vault.api.auth`).
     """

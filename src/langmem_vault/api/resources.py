@@ -1,5 +1,5 @@
-"""What the API holds open while it runs: one async pool shared by the store, the saver and
-the audit log, behind one :class:`~langmem_vault.service.MemoryService`.
+"""What the API holds open while it runs: one async pool shared by the store, the saver, the
+audit log and the job queue, behind one :class:`~langmem_vault.service.MemoryService`.
 
 ``open_service`` is entered once by the app's lifespan (also under ``langgraph dev``, which
 runs a mounted app's lifespan beside its own). Tests and apps that already hold a store hand
@@ -17,6 +17,7 @@ from langgraph.store.base import IndexConfig
 from langmem_vault.checkpointers.aio import AsyncVaultSaver
 from langmem_vault.db.migrations import DEFAULT_SCHEMA
 from langmem_vault.db.pools import apooled
+from langmem_vault.jobs.queue import AsyncJobQueue
 from langmem_vault.privacy.audit.log import AsyncAuditLog
 from langmem_vault.service import MemoryService
 from langmem_vault.store.aio import AsyncVaultStore
@@ -42,7 +43,7 @@ async def open_service(
         store = AsyncVaultStore(pool, index=index, schema=schema)
         saver = AsyncVaultSaver(pool, schema=schema)
         audit = AsyncAuditLog(pool, schema=schema)
-        await store.setup()
-        await saver.setup()
-        await audit.setup()
-        yield MemoryService(store, saver=saver, audit=audit, component=COMPONENT)
+        jobs = AsyncJobQueue(pool, schema=schema)
+        for component in (store, saver, audit, jobs):
+            await component.setup()
+        yield MemoryService(store, saver=saver, audit=audit, jobs=jobs, component=COMPONENT)
