@@ -213,8 +213,8 @@ class JobQueue(PooledComponent, _QueueBase):
         :class:`~langmem_vault.jobs.dead_letter.UnknownJobs` (nothing retried) when an id is
         not a job of the scope.
 
-        >>> queue.retry([7])  # doctest: +SKIP
-        Retried(retried=(7,), unchanged={})
+        >>> queue.retry([7]).retried  # doctest: +SKIP
+        (7,)
         """
         return self.db.run(self._retry(job_ids, namespaces, attempts))
 

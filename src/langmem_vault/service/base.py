@@ -68,13 +68,12 @@ def _translate(exc: Exception) -> ServiceError:
         return InvalidInput(named.group(1) if named else "document", str(exc))
     if isinstance(exc, PermissionError):
         return Forbidden(None, str(exc))
-    if isinstance(exc, KeyError):  # "job_id: no job 7" names its field
-        text = str(exc.args[0]) if exc.args else "not found"
-        named = _NAMED_FIELD.match(text)
-        if named:
-            return NotFound(named.group(1), text[named.end() :].strip())
-        return NotFound(None, text)
-    return InvalidInput(None, str(exc))
+    # "job_id: no job 7", "limit: must be ...": a message that starts with a field names it
+    missing = isinstance(exc, KeyError)
+    text = (str(exc.args[0]) if exc.args else "not found") if missing else str(exc)
+    named = _NAMED_FIELD.match(text)
+    field, message = (named.group(1), text[named.end() :].strip()) if named else (None, text)
+    return NotFound(field, message) if missing else InvalidInput(field, message)
 
 
 def check_user_id(user_id: object) -> str:

@@ -19,7 +19,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from langmem_vault.db.steps import Call, Steps
-from langmem_vault.jobs.dead_letter import MAX_LIST, FailedJob
+from langmem_vault.jobs.dead_letter import FailedJob
 from langmem_vault.memory.namespaces import NamespaceTemplate, ResolvedNamespaces, decode_label
 from langmem_vault.service.base import ServiceBase
 from langmem_vault.service.errors import InvalidInput
@@ -104,8 +104,6 @@ class JobsMixin(ServiceBase):
 
     def _failed_jobs_steps(self, user_id: str | None, limit: int) -> Steps[FailedJobList]:
         scope = self._scope(user_id)
-        if not isinstance(limit, int) or not 1 <= limit <= MAX_LIST:
-            raise InvalidInput("limit", f"must be an integer from 1 to {MAX_LIST}, got {limit!r}")
         jobs = self.jobs
         found = yield Call.same(lambda: jobs.failed(namespaces=scope, limit=limit))
         return FailedJobList(total=found.total, jobs=[self._record(j) for j in found.jobs])
@@ -114,11 +112,9 @@ class JobsMixin(ServiceBase):
         self, job_ids: Sequence[int] | None, user_id: str | None
     ) -> Steps[RetryResult]:
         scope = self._scope(user_id)
-        if job_ids is not None and not job_ids:
-            raise InvalidInput("job_ids", "name at least one job, or retry them all")
         jobs = self.jobs
-        # An unknown id (another user's job too: never revealed) is UnknownJobs, a KeyError
-        # naming job_id: NotFound, nothing retried.
+        # Bad ids are a ValueError naming job_ids (InvalidInput); an unknown id (another
+        # user's job too: never revealed) is UnknownJobs, a KeyError naming job_id (NotFound).
         done = yield Call.same(lambda: jobs.retry(job_ids, namespaces=scope))
         by_user: dict[str, list[int]] = {}
         for job_id, semantic in done.semantic.items():
