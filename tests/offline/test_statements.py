@@ -150,6 +150,14 @@ def test_a_bare_name_after_a_greeting_is_the_name() -> None:
     assert ex.extract(thanks, []).facts == []
 
 
+def test_a_question_is_not_split_into_statements() -> None:
+    """A question puts its auxiliary before "I" ("where do I live"): no cut there, so no
+    "I live, and where do" is kept as something the user said (the demo's second thread)."""
+    asked = "Where do I live, and where do I work?"
+    assert all(not c.text.lower().startswith("i ") for c in split_statements(asked, load_spacy()))
+    assert OfflineExtractor().extract([HumanMessage(asked)], []).facts == []
+
+
 @pytest.mark.parametrize("said", ["it's raining", "this is great", "it's so cold today"])
 def test_a_remark_is_not_a_name(said: str) -> None:
     facts = OfflineExtractor().extract([HumanMessage(said)], []).facts

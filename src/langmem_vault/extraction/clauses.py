@@ -35,12 +35,16 @@ _CUT = re.compile(
     rf"\s*(?:[,;]+|\s[-\u2013\u2014]+\s|\n+|\.{{2,}}|[{_EMOJI}]+|(?<=\s)[+&](?=\s))\s*"
     r"|\s+(?=(?:and|but|so|also|plus|btw|oh and)\b)"
     # "im dana i live in porto": a subject in the middle of a line, unless a word that
-    # introduces a subordinate clause comes before it ("the thing that i love").
+    # introduces a subordinate clause comes before it ("the thing that i love"), or an
+    # auxiliary that a question puts before its subject ("where do i live").
     r"|(?<!\bthat)(?<!\bwhich)(?<!\bwhat)(?<!\bwhen)(?<!\bif)(?<!\bbecause)(?<!\bcause)"
     r"(?<!\bthan)(?<!\bas)(?<!\bwhere)(?<!\bwho)(?<!\bhow)(?<!\bsince)(?<!\buntil)(?<!\band)"
     r"(?<!\bwhile)(?<!\bthough)(?<!\blike)(?<!\bbc)(?<!\bso)(?<!\bbut)(?<!\bthink)"
     r"(?<!\bguess)(?<!\bknow)(?<!\bsaid)(?<!\bmean)(?<!\bhope)(?<!\bwish)(?<!\bbefore)"
     r"(?<!\bafter)(?<!\bor)(?<!\bwhere)(?<!\bonce)(?<!\bmy)(?<!\bme)(?<!\bthat's)"
+    r"(?<!\bdo)(?<!\bdoes)(?<!\bdid)(?<!\bcan)(?<!\bcould)(?<!\bwould)(?<!\bshould)"
+    r"(?<!\bwill)(?<!\bshall)(?<!\bmay)(?<!\bmight)(?<!\bmust)(?<!\bam)(?<!\bare)"
+    r"(?<!\bwas)(?<!\bwere)"
     r"\s+(?=(?:i|i'm|im|i've|ive)\s)",
     re.IGNORECASE,
 )
