@@ -4,17 +4,15 @@ working worker then learns its facts. Sync and async drivers."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 
-from langmem_vault.db import aopen_pool, open_pool
 from langmem_vault.extraction.payload import EXTRACT_JOB, payload_builder
 from langmem_vault.jobs import AsyncJobQueue, ExtractionWorker, JobQueue, UnknownJobs
 from langmem_vault.memory.namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from tests.jobs.test_extraction_worker import index, lives_in, turn
+from tests.jobs.test_extraction_worker import lives_in, turn
 from tests.support.models import ScriptedModel
 
 ERROR = "RuntimeError: model is down"
@@ -36,28 +34,6 @@ def broken() -> ScriptedModel:
 
 def facts(store: Any, user: str) -> list[str]:
     return sorted(i.value["text"] for i in store.search(ns(user).semantic, limit=100))
-
-
-@pytest.fixture
-def env(pg_uri: str, schema: str) -> Iterator[tuple[VaultStore, JobQueue]]:
-    pool = open_pool(pg_uri, max_size=4)
-    store = VaultStore(pool, index=index(), schema=schema)
-    store.setup()
-    queue = JobQueue(pool, schema=schema)
-    queue.setup()
-    yield store, queue
-    pool.close()
-
-
-@pytest.fixture
-async def aenv(pg_uri: str, schema: str) -> AsyncIterator[tuple[AsyncVaultStore, AsyncJobQueue]]:
-    pool = await aopen_pool(pg_uri, max_size=4)
-    store = AsyncVaultStore(pool, index=index(), schema=schema)
-    await store.setup()
-    queue = AsyncJobQueue(pool, schema=schema)
-    await queue.setup()
-    yield store, queue
-    await pool.close()
 
 
 def test_failed_jobs_are_listed_retried_once_and_learned(

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -14,8 +13,6 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 
-from langmem_vault.db import aopen_pool, open_pool
-from langmem_vault.embeddings import local_embeddings
 from langmem_vault.graphs.state import MemoryState
 from langmem_vault.jobs import AsyncJobQueue, ExtractionWorker, JobQueue, LeaseLost
 from langmem_vault.memory.namespaces import MemoryNamespaces
@@ -26,33 +23,6 @@ from tests.support.models import ScriptedModel
 
 CONFIG = {"configurable": {"user_id": "u1", "thread_id": "t1"}}
 NS = MemoryNamespaces().resolve(CONFIG)
-INDEX: Any = {"dims": 384, "embed": None, "fields": ["text"]}
-
-
-def index() -> Any:
-    return {**INDEX, "embed": local_embeddings()}
-
-
-@pytest.fixture
-def env(pg_uri: str, schema: str) -> Iterator[tuple[VaultStore, JobQueue]]:
-    pool = open_pool(pg_uri, max_size=8)
-    store = VaultStore(pool, index=index(), schema=schema)
-    store.setup()
-    queue = JobQueue(pool, schema=schema)
-    queue.setup()
-    yield store, queue
-    pool.close()
-
-
-@pytest.fixture
-async def aenv(pg_uri: str, schema: str) -> AsyncIterator[tuple[AsyncVaultStore, AsyncJobQueue]]:
-    pool = await aopen_pool(pg_uri, max_size=8)
-    store = AsyncVaultStore(pool, index=index(), schema=schema)
-    await store.setup()
-    queue = AsyncJobQueue(pool, schema=schema)
-    await queue.setup()
-    yield store, queue
-    await pool.close()
 
 
 def lives_in(prompt: list[BaseMessage]) -> Any:
