@@ -170,7 +170,7 @@ def restart_cold(data_dir: Path) -> str:
     it again: empty shared buffers and an empty OS cache, as after a reboot. Returns its URI.
     Close every connection to it first."""
     from langmem_vault.db import embedded_uri
-    from langmem_vault.db.embedded import release
+    from langmem_vault.db._embedded import release
 
     release(data_dir)
     evict_os_cache(data_dir)
@@ -246,7 +246,7 @@ def open_store(
         # Options named like SearchRanking fields (text_weight, candidates...) build its ranking.
         import dataclasses
 
-        from langmem_vault.store.ranking import SearchRanking
+        from langmem_vault.store._ranking import SearchRanking
 
         fields = {f.name for f in dataclasses.fields(SearchRanking)}
         ranking = {k: kw.pop(k) for k in list(kw) if k in fields}

@@ -34,9 +34,9 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.store.memory import InMemoryStore
 from pydantic import ConfigDict
 
-from langmem_vault.extraction.payload import WATERMARK_NAMESPACE
-from langmem_vault.nodes.extract import create_extract_node
-from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.extraction._payload import WATERMARK_NAMESPACE
+from langmem_vault.nodes._extract import create_extract_node
+from langmem_vault.offline._extractor import OfflineExtractor
 
 Responder = Callable[[list[BaseMessage], list[dict[str, Any]]], AIMessage]
 

@@ -41,14 +41,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 import common
 
 from langmem_vault.embeddings import local_embeddings
-from langmem_vault.graphs.state import MemoryState
-from langmem_vault.memory.lifecycle.consolidation import consolidate
-from langmem_vault.memory.lifecycle.feedback import memory_feedback
-from langmem_vault.memory.recall.access import AccessRecorder
-from langmem_vault.memory.recall.injected import INJECTED_KEY
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.nodes.respond import create_respond_node
+from langmem_vault.graphs._state import MemoryState
+from langmem_vault.memory._lifecycle.consolidation import consolidate
+from langmem_vault.memory._lifecycle.feedback import memory_feedback
+from langmem_vault.memory._recall.access import AccessRecorder
+from langmem_vault.memory._recall.injected import INJECTED_KEY
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._inject import create_inject_node
+from langmem_vault.nodes._respond import create_respond_node
 from langmem_vault.store import VaultStore
 
 # topic: (useful facts, distractors, questions)

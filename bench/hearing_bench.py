@@ -118,7 +118,7 @@ def run(store: Any, users: Sequence[dict[str, Any]], extractor: Any) -> dict[str
     """Tell, then ask, every user; per fact whether it was heard, and the leaks."""
     from langchain_core.messages import HumanMessage
 
-    from langmem_vault.memory.vault import MemoryVault
+    from langmem_vault.memory._vault import MemoryVault
 
     graph = memory_graph(store, extractor, every_n=4)
     heard: list[tuple[str, str, bool]] = []
@@ -181,7 +181,7 @@ def main() -> None:
     import common
 
     from langmem_vault.embeddings import local_embeddings
-    from langmem_vault.offline.extractor import OfflineExtractor
+    from langmem_vault.offline._extractor import OfflineExtractor
     from langmem_vault.store import VaultStore
 
     print(f"load average at start: {os.getloadavg()}")

@@ -35,7 +35,7 @@ def worker(facts: int, others: int) -> None:
     import nodes_bench
     from langchain_core.messages import HumanMessage
 
-    from langmem_vault.nodes.inject import create_inject_node
+    from langmem_vault.nodes._inject import create_inject_node
 
     texts = nodes_bench.distractor_texts(max(facts, 1000))
     recall = nodes_bench.distractor_texts(1000, seed=11)

@@ -30,7 +30,7 @@ import nodes_bench
 import roundtrip_bench
 from langchain_core.messages import HumanMessage
 
-from langmem_vault.nodes.inject import create_inject_node
+from langmem_vault.nodes._inject import create_inject_node
 from langmem_vault.store import VaultStore
 
 

@@ -51,14 +51,14 @@ import vocabulary as V
 
 from langmem_vault.embeddings import local_embeddings
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
-from langmem_vault.memory.models import Episode, Instruction, SemanticFact
-from langmem_vault.memory.sealing import ENV_KEY
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.memory.writes import memory_put
-from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
-from langmem_vault.privacy.redaction.policy import RedactionPolicy
+from langmem_vault.memory._models import Episode, Instruction, SemanticFact
+from langmem_vault.memory._sealing import ENV_KEY
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.memory._writes import memory_put
+from langmem_vault.nodes._inject import create_inject_node
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
+from langmem_vault.privacy._redaction.policy import RedactionPolicy
 
 LABELS = {"vault": "VaultStore", "postgres": "PostgresStore", "memory": "InMemoryStore"}
 QUESTIONS_LATENCY = [

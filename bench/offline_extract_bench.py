@@ -100,7 +100,7 @@ def memory_graph(store: Any, extractor: Any, every_n: int) -> Any:
     from langgraph.checkpoint.memory import InMemorySaver
 
     from langmem_vault import ExtractOptions, build_memory_graph
-    from langmem_vault.offline.model import RecallChatModel
+    from langmem_vault.offline._model import RecallChatModel
 
     return build_memory_graph(
         RecallChatModel(),
@@ -185,7 +185,7 @@ def main() -> None:
     import common
 
     from langmem_vault.embeddings import local_embeddings
-    from langmem_vault.offline.extractor import OfflineExtractor
+    from langmem_vault.offline._extractor import OfflineExtractor
     from langmem_vault.store import VaultStore
 
     print(f"load average at start: {os.getloadavg()}")

@@ -62,7 +62,7 @@ def presidio_default_system() -> System:
     from presidio_analyzer.nlp_engine import SpacyNlpEngine
     from presidio_anonymizer import AnonymizerEngine
 
-    from langmem_vault.privacy.redaction.engine import model_path
+    from langmem_vault.privacy._redaction.engine import model_path
 
     # Presidio's email validation calls tldextract.extract, which downloads the public
     # suffix list on first use; point it at the bundled snapshot so the bench stays offline.
@@ -147,8 +147,8 @@ def evaluate(
 
 def ner_share(records: list[dict[str, Any]]) -> str:
     """How many texts langmem-vault's pre-check sends to the NER model."""
-    from langmem_vault.privacy.redaction.engine import get_engines
-    from langmem_vault.privacy.redaction.names import needs_ner
+    from langmem_vault.privacy._redaction.engine import get_engines
+    from langmem_vault.privacy._redaction.names import needs_ner
 
     nlp = get_engines().analyzer.nlp_engine.nlp["en"]  # type: ignore[index]
     return pct((sum(needs_ner(nlp.make_doc(r["text"])) for r in records), len(records)))

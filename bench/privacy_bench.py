@@ -25,16 +25,16 @@ import common  # bench/common.py (the script's folder is on sys.path)
 import psycopg
 
 from langmem_vault.checkpointers import VaultSaver
-from langmem_vault.db.connection import open_pool
+from langmem_vault.db._connection import open_pool
 from langmem_vault.jobs import JobQueue
-from langmem_vault.memory.models import FactCategory, SemanticFact
-from langmem_vault.memory.sealing import Keyring, decrypt_fact, encrypt_fact
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.privacy.audit.buffer import AuditBuffer
-from langmem_vault.privacy.audit.log import AuditEvent, AuditLog
-from langmem_vault.privacy.redaction.pii import preload
-from langmem_vault.privacy.subject_rights.erase import erase_user
-from langmem_vault.privacy.subject_rights.gate import PrivacyGate
+from langmem_vault.memory._models import FactCategory, SemanticFact
+from langmem_vault.memory._sealing import Keyring, decrypt_fact, encrypt_fact
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.privacy._audit.buffer import AuditBuffer
+from langmem_vault.privacy._audit.log import AuditEvent, AuditLog
+from langmem_vault.privacy._redaction.pii import preload
+from langmem_vault.privacy._subject_rights.erase import erase_user
+from langmem_vault.privacy._subject_rights.gate import PrivacyGate
 from langmem_vault.store import VaultStore
 
 SCHEMA = "privacy_bench"

@@ -37,11 +37,11 @@ import common
 import nodes_bench
 
 from langmem_vault.db import open_pool
-from langmem_vault.db.runner import Pipelined, Plan
+from langmem_vault.db._runner import Pipelined, Plan
 from langmem_vault.jobs import JobQueue
-from langmem_vault.nodes.inject import create_inject_node
+from langmem_vault.nodes._inject import create_inject_node
 from langmem_vault.store import VaultStore
-from langmem_vault.store.plans import batch_plan, prepare_batch
+from langmem_vault.store._plans import batch_plan, prepare_batch
 
 
 def sequential(plan: Plan[Any]) -> Plan[Any]:
@@ -144,7 +144,7 @@ def inject_case(uri: str, facts: int, samples: int) -> dict[str, list[float]]:
 
 
 def enqueue_case(uri: str, samples: int) -> dict[str, list[float]]:
-    from langmem_vault.jobs import plans
+    from langmem_vault.jobs import _plans as plans
 
     out: dict[str, list[float]] = {}
     schema = f"rt_{uuid.uuid4().hex[:8]}"

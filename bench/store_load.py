@@ -107,10 +107,10 @@ def main() -> None:
     parser.add_argument("--systems", default="vault,vault-noretry,postgres")
     args = parser.parse_args()
 
-    from langmem_vault.db import connection
+    from langmem_vault.db import _connection as connection
 
     counter = RetryCounter()
-    db_log = logging.getLogger("langmem_vault.db.connection")
+    db_log = logging.getLogger("langmem_vault.db._connection")
     db_log.addHandler(counter)
     db_log.setLevel(logging.DEBUG)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from langmem_vault.db import Database, embedded_uri, open_pool
-from langmem_vault.db.embedded import release
-from langmem_vault.db.health import vector_smoke_plan
+from langmem_vault.db._embedded import release
+from langmem_vault.db._health import vector_smoke_plan
 
 
 @pytest.fixture

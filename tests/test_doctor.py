@@ -8,9 +8,9 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
+from langmem_vault._doctor import run_checks
 from langmem_vault.cli import main
-from langmem_vault.db.embedded import DATA_DIR_ENV, DSN_ENV
-from langmem_vault.doctor import run_checks
+from langmem_vault.db._embedded import DATA_DIR_ENV, DSN_ENV
 
 
 def test_a_healthy_setup_passes_every_check(

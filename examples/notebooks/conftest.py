@@ -41,7 +41,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if not _server:
         return
-    from langmem_vault.db.embedded import release
+    from langmem_vault.db._embedded import release
 
     path = Path(_server.pop("path"))
     _server.clear()

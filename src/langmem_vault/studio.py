@@ -45,9 +45,9 @@ from typing import Any
 from starlette.exceptions import HTTPException
 
 from langmem_vault.checkpointers import AsyncVaultSaver, ThreadAccessError
-from langmem_vault.db.embedded import DSN_ENV, default_data_dir, release
-from langmem_vault.db.migrations import DEFAULT_SCHEMA
-from langmem_vault.jobs.queue import AsyncJobQueue
+from langmem_vault.db._embedded import DSN_ENV, default_data_dir, release
+from langmem_vault.db._migrations import DEFAULT_SCHEMA
+from langmem_vault.jobs._queue import AsyncJobQueue
 from langmem_vault.store import AsyncVaultStore
 
 __all__ = [
@@ -98,7 +98,7 @@ def studio_models(environ: Mapping[str, str] | None = None) -> StudioModels:
         from langmem_vault.offline import OfflineExtractor, RecallChatModel
 
         return StudioModels(RecallChatModel(), OfflineExtractor(), None, "offline")
-    from langmem_vault.nodes.common import load_model
+    from langmem_vault.nodes._common import load_model
 
     try:
         chat = load_model(name)
@@ -121,7 +121,7 @@ def warm_up(models: StudioModels) -> None:
     warm = getattr(models.extractor, "warm_up", None)
     if warm is not None:
         warm()
-    from langmem_vault.privacy.redaction.pii import preload
+    from langmem_vault.privacy._redaction.pii import preload
 
     preload()
 
@@ -177,7 +177,7 @@ def close_on_shutdown(target: Any) -> None:
 
     >>> close_on_shutdown(graph)  # in a graphs/ module  # doctest: +SKIP
     """
-    from langmem_vault.nodes.common import MemoryNode
+    from langmem_vault.nodes._common import MemoryNode
 
     if hasattr(target, "aclose"):
         closers = [target.aclose]

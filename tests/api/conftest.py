@@ -16,9 +16,9 @@ from fastapi import FastAPI
 
 from langmem_vault.api import ApiKeyAuth, create_app
 from langmem_vault.checkpointers import AsyncVaultSaver
-from langmem_vault.db.connection import aopen_pool
+from langmem_vault.db._connection import aopen_pool
 from langmem_vault.jobs import AsyncJobQueue
-from langmem_vault.privacy.audit.log import AsyncAuditLog
+from langmem_vault.privacy._audit.log import AsyncAuditLog
 from langmem_vault.service import Identity, MemoryService
 from langmem_vault.store import AsyncVaultStore
 from tests.support.embeddings import TrigramEmbeddings

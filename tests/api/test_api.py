@@ -14,9 +14,9 @@ from langchain_core.messages import HumanMessage
 from langgraph.graph import START, StateGraph
 
 from langmem_vault.api import LocalOnlyAuth, create_app
-from langmem_vault.graphs.state import MemoryState
-from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.nodes.respond import create_respond_node
+from langmem_vault.graphs._state import MemoryState
+from langmem_vault.nodes._inject import create_inject_node
+from langmem_vault.nodes._respond import create_respond_node
 from tests.api.conftest import Api
 
 

@@ -28,11 +28,11 @@ from langgraph.graph import START, StateGraph
 
 from langmem_vault.api import LocalOnlyAuth, create_app
 from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
-from langmem_vault.db.connection import aopen_pool, open_pool
-from langmem_vault.graphs.state import MemoryState
-from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.nodes.respond import create_respond_node
-from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
+from langmem_vault.db._connection import aopen_pool, open_pool
+from langmem_vault.graphs._state import MemoryState
+from langmem_vault.nodes._inject import create_inject_node
+from langmem_vault.nodes._respond import create_respond_node
+from langmem_vault.privacy._audit.log import AsyncAuditLog, AuditLog
 from langmem_vault.service import MemoryService
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.embeddings import TrigramEmbeddings
@@ -319,8 +319,8 @@ def _planted(target: str) -> dict[str, str]:
 def test_a_planted_key_reaches_no_other_user_through_any_action(
     page: Any, server: str, db: MemoryService
 ) -> None:
-    from langmem_vault.memory.models import Instruction, SemanticFact
-    from langmem_vault.memory.namespaces import MemoryNamespaces
+    from langmem_vault.memory._models import Instruction, SemanticFact
+    from langmem_vault.memory._namespaces import MemoryNamespaces
 
     bob_rule = db.add_instruction("bob", "Bob's standing rule", priority=4).key
     bob_fact = db.add_memory("bob", "Bob likes chess").key

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from langmem_vault.db.connection import open_pool
+from langmem_vault.db._connection import open_pool
 from langmem_vault.jobs import ExtractionWorker, JobQueue
-from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory._namespaces import MemoryNamespaces
 from tests.api.conftest import Api
 from tests.jobs.test_extraction_worker import lives_in
 from tests.support.jobs import ERROR, failed_job

@@ -23,14 +23,15 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from langmem_vault.api import ApiKeyAuth, create_app, dashboard
-from langmem_vault.api.app import API_MODULES
-from langmem_vault.api.auth import USER_KEYS_ENV
-from langmem_vault.api.guards import BODY_LIMIT, IMPORT_LIMIT
-from langmem_vault.api.sessions import COOKIE
-from langmem_vault.db.connection import aopen_pool
-from langmem_vault.memory.keys import is_valid_key
-from langmem_vault.memory.sealing import Keyring
+from langmem_vault.api import ApiKeyAuth, create_app
+from langmem_vault.api import _dashboard as dashboard
+from langmem_vault.api._app import API_MODULES
+from langmem_vault.api._auth import USER_KEYS_ENV
+from langmem_vault.api._guards import BODY_LIMIT, IMPORT_LIMIT
+from langmem_vault.api._sessions import COOKIE
+from langmem_vault.db._connection import aopen_pool
+from langmem_vault.memory._keys import is_valid_key
+from langmem_vault.memory._sealing import Keyring
 from langmem_vault.service import MemoryService
 from langmem_vault.store import AsyncVaultStore
 from tests.api.conftest import KEYS, PREFIX, Api
@@ -195,7 +196,7 @@ async def test_sign_in_gives_a_signed_expiring_session_and_sign_out_ends_it(
         later = (await c.post(f"{PREFIX}/login", data={"key": "bob-key"})).cookies[COOKIE]
         assert (await get_home(c, {COOKIE: later})).status_code == 200
         clock = time.monotonic() + api.app.state.vault_sessions.max_age + 1
-        monkeypatch.setattr("langmem_vault.api.sessions.time.monotonic", lambda: clock)
+        monkeypatch.setattr("langmem_vault.api._sessions.time.monotonic", lambda: clock)
         assert (await get_home(c, {COOKIE: later})).status_code == 303  # expired
     async with client(api.app, base="https://vault.example") as c:
         r = await c.post(f"{PREFIX}/login", data={"key": "alice-key"})
@@ -284,7 +285,7 @@ async def test_no_request_reads_or_opens_more_than_max_rows(
     for i in range(12):
         await service.aadd_memory(user, f"Private fact number {i}", private=True)
     opened = 0
-    import langmem_vault.service.memories as memories
+    import langmem_vault.service._memories as memories
 
     real = memories.open_or_mark
 

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from langmem_vault.checkpointers.codec import (
+from langmem_vault.checkpointers._codec import (
     ELEMENTS_TYPE,
     Element,
     decode_ranges,
@@ -19,9 +19,9 @@ from langmem_vault.checkpointers.codec import (
     encode_ranges,
     encode_value,
 )
-from langmem_vault.checkpointers.compression import pack, pack_json, unpack, unpack_json
-from langmem_vault.checkpointers.msgpack_frames import join_array, split_array
-from langmem_vault.checkpointers.pages import PAGE_SIZE, ReadElements, to_seal
+from langmem_vault.checkpointers._compression import pack, pack_json, unpack, unpack_json
+from langmem_vault.checkpointers._msgpack_frames import join_array, split_array
+from langmem_vault.checkpointers._pages import PAGE_SIZE, ReadElements, to_seal
 
 scalars = (
     st.none()

@@ -9,7 +9,7 @@ import psycopg
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from langmem_vault.checkpointers import AsyncVaultSaver
-from langmem_vault.checkpointers.codec import ELEMENTS_TYPE
+from langmem_vault.checkpointers._codec import ELEMENTS_TYPE
 from tests.support.savers import AnySaver, call, checkpoint, config, meta
 
 
@@ -280,7 +280,8 @@ async def test_a_page_sealed_twice_is_stored_once(
 ) -> None:
     """Two savers both holding a thread written before pages seal its first page with no new
     element (so the counter does not move): the second insert is dropped, nothing is lost."""
-    from langmem_vault.checkpointers import VaultSaver, elements
+    from langmem_vault.checkpointers import VaultSaver
+    from langmem_vault.checkpointers import _elements as elements
 
     t = f"twice-{uuid.uuid4().hex[:8]}"
     history = [message(i) for i in range(40)]

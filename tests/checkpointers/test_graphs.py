@@ -312,7 +312,7 @@ async def test_memory_graph_from_the_nodes_issue(any_saver: AnySaver) -> None:
     from langgraph.store.memory import InMemoryStore
 
     from langmem_vault.graphs import build_memory_graph
-    from langmem_vault.offline.extractor import OfflineExtractor
+    from langmem_vault.offline._extractor import OfflineExtractor
 
     def build(saver: Any) -> Any:
         return build_memory_graph(

@@ -21,7 +21,7 @@ from langgraph.checkpoint.serde.jsonplus import EXT_PYDANTIC_V2, JsonPlusSeriali
 from langgraph.types import Send
 from pydantic import BaseModel
 
-from langmem_vault.checkpointers import msgpack_load
+from langmem_vault.checkpointers import _msgpack_load as msgpack_load
 
 
 class Profile(BaseModel):  # not on langgraph's safe list: decided by the serde's own hook

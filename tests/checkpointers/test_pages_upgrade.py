@@ -22,8 +22,8 @@ from langgraph.graph import START, MessagesState, StateGraph
 from psycopg.types.json import Jsonb
 
 from langmem_vault.checkpointers import AsyncVaultSaver
-from langmem_vault.db import migrations
-from langmem_vault.db.connection import Database
+from langmem_vault.db import _migrations as migrations
+from langmem_vault.db._connection import Database
 from tests.support.savers import AnySaver, call
 
 FIXTURE = Path(__file__).parent / "data" / "saver_v2_thread.json.gz"

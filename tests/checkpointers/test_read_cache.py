@@ -11,7 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
-from langmem_vault.checkpointers.decoded import MISSING, DecodedCache
+from langmem_vault.checkpointers._decoded import MISSING, DecodedCache
 from tests.checkpointers.test_compact_storage import message, put_messages
 from tests.support.savers import AnySaver, call, config
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
-from langmem_vault.checkpointers.config import Target
-from langmem_vault.checkpointers.queries import get_tuple_plan
+from langmem_vault.checkpointers._config import Target
+from langmem_vault.checkpointers._queries import get_tuple_plan
 from tests.support.plans import drive
 
 

@@ -9,7 +9,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from langmem_vault.checkpointers import AsyncVaultSaver, ThreadAccessError, VaultSaver
-from langmem_vault.checkpointers.queries import SELECT_LATEST_SQL, load_sql
+from langmem_vault.checkpointers._queries import SELECT_LATEST_SQL, load_sql
 from tests.checkpointers.test_graphs import Runner, chat_graph, texts
 
 

@@ -15,9 +15,9 @@ from click.testing import CliRunner, Result
 
 from langmem_vault.checkpointers import VaultSaver
 from langmem_vault.cli import app
-from langmem_vault.db.connection import open_pool
+from langmem_vault.db._connection import open_pool
 from langmem_vault.embeddings import local_embeddings
-from langmem_vault.privacy.audit.log import AuditLog
+from langmem_vault.privacy._audit.log import AuditLog
 from langmem_vault.service import MemoryService
 from langmem_vault.store import VaultStore
 

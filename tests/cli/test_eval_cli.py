@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from langmem_vault.cli import eval as eval_cli
+from langmem_vault.cli import _eval as eval_cli
 from tests.cli.conftest import Cli
 from tests.eval.scripted import scripted_model
 

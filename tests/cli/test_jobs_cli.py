@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-from langmem_vault.db.connection import open_pool
+from langmem_vault.db._connection import open_pool
 from langmem_vault.jobs import ExtractionWorker, JobQueue
-from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory._namespaces import MemoryNamespaces
 from tests.cli.conftest import Cli, user
 from tests.cli.test_memories_cli import as_json, bad_input
 from tests.jobs.test_extraction_worker import lives_in

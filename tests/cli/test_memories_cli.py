@@ -12,7 +12,7 @@ import pytest
 from click.testing import Result
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.memory._vault import MemoryVault
 from tests.cli.conftest import Cli, user
 from tests.support.savers import checkpoint, config, meta
 

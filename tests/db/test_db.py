@@ -17,10 +17,10 @@ from langmem_vault.db import (
     open_pool,
     resolve_dsn,
 )
-from langmem_vault.db.connection import CONFLICT_ATTEMPTS
-from langmem_vault.db.embedded import DSN_ENV
-from langmem_vault.db.migrations import load_migrations
-from langmem_vault.db.runner import Plan
+from langmem_vault.db._connection import CONFLICT_ATTEMPTS
+from langmem_vault.db._embedded import DSN_ENV
+from langmem_vault.db._migrations import load_migrations
+from langmem_vault.db._runner import Plan
 
 
 def test_resolve_dsn_prefers_argument_then_environment(monkeypatch: pytest.MonkeyPatch) -> None:

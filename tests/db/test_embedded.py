@@ -18,7 +18,7 @@ import psycopg
 import pytest
 
 from langmem_vault.db import AsyncDatabase, Database, Query, aopen_pool, open_pool
-from langmem_vault.db.embedded import (
+from langmem_vault.db._embedded import (
     SERVER_SETTINGS,
     SETTINGS_FILE,
     SHARED_BUFFERS_ENV,
@@ -29,7 +29,7 @@ from langmem_vault.db.embedded import (
     release,
     server_major,
 )
-from langmem_vault.db.health import vector_smoke_plan
+from langmem_vault.db._health import vector_smoke_plan
 
 
 def _postmaster(data_dir: Path) -> psutil.Process | None:

@@ -14,10 +14,10 @@ from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 
 from langmem_vault import AsyncVaultSaver, AsyncVaultStore, VaultSaver, VaultStore
 from langmem_vault.db import resolve_dsn
-from langmem_vault.db.migrations import DEFAULT_SCHEMA
-from langmem_vault.db.pools import PoolOptions
+from langmem_vault.db._migrations import DEFAULT_SCHEMA
+from langmem_vault.db._pools import PoolOptions
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
-from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditEvent, AuditLog
+from langmem_vault.privacy._audit.log import AsyncAuditLog, AuditEvent, AuditLog
 
 SYNC = [VaultStore, VaultSaver, JobQueue, AuditLog]
 ASYNC = [AsyncVaultStore, AsyncVaultSaver, AsyncJobQueue, AsyncAuditLog]

@@ -9,7 +9,8 @@ import psycopg
 import pytest
 from langgraph.store.base import PutOp
 
-from langmem_vault.db import aopen_pool, jsonb, open_pool
+from langmem_vault.db import _jsonb as jsonb
+from langmem_vault.db import aopen_pool, open_pool
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 VALUES: list[Any] = [

@@ -8,7 +8,7 @@ import psycopg
 import pytest
 
 from langmem_vault.db import AsyncDatabase, Database, Query, aopen_pool, open_pool
-from langmem_vault.db.runner import Pipelined, Plan, gather
+from langmem_vault.db._runner import Pipelined, Plan, gather
 
 
 def _two_steps(tag: str) -> Plan[list[str]]:

@@ -9,7 +9,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from langmem_vault.db import aopen_pool, connection, open_pool
+from langmem_vault.db import _connection as connection
+from langmem_vault.db import aopen_pool, open_pool
 
 
 def _kill(pg_uri: str, pid: int) -> None:

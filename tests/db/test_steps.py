@@ -1,4 +1,4 @@
-"""The one sans-IO runtime (db/steps.py): a generator mixing every kind of step (SQL
+"""The one sans-IO runtime (db/_steps.py): a generator mixing every kind of step (SQL
 statements on the driver's cursor, a store batch, an embedding call, a call on another
 component, steps run with a context of their own) gives the same result, with the same calls
 in the same order, under the sync and the async driver, on a real Postgres."""
@@ -13,9 +13,9 @@ from langgraph.store.base import GetOp, Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.db import AsyncDatabase, Database, Query, aopen_pool, open_pool
-from langmem_vault.db.runner import Pipelined
-from langmem_vault.db.steps import Call, Embed, Steps, Within, arun_steps, run_steps
-from langmem_vault.db.store_plans import Batch, StorePlan
+from langmem_vault.db._runner import Pipelined
+from langmem_vault.db._steps import Call, Embed, Steps, Within, arun_steps, run_steps
+from langmem_vault.db._store_plans import Batch, StorePlan
 
 
 class Log:

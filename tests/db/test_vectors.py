@@ -6,7 +6,7 @@ import psycopg
 import pytest
 from langgraph.store.base import PutOp
 
-from langmem_vault.db.vectors import QueryVector
+from langmem_vault.db._vectors import QueryVector
 from langmem_vault.store import VaultStore
 from tests.support.embeddings import TrigramEmbeddings, index_config
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 
-from langmem_vault.eval.metrics import words
+from langmem_vault.eval._metrics import words
 from tests.support.models import ScriptedModel
 
 #: what the scripted model answers; anything else: "Not mentioned"

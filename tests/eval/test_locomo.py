@@ -12,17 +12,17 @@ from typing import Any
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.db.connection import open_pool
+from langmem_vault.db._connection import open_pool
 from langmem_vault.embeddings import default_index, local_embeddings
-from langmem_vault.eval.locomo import LocomoResult, run_locomo, steps
-from langmem_vault.eval.locomo_data import (
+from langmem_vault.eval._locomo import LocomoResult, run_locomo, steps
+from langmem_vault.eval._locomo_data import (
     NOT_MENTIONED,
     LocomoFormatError,
     load_locomo,
     parse_locomo,
 )
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.offline._extractor import OfflineExtractor
 from langmem_vault.store import VaultStore
 from tests.eval.scripted import scripted_model
 

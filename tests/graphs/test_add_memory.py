@@ -15,7 +15,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs import CompactOptions, ExtractOptions, MemoryState, add_memory
-from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.offline._extractor import OfflineExtractor
 
 
 @tool

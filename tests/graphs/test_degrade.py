@@ -17,8 +17,8 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.checkpointers import VaultSaver
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 FACT = "I work at Acme Robotics."

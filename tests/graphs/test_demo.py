@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from langmem_vault import cli
-from langmem_vault.demo import run_demo
+from langmem_vault._demo import run_demo
 
 
 def test_demo_second_thread_answers_from_the_first(
@@ -25,7 +25,7 @@ def test_demo_second_thread_answers_from_the_first(
 
 def test_cli_parses_demo(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[dict[str, object]] = []
-    monkeypatch.setattr("langmem_vault.demo.run_demo", lambda **kw: seen.append(kw))
+    monkeypatch.setattr("langmem_vault._demo.run_demo", lambda **kw: seen.append(kw))
     assert cli.main(["demo", "--in-memory", "--offline"]) == 0
     assert seen == [{"dsn": None, "in_memory": True, "offline": True, "model": None}]
     with pytest.raises(Exception, match="No such option: --no-such-option"):

@@ -14,18 +14,18 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from langmem_vault import build_memory_graph
-from langmem_vault.db.connection import open_pool
-from langmem_vault.extraction.aliases import AliasMap
-from langmem_vault.extraction.checks import check_proposal
-from langmem_vault.extraction.prompt import SYSTEM_PROMPT, build_prompt
-from langmem_vault.extraction.schema import AliasFact, ExtractionProposal
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
-from langmem_vault.privacy.audit.log import AuditLog
-from langmem_vault.privacy.audit.store import AuditedStore
-from langmem_vault.privacy.subject_rights.consent import aset_consent, set_consent
-from langmem_vault.service.trace import trace_of
+from langmem_vault.db._connection import open_pool
+from langmem_vault.extraction._aliases import AliasMap
+from langmem_vault.extraction._checks import check_proposal
+from langmem_vault.extraction._prompt import SYSTEM_PROMPT, build_prompt
+from langmem_vault.extraction._schema import AliasFact, ExtractionProposal
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
+from langmem_vault.privacy._audit.log import AuditLog
+from langmem_vault.privacy._audit.store import AuditedStore
+from langmem_vault.privacy._subject_rights.consent import aset_consent, set_consent
+from langmem_vault.service._trace import trace_of
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.models import ScriptedModel
 from tests.support.stores import thread

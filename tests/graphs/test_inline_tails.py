@@ -11,13 +11,13 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
-from langmem_vault.extraction.messages import serialize_span
+from langmem_vault.extraction._messages import serialize_span
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
-from langmem_vault.memory.namespaces import WATERMARK_NAMESPACE, tails_namespace
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.extract import MAX_TAILS, TAIL_TTL_MINUTES
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.memory._namespaces import WATERMARK_NAMESPACE, tails_namespace
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._extract import MAX_TAILS, TAIL_TTL_MINUTES
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
 from langmem_vault.privacy import aexport_user, erase_user, export_user, restore_user
 
 TAILS = tails_namespace(("memories", "dana", "semantic"))

@@ -10,9 +10,9 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
 
 TEACH = [
     "Hi! My name is Dana and I live in Lyon.",
@@ -130,8 +130,8 @@ def test_background_extraction_through_the_queue(
 ) -> None:
     """extract_mode="background", and the default when a queue is given: the turn enqueues a
     durable job; a worker reconciles it."""
-    from langmem_vault.jobs.queue import JobQueue
-    from langmem_vault.jobs.worker import ExtractionWorker
+    from langmem_vault.jobs._queue import JobQueue
+    from langmem_vault.jobs._worker import ExtractionWorker
     from langmem_vault.store import VaultStore
 
     with (

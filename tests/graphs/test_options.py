@@ -19,7 +19,7 @@ from langmem_vault.graphs import (
     add_memory,
     build_memory_graph,
 )
-from langmem_vault.graphs.builder import _summarizer
+from langmem_vault.graphs._builder import _summarizer
 from langmem_vault.nodes import (
     create_compact_node,
     create_extract_node,
@@ -27,7 +27,7 @@ from langmem_vault.nodes import (
     create_reconcile_node,
     create_respond_node,
 )
-from langmem_vault.offline.extractor import OfflineExtractor
+from langmem_vault.offline._extractor import OfflineExtractor
 
 PAIRS = [
     (InjectOptions, create_inject_node),

@@ -13,12 +13,12 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
 from langmem_vault.memory import MemoryNamespaces, MissingConfigKeyError
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
-from langmem_vault.privacy.audit.owners import owner_of
-from langmem_vault.privacy.subject_rights.erase import erase_user
-from langmem_vault.privacy.subject_rights.portability import export_user
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
+from langmem_vault.privacy._audit.owners import owner_of
+from langmem_vault.privacy._subject_rights.erase import erase_user
+from langmem_vault.privacy._subject_rights.portability import export_user
 
 EMAIL = "dana.smith@example.com"
 
@@ -122,8 +122,8 @@ def test_a_blank_user_id_is_one_clear_error(
     run: dict[str, Any], context: Any, where: str, store: BaseStore
 ) -> None:
     """The graph, the tools and the service apply one rule (run_config.check_user_id)."""
-    from langmem_vault.integrations.tools import create_search_memory_tool
-    from langmem_vault.run_config import UserIdError
+    from langmem_vault._run_config import UserIdError
+    from langmem_vault.integrations._tools import create_search_memory_tool
     from langmem_vault.service import MemoryService
 
     graph = _graph(store)

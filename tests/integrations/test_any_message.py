@@ -21,8 +21,8 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
 from langmem_vault.integrations import MemoryMiddleware
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
 
 FACT = "I work at Acme Robotics."
 QUESTION = "Where do I work?"

@@ -14,13 +14,13 @@ from langchain_core.tools import tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.base import BaseStore
 
-from langmem_vault.graphs.options import CompactOptions, ExtractOptions
+from langmem_vault.graphs._options import CompactOptions, ExtractOptions
 from langmem_vault.integrations import MemoryMiddleware
-from langmem_vault.memory.recall.access import AccessRecorder
-from langmem_vault.memory.recall.usage import usage_namespace
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.memory._recall.access import AccessRecorder
+from langmem_vault.memory._recall.usage import usage_namespace
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
 from tests.support.models import RecallToolModel
 
 USER = {"user_id": "dana"}
@@ -80,7 +80,7 @@ def _count_injections(middleware: MemoryMiddleware) -> list[int]:
 def test_two_threads_background_sync(pg_uri: str, schema: str, index: Any) -> None:
     """Thread 2 knows what thread 1 was told: extraction on the durable queue, injection once
     per user turn and in the system message of every model call of that turn."""
-    from langmem_vault.jobs.queue import JobQueue
+    from langmem_vault.jobs._queue import JobQueue
     from langmem_vault.store import VaultStore
 
     with (
@@ -107,7 +107,7 @@ def test_two_threads_background_sync(pg_uri: str, schema: str, index: Any) -> No
 
 
 async def test_two_threads_background_async(pg_uri: str, schema: str, index: Any) -> None:
-    from langmem_vault.jobs.queue import AsyncJobQueue
+    from langmem_vault.jobs._queue import AsyncJobQueue
     from langmem_vault.store import AsyncVaultStore
 
     async with (
@@ -159,7 +159,7 @@ def test_inline_without_queue(store: BaseStore) -> None:
 def test_one_turn_thread_is_not_lost(pg_uri: str, schema: str, index: Any) -> None:
     """A one-turn thread (2 messages, under every_n_messages=4) is extracted when the same
     user starts a new thread, and the new thread's first answer knows it."""
-    from langmem_vault.jobs.queue import JobQueue
+    from langmem_vault.jobs._queue import JobQueue
     from langmem_vault.store import VaultStore
 
     with (
@@ -203,7 +203,7 @@ async def test_one_turn_thread_is_not_lost_inline(store: BaseStore, run: str) ->
 
 async def test_idle_thread_is_extracted_async(pg_uri: str, schema: str, index: Any) -> None:
     """With no new thread at all, the tail runs once the thread has been idle_seconds."""
-    from langmem_vault.jobs.queue import AsyncJobQueue
+    from langmem_vault.jobs._queue import AsyncJobQueue
     from langmem_vault.store import AsyncVaultStore
 
     async with (

@@ -11,8 +11,8 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from langmem_vault.integrations import VaultRetriever, render_context
-from langmem_vault.integrations.retriever import pg_engine
-from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.integrations._retriever import pg_engine
+from langmem_vault.memory._vault import MemoryVault
 
 pytest.importorskip("langchain_postgres", reason="the [docs] extra is not installed")
 

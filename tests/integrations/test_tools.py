@@ -21,7 +21,7 @@ from langgraph.store.memory import InMemoryStore
 from pydantic import ValidationError
 
 from langmem_vault.integrations import create_manage_memory_tool, create_search_memory_tool
-from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.memory._vault import MemoryVault
 
 CONFIG = {"configurable": {"user_id": "ana"}}
 NS = ("memories", "{user_id}")  # a LangMem-style template (facts straight under the user)
@@ -59,7 +59,7 @@ def _id(reply: str) -> str:
 
 
 def _vault(store: BaseStore) -> MemoryVault:
-    from langmem_vault.memory.namespaces import MemoryNamespaces
+    from langmem_vault.memory._namespaces import MemoryNamespaces
 
     ns = ("memories", "{user_id}")
     return MemoryVault(store, user_id="ana", namespaces=MemoryNamespaces(ns, ns, ns))
@@ -164,7 +164,7 @@ def test_memories_written_by_langmems_tools_are_injected_and_found(store: BaseSt
     from langchain_core.messages import HumanMessage
     from langmem import create_manage_memory_tool as langmem_manage
 
-    from langmem_vault.nodes.inject import create_inject_node
+    from langmem_vault.nodes._inject import create_inject_node
 
     config = {"configurable": {"langgraph_user_id": "ana", "thread_id": "t1"}}
     manage = langmem_manage(("memories", "{langgraph_user_id}", "semantic"), store=store)

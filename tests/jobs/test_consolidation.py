@@ -18,22 +18,22 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.db import aopen_pool, open_pool
 from langmem_vault.jobs import AsyncJobQueue, ConsolidationWorker, JobQueue
-from langmem_vault.memory.lifecycle.consolidation import (
+from langmem_vault.memory._lifecycle.consolidation import (
     ConsolidationPolicy,
     aconsolidate,
     consolidate,
 )
-from langmem_vault.memory.lifecycle.consolidation_judge import (
+from langmem_vault.memory._lifecycle.consolidation_judge import (
     FactVerdict,
     FactView,
     ModelJudge,
     OfflineJudge,
 )
-from langmem_vault.memory.models import utcnow
-from langmem_vault.memory.recall.access import AccessRecorder
-from langmem_vault.memory.recall.usage import usage_namespace
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
+from langmem_vault.memory._models import utcnow
+from langmem_vault.memory._recall.access import AccessRecorder
+from langmem_vault.memory._recall.usage import usage_namespace
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.privacy._audit.log import AsyncAuditLog, AuditLog
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.models import ScriptedModel
 

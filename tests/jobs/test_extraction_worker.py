@@ -13,10 +13,10 @@ from langchain_core.messages import BaseMessage
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 
-from langmem_vault.graphs.state import MemoryState
+from langmem_vault.graphs._state import MemoryState
 from langmem_vault.jobs import AsyncJobQueue, ExtractionWorker, JobQueue, LeaseLost
-from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.nodes.extract import create_extract_node
+from langmem_vault.memory._namespaces import MemoryNamespaces
+from langmem_vault.nodes._extract import create_extract_node
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.messages import ai, human, proposal, transcript_of
 from tests.support.models import ScriptedModel

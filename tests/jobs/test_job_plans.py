@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 from psycopg.types.json import Jsonb
 
-from langmem_vault.db.runner import Query
-from langmem_vault.jobs import plans
+from langmem_vault.db._runner import Query
+from langmem_vault.jobs import _plans as plans
 from tests.support.plans import drive
 
 ROW = {

@@ -17,11 +17,11 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from langmem_vault.api import ApiKeyAuth, create_app
-from langmem_vault.db.connection import aopen_pool
-from langmem_vault.extraction.reconcile import aapply_extraction
-from langmem_vault.mcp.server import PROFILE_URI, Caller, build_server
-from langmem_vault.memory.models import Extraction, ProposedFact
-from langmem_vault.privacy.audit.log import AsyncAuditLog
+from langmem_vault.db._connection import aopen_pool
+from langmem_vault.extraction._reconcile import aapply_extraction
+from langmem_vault.mcp._server import PROFILE_URI, Caller, build_server
+from langmem_vault.memory._models import Extraction, ProposedFact
+from langmem_vault.privacy._audit.log import AsyncAuditLog
 from langmem_vault.service import Identity, MemoryService
 from langmem_vault.store import AsyncVaultStore
 from tests.support.embeddings import TrigramEmbeddings

@@ -12,22 +12,22 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 
-from langmem_vault.extraction.reconcile import apply_extraction
-from langmem_vault.graphs.state import MemoryState
+from langmem_vault.extraction._reconcile import apply_extraction
+from langmem_vault.graphs._state import MemoryState
 from langmem_vault.memory import Extraction, ProposedFact
-from langmem_vault.memory.layers import LayerPolicy
-from langmem_vault.memory.lifecycle.feedback import (
+from langmem_vault.memory._layers import LayerPolicy
+from langmem_vault.memory._lifecycle.feedback import (
     amemory_feedback,
     arate_turn,
     memory_feedback,
     rate_turn,
 )
-from langmem_vault.memory.recall.access import AccessRecorder
-from langmem_vault.memory.recall.scoring import ScoringWeights
-from langmem_vault.memory.recall.usage import usage_namespace
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.nodes.respond import create_respond_node
+from langmem_vault.memory._recall.access import AccessRecorder
+from langmem_vault.memory._recall.scoring import ScoringWeights
+from langmem_vault.memory._recall.usage import usage_namespace
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._inject import create_inject_node
+from langmem_vault.nodes._respond import create_respond_node
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.models import ScriptedModel
 from tests.support.stores import USER, thread

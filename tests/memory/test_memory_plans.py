@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 from langgraph.store.base import GetOp, Item, PutOp, SearchOp
 
-from langmem_vault.extraction.reconcile import reconcile_plan
-from langmem_vault.memory.models import Extraction, ProposedFact
-from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.extraction._reconcile import reconcile_plan
+from langmem_vault.memory._models import Extraction, ProposedFact
+from langmem_vault.memory._namespaces import MemoryNamespaces
 from tests.support.plans import drive
 
 NS = MemoryNamespaces().resolve({"configurable": {"user_id": "u1"}})

@@ -18,7 +18,7 @@ from langmem_vault.memory import (
     parse_condition,
     resolve_namespace,
 )
-from langmem_vault.memory.namespaces import decode_label
+from langmem_vault.memory._namespaces import decode_label
 
 MONDAY = datetime(2026, 11, 23, 9, 30, tzinfo=UTC)
 

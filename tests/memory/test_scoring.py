@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
-from langmem_vault.memory.recall.scoring import (
+from langmem_vault.memory._recall.scoring import (
     ScoredMemory,
     balance_categories,
     base_score,

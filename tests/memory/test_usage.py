@@ -15,12 +15,12 @@ from langchain_core.messages import HumanMessage
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 
-from langmem_vault.graphs.state import MemoryState
-from langmem_vault.memory import utility
-from langmem_vault.memory.recall.access import AccessRecorder
-from langmem_vault.memory.recall.usage import usage_namespace
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.inject import create_inject_node
+from langmem_vault.graphs._state import MemoryState
+from langmem_vault.memory import _utility as utility
+from langmem_vault.memory._recall.access import AccessRecorder
+from langmem_vault.memory._recall.usage import usage_namespace
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._inject import create_inject_node
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 SEMANTIC = ("memories", "u1", "semantic")

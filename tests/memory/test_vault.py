@@ -11,7 +11,7 @@ from langgraph.store.base import BaseStore
 from pydantic import ValidationError
 
 from langmem_vault.memory import MissingConfigKeyError
-from langmem_vault.memory.vault import MemoryVault
+from langmem_vault.memory._vault import MemoryVault
 from langmem_vault.store import VaultStore
 from tests.support.embeddings import TrigramEmbeddings, index_config
 
@@ -193,7 +193,7 @@ async def test_arecent_episodes_by_their_own_time_among_60(astore: BaseStore) ->
 
 
 def test_list_is_oldest_first_across_pages(store: BaseStore) -> None:
-    from langmem_vault.memory.models import SemanticFact
+    from langmem_vault.memory._models import SemanticFact
 
     base = datetime(2026, 1, 1, tzinfo=UTC)
     for n in _shuffled(60):

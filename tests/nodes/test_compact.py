@@ -12,10 +12,10 @@ from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.graphs.state import MemoryState
-from langmem_vault.memory.models import Episode
-from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.nodes.compact import (
+from langmem_vault.graphs._state import MemoryState
+from langmem_vault.memory._models import Episode
+from langmem_vault.memory._namespaces import MemoryNamespaces
+from langmem_vault.nodes._compact import (
     CompactSummary,
     create_compact_node,
     plan_compaction,

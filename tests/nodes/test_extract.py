@@ -12,12 +12,12 @@ from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.extraction.payload import WATERMARK_NAMESPACE
-from langmem_vault.extraction.span import aextract_span, extract_span
-from langmem_vault.graphs.state import MemoryState
-from langmem_vault.memory.models import SemanticFact
-from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.nodes.extract import create_extract_node
+from langmem_vault.extraction._payload import WATERMARK_NAMESPACE
+from langmem_vault.extraction._span import aextract_span, extract_span
+from langmem_vault.graphs._state import MemoryState
+from langmem_vault.memory._models import SemanticFact
+from langmem_vault.memory._namespaces import MemoryNamespaces
+from langmem_vault.nodes._extract import create_extract_node
 from tests.support.messages import ai, human, proposal, tool, transcript_of
 from tests.support.models import ScriptedModel
 

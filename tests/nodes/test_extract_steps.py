@@ -13,10 +13,10 @@ from langgraph.graph import START, StateGraph
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.db import aopen_pool, open_pool
-from langmem_vault.graphs.state import MemoryState
+from langmem_vault.graphs._state import MemoryState
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
-from langmem_vault.jobs.background import BackgroundExtraction
-from langmem_vault.nodes.extract import create_extract_node
+from langmem_vault.jobs._background import BackgroundExtraction
+from langmem_vault.nodes._extract import create_extract_node
 from tests.support.messages import ai, human
 from tests.support.models import ScriptedModel
 

@@ -10,13 +10,13 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 
-from langmem_vault.db import store_plans
-from langmem_vault.graphs.state import MemoryState
+from langmem_vault.db import _store_plans as store_plans
+from langmem_vault.graphs._state import MemoryState
 from langmem_vault.memory import MissingConfigKeyError
-from langmem_vault.memory.recall.usage import arecord_usage, record_usage, usage_increments
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.inject import create_inject_node, latest_user_text
-from langmem_vault.store.mirrors import runs_mirror_search
+from langmem_vault.memory._recall.usage import arecord_usage, record_usage, usage_increments
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._inject import create_inject_node, latest_user_text
+from langmem_vault.store._mirrors import runs_mirror_search
 from tests.support.stores import thread
 
 CFG = thread("u1", "t1")

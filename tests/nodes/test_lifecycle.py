@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from langgraph.graph import START, StateGraph
 
-from langmem_vault.db.connection import open_pool
-from langmem_vault.graphs.state import MemoryState
+from langmem_vault.db._connection import open_pool
+from langmem_vault.graphs._state import MemoryState
 from langmem_vault.jobs import ExtractionWorker, JobQueue
-from langmem_vault.nodes.extract import create_extract_node
+from langmem_vault.nodes._extract import create_extract_node
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.messages import ai, human
 from tests.support.models import ScriptedModel

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.extraction.aliases import KnownFact
-from langmem_vault.extraction.span import extract_span
-from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.nodes.extract import create_extract_node
-from langmem_vault.offline.extractor import OfflineExtractor, load_spacy
+from langmem_vault.extraction._aliases import KnownFact
+from langmem_vault.extraction._span import extract_span
+from langmem_vault.memory._namespaces import MemoryNamespaces
+from langmem_vault.nodes._extract import create_extract_node
+from langmem_vault.offline._extractor import OfflineExtractor, load_spacy
 from tests.support.messages import ai, human, tool
 
 CONFIG = {"configurable": {"user_id": "u1", "thread_id": "t1"}}

@@ -19,14 +19,14 @@ from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.graphs import build_memory_graph
-from langmem_vault.graphs.options import ExtractOptions
-from langmem_vault.memory.models import SemanticFact
-from langmem_vault.memory.sealing import ENV_KEY, Keyring, is_sealed
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
-from langmem_vault.privacy.redaction.policy import RedactionPolicy
+from langmem_vault.graphs._options import ExtractOptions
+from langmem_vault.memory._models import SemanticFact
+from langmem_vault.memory._sealing import ENV_KEY, Keyring, is_sealed
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._inject import create_inject_node
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
+from langmem_vault.privacy._redaction.policy import RedactionPolicy
 from tests.support.stores import thread
 
 NAMES = ["Ana", "Bram", "Chen", "Dmitri", "Elif", "Femi", "Greta", "Hiro", "Ivo", "Jana"]

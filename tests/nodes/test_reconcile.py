@@ -12,14 +12,14 @@ from langgraph.store.base import BaseStore, PutOp
 from langgraph.store.memory import InMemoryStore
 from pydantic import ValidationError
 
-from langmem_vault.extraction.reconcile import aapply_extraction, apply_extraction
-from langmem_vault.graphs.state import MemoryState
+from langmem_vault.extraction._reconcile import aapply_extraction, apply_extraction
+from langmem_vault.graphs._state import MemoryState
 from langmem_vault.memory import Extraction, ProposedEpisode, ProposedFact, ProposedInstruction
-from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.memory.recall.access import AccessRecorder
-from langmem_vault.memory.sealing import ENV_KEY, is_sealed
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.reconcile import create_reconcile_node
+from langmem_vault.memory._namespaces import MemoryNamespaces
+from langmem_vault.memory._recall.access import AccessRecorder
+from langmem_vault.memory._sealing import ENV_KEY, is_sealed
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._reconcile import create_reconcile_node
 from tests.support.stores import USER, thread
 
 

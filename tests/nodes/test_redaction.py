@@ -9,13 +9,13 @@ import pytest
 from langchain_core.messages import BaseMessage
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.extraction.redaction import redact_extraction
-from langmem_vault.extraction.schema import AliasEpisode, AliasFact, ExtractionProposal
-from langmem_vault.extraction.span import aextract_span, extract_span
-from langmem_vault.memory.models import Extraction, ProposedFact
-from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.nodes.compact import CompactSummary, create_compact_node
-from langmem_vault.privacy.redaction.policy import RedactionPolicy
+from langmem_vault.extraction._redaction import redact_extraction
+from langmem_vault.extraction._schema import AliasEpisode, AliasFact, ExtractionProposal
+from langmem_vault.extraction._span import aextract_span, extract_span
+from langmem_vault.memory._models import Extraction, ProposedFact
+from langmem_vault.memory._namespaces import MemoryNamespaces
+from langmem_vault.nodes._compact import CompactSummary, create_compact_node
+from langmem_vault.privacy._redaction.policy import RedactionPolicy
 from tests.support.messages import ai, human
 from tests.support.models import ScriptedModel
 

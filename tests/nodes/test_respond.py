@@ -10,10 +10,10 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 
-from langmem_vault.graphs.state import MemoryState
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.nodes.respond import build_system_prompt, cited_aliases, create_respond_node
+from langmem_vault.graphs._state import MemoryState
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._inject import create_inject_node
+from langmem_vault.nodes._respond import build_system_prompt, cited_aliases, create_respond_node
 from tests.support.models import ScriptedModel
 from tests.support.stores import thread
 

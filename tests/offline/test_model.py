@@ -12,10 +12,10 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
-from langmem_vault.memory.recall.injected import INJECTED_KEY, InjectedMemory
-from langmem_vault.nodes import inject
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.memory._recall.injected import INJECTED_KEY, InjectedMemory
+from langmem_vault.nodes import _inject as inject
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
 from tests.support.stores import thread
 
 LYON: InjectedMemory = {

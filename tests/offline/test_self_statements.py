@@ -23,9 +23,9 @@ from bench.offline_extract_bench import (
     run_next_thread,
     tell,
 )
-from langmem_vault.extraction.aliases import AliasMap
-from langmem_vault.extraction.checks import check_proposal
-from langmem_vault.offline.extractor import VERBATIM_CONFIDENCE, OfflineExtractor
+from langmem_vault.extraction._aliases import AliasMap
+from langmem_vault.extraction._checks import check_proposal
+from langmem_vault.offline._extractor import VERBATIM_CONFIDENCE, OfflineExtractor
 from langmem_vault.privacy import ConsentSettings, filter_extraction
 from langmem_vault.store import VaultStore
 

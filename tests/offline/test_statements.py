@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
-from langmem_vault.extraction.clauses import split_statements
-from langmem_vault.nlp import load_spacy
-from langmem_vault.offline.chat import hedged, normalise
-from langmem_vault.offline.extractor import HEDGED_CONFIDENCE, OfflineExtractor
+from langmem_vault._nlp import load_spacy
+from langmem_vault.extraction._clauses import split_statements
+from langmem_vault.offline._chat import hedged, normalise
+from langmem_vault.offline._extractor import HEDGED_CONFIDENCE, OfflineExtractor
 
 DANA = "I'm Dana, I live in Porto, I'm allergic to peanuts, my daughter is Rita"
 

@@ -9,8 +9,8 @@ import pytest
 from langgraph.store.base import IndexConfig
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from langmem_vault.db.connection import aopen_pool, open_pool
-from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
+from langmem_vault.db._connection import aopen_pool, open_pool
+from langmem_vault.privacy._audit.log import AsyncAuditLog, AuditLog
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.embeddings import HASH_DIMS, HashEmbeddings
 

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from langmem_vault.db.connection import aopen_pool, open_pool
-from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
-from langmem_vault.privacy.audit.log import (
+from langmem_vault.db._connection import aopen_pool, open_pool
+from langmem_vault.privacy._audit.buffer import AsyncAuditBuffer, AuditBuffer
+from langmem_vault.privacy._audit.log import (
     AsyncAuditLog,
     AuditAction,
     AuditEvent,

@@ -8,13 +8,13 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langgraph.graph import StateGraph
 
-from langmem_vault.graphs.state import MemoryState
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.nodes.respond import create_respond_node
-from langmem_vault.privacy.audit.access import AuditingAccessRecorder
-from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
-from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
+from langmem_vault.graphs._state import MemoryState
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._inject import create_inject_node
+from langmem_vault.nodes._respond import create_respond_node
+from langmem_vault.privacy._audit.access import AuditingAccessRecorder
+from langmem_vault.privacy._audit.buffer import AsyncAuditBuffer, AuditBuffer
+from langmem_vault.privacy._audit.log import AsyncAuditLog, AuditLog
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import HumanMessage
 
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
-from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
-from langmem_vault.privacy.audit.store import AuditedStore
-from langmem_vault.privacy.subject_rights.consent import set_consent
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._inject import create_inject_node
+from langmem_vault.privacy._audit.buffer import AsyncAuditBuffer, AuditBuffer
+from langmem_vault.privacy._audit.log import AsyncAuditLog, AuditLog
+from langmem_vault.privacy._audit.store import AuditedStore
+from langmem_vault.privacy._subject_rights.consent import set_consent
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.stores import thread
 

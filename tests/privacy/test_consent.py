@@ -6,13 +6,13 @@ from datetime import UTC, datetime
 
 import pytest
 
-from langmem_vault.memory.models import (
+from langmem_vault.memory._models import (
     Extraction,
     ProposedEpisode,
     ProposedFact,
     ProposedInstruction,
 )
-from langmem_vault.privacy.subject_rights.consent import (
+from langmem_vault.privacy._subject_rights.consent import (
     ConsentSettings,
     aget_consent,
     aset_consent,
@@ -163,10 +163,10 @@ def test_wrong_types_are_refused() -> None:
 
 
 def test_the_extraction_hook_reads_the_owner_from_the_namespaces(store: VaultStore) -> None:
-    from langmem_vault.extraction.apply import apply
-    from langmem_vault.memory.namespaces import MemoryNamespaces
-    from langmem_vault.memory.vault import MemoryVault
-    from langmem_vault.privacy.subject_rights.consent import filter_for_namespaces
+    from langmem_vault.extraction._apply import apply
+    from langmem_vault.memory._namespaces import MemoryNamespaces
+    from langmem_vault.memory._vault import MemoryVault
+    from langmem_vault.privacy._subject_rights.consent import filter_for_namespaces
 
     ns = MemoryNamespaces().resolve({"configurable": {"user_id": "alice"}})
     set_consent(store, "alice", allow_personal_facts=False)
@@ -181,8 +181,8 @@ def test_the_extraction_hook_reads_the_owner_from_the_namespaces(store: VaultSto
 
 
 async def test_the_async_extraction_hook(astore: AsyncVaultStore) -> None:
-    from langmem_vault.memory.namespaces import MemoryNamespaces
-    from langmem_vault.privacy.subject_rights.consent import afilter_for_namespaces
+    from langmem_vault.memory._namespaces import MemoryNamespaces
+    from langmem_vault.privacy._subject_rights.consent import afilter_for_namespaces
 
     ns = MemoryNamespaces().resolve({"configurable": {"user_id": "bob"}})
     await aset_consent(astore, "bob", allow_extraction=False)

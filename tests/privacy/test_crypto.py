@@ -9,8 +9,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from langmem_vault.memory.models import SemanticFact
-from langmem_vault.memory.sealing import (
+from langmem_vault.memory._models import SemanticFact
+from langmem_vault.memory._sealing import (
     PLACEHOLDER,
     DecryptionError,
     Keyring,
@@ -19,7 +19,7 @@ from langmem_vault.memory.sealing import (
     encrypt_fact,
     is_sealed,
 )
-from langmem_vault.privacy.rotation import arotate_keys, rotate_keys
+from langmem_vault.privacy._rotation import arotate_keys, rotate_keys
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 NS = ("memories", "alice", "semantic")

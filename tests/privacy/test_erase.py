@@ -16,15 +16,15 @@ from langgraph.graph import MessagesState, StateGraph
 from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
-from langmem_vault.extraction.payload import WATERMARK_NAMESPACE
+from langmem_vault.extraction._payload import WATERMARK_NAMESPACE
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
-from langmem_vault.memory.recall.access import AccessRecorder
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.privacy.audit.buffer import AuditBuffer
-from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditEvent, AuditLog
-from langmem_vault.privacy.audit.store import AuditedStore
-from langmem_vault.privacy.subject_rights.consent import get_consent, set_consent
-from langmem_vault.privacy.subject_rights.erase import (
+from langmem_vault.memory._recall.access import AccessRecorder
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.privacy._audit.buffer import AuditBuffer
+from langmem_vault.privacy._audit.log import AsyncAuditLog, AuditEvent, AuditLog
+from langmem_vault.privacy._audit.store import AuditedStore
+from langmem_vault.privacy._subject_rights.consent import get_consent, set_consent
+from langmem_vault.privacy._subject_rights.erase import (
     aerase_user,
     erase_user,
     pseudonym,

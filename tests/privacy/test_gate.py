@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from langmem_vault.memory.models import SemanticFact
-from langmem_vault.memory.sealing import Keyring, encrypt_fact
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
-from langmem_vault.privacy.subject_rights.gate import GateAnswer, PrivacyGate, Tier
+from langmem_vault.memory._models import SemanticFact
+from langmem_vault.memory._sealing import Keyring, encrypt_fact
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.privacy._audit.log import AsyncAuditLog, AuditLog
+from langmem_vault.privacy._subject_rights.gate import GateAnswer, PrivacyGate, Tier
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 GRANTS = {"min": "minimal", "ctx": "contextual", "all": Tier.FULL}

@@ -8,14 +8,14 @@ from typing import Any
 import psycopg
 from langgraph.graph import StateGraph
 
-from langmem_vault.extraction.apply import apply
-from langmem_vault.graphs.state import MemoryState
-from langmem_vault.memory.models import Extraction, ProposedFact
-from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.memory.sealing import Keyring, is_sealed
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.inject import create_inject_node
-from langmem_vault.privacy.subject_rights.consent import set_consent
+from langmem_vault.extraction._apply import apply
+from langmem_vault.graphs._state import MemoryState
+from langmem_vault.memory._models import Extraction, ProposedFact
+from langmem_vault.memory._namespaces import MemoryNamespaces
+from langmem_vault.memory._sealing import Keyring, is_sealed
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._inject import create_inject_node
+from langmem_vault.privacy._subject_rights.consent import set_consent
 from langmem_vault.store import VaultStore
 
 NS = ("memories", "alice", "semantic")

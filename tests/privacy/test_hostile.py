@@ -19,19 +19,19 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from psycopg_pool import ConnectionPool
 
 from langmem_vault.checkpointers import VaultSaver
-from langmem_vault.extraction.apply import aapply, apply
-from langmem_vault.extraction.schema import AliasFact, AliasInstruction, ExtractionProposal
-from langmem_vault.extraction.span import aextract_span, extract_span
+from langmem_vault.extraction._apply import aapply, apply
+from langmem_vault.extraction._schema import AliasFact, AliasInstruction, ExtractionProposal
+from langmem_vault.extraction._span import aextract_span, extract_span
 from langmem_vault.jobs import JobQueue
-from langmem_vault.memory.namespaces import MemoryNamespaces
-from langmem_vault.memory.sealing import DecryptionError, Keyring, decrypt_fact, encrypt_fact
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.privacy.audit.log import AuditEvent, AuditLog
-from langmem_vault.privacy.subject_rights.consent import get_consent, set_consent
-from langmem_vault.privacy.subject_rights.erase import erase_user
-from langmem_vault.privacy.subject_rights.gate import PrivacyGate
-from langmem_vault.privacy.subject_rights.portability import (
+from langmem_vault.memory._namespaces import MemoryNamespaces
+from langmem_vault.memory._sealing import DecryptionError, Keyring, decrypt_fact, encrypt_fact
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.privacy._audit.log import AuditEvent, AuditLog
+from langmem_vault.privacy._subject_rights.consent import get_consent, set_consent
+from langmem_vault.privacy._subject_rights.erase import erase_user
+from langmem_vault.privacy._subject_rights.gate import PrivacyGate
+from langmem_vault.privacy._subject_rights.portability import (
     InvalidExportError,
     export_user,
     import_user,

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import IndexConfig
 
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.privacy.subject_rights.erase import erase_user
-from langmem_vault.privacy.subject_rights.portability import export_user, import_user
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.privacy._subject_rights.erase import erase_user
+from langmem_vault.privacy._subject_rights.portability import export_user, import_user
 from langmem_vault.store import VaultStore
 
 USERS = ["alice", "al", "alice_", "a%", "x' OR '1'='1"]

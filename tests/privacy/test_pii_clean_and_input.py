@@ -101,11 +101,11 @@ def test_non_ascii_text_keeps_offsets_right() -> None:
     "module",
     [
         "langmem_vault.privacy",
-        "langmem_vault.privacy.redaction.pii",
-        "langmem_vault.privacy.redaction.policy",
-        "langmem_vault.privacy.redaction.engine",
-        "langmem_vault.privacy.redaction.recognizers",
-        "langmem_vault.privacy.redaction.names",
+        "langmem_vault.privacy._redaction.pii",
+        "langmem_vault.privacy._redaction.policy",
+        "langmem_vault.privacy._redaction.engine",
+        "langmem_vault.privacy._redaction.recognizers",
+        "langmem_vault.privacy._redaction.names",
     ],
 )
 def test_docstring_examples_run(module: str) -> None:

@@ -10,9 +10,9 @@ import pytest
 from spacy.lang.en import English
 
 from langmem_vault.privacy import RedactionPolicy, detect_many, redact, redact_many
-from langmem_vault.privacy.redaction import pii
-from langmem_vault.privacy.redaction.engine import get_engines
-from langmem_vault.privacy.redaction.names import needs_ner
+from langmem_vault.privacy._redaction import pii
+from langmem_vault.privacy._redaction.engine import get_engines
+from langmem_vault.privacy._redaction.names import needs_ner
 
 PII_SET = Path(__file__).parents[2] / "bench" / "data" / "pii" / "pii_sentences.json"
 POLICY = RedactionPolicy.redact_all()
@@ -52,7 +52,7 @@ def test_shortcuts_find_what_the_full_pipeline_finds(monkeypatch: pytest.MonkeyP
     texts = _sample()
     fast = detect_many(texts, policy=POLICY)
     # The slow path: the model on every text, every recognizer on every text.
-    monkeypatch.setattr("langmem_vault.privacy.redaction.engine.needs_ner", lambda doc: True)
+    monkeypatch.setattr("langmem_vault.privacy._redaction.engine.needs_ner", lambda doc: True)
     monkeypatch.setattr(pii, "_entities_for", _all_entities)
     slow = detect_many(texts, policy=POLICY)
     differences = [(t, f, s) for t, f, s in zip(texts, fast, slow, strict=True) if f != s]

@@ -7,7 +7,7 @@ import logging
 
 import pytest
 
-from langmem_vault.privacy.redaction.engine import build_analyzer, get_engines
+from langmem_vault.privacy._redaction.engine import build_analyzer, get_engines
 
 PRESIDIO = "presidio-analyzer"
 

@@ -24,7 +24,7 @@ COLD_START = textwrap.dedent(
     """
     import threading
     from langmem_vault.privacy import redact
-    from langmem_vault.privacy.redaction import engine
+    from langmem_vault.privacy._redaction import engine
 
     assert not engine.engines_loaded()
     builds = []
@@ -74,7 +74,7 @@ def test_concurrent_redactions_match_sequential_ones() -> None:
 def test_importing_the_package_loads_neither_presidio_nor_spacy() -> None:
     code = (
         "import sys, langmem_vault.privacy; "
-        "engine = 'langmem_vault.privacy.redaction.engine'; "
+        "engine = 'langmem_vault.privacy._redaction.engine'; "
         "print(sorted(m for m in ('presidio_analyzer', 'spacy', engine) if m in sys.modules))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

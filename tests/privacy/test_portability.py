@@ -14,14 +14,14 @@ import pytest
 from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.memory.models import SemanticFact
-from langmem_vault.memory.namespaces import tails_namespace
-from langmem_vault.memory.sealing import Keyring, encrypt_fact
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.privacy.audit.log import AsyncAuditLog, AuditLog
-from langmem_vault.privacy.subject_rights.consent import aset_consent, set_consent
-from langmem_vault.privacy.subject_rights.erase import aerase_user, erase_user
-from langmem_vault.privacy.subject_rights.portability import (
+from langmem_vault.memory._models import SemanticFact
+from langmem_vault.memory._namespaces import tails_namespace
+from langmem_vault.memory._sealing import Keyring, encrypt_fact
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.privacy._audit.log import AsyncAuditLog, AuditLog
+from langmem_vault.privacy._subject_rights.consent import aset_consent, set_consent
+from langmem_vault.privacy._subject_rights.erase import aerase_user, erase_user
+from langmem_vault.privacy._subject_rights.portability import (
     EXPORT_FORMAT,
     InvalidExportError,
     aexport_user,

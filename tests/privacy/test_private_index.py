@@ -1,4 +1,4 @@
-"""The write rule (memory/writes.py) on every write path: a private fact has no embedding and no
+"""The write rule (memory/_writes.py) on every write path: a private fact has no embedding and no
 full-text vector on VaultStore, whichever path wrote it, so a search for its words finds nothing.
 """
 
@@ -11,12 +11,12 @@ from typing import Any
 import psycopg
 import pytest
 
-from langmem_vault.memory.models import Extraction, ProposedFact
-from langmem_vault.memory.sealing import ENV_KEY, Keyring, is_sealed
-from langmem_vault.memory.vault import MemoryVault
-from langmem_vault.nodes.reconcile import aapply_extraction, apply_extraction
-from langmem_vault.privacy.subject_rights.erase import erase_user, restore_user
-from langmem_vault.privacy.subject_rights.portability import (
+from langmem_vault.memory._models import Extraction, ProposedFact
+from langmem_vault.memory._sealing import ENV_KEY, Keyring, is_sealed
+from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._reconcile import aapply_extraction, apply_extraction
+from langmem_vault.privacy._subject_rights.erase import erase_user, restore_user
+from langmem_vault.privacy._subject_rights.portability import (
     aexport_user,
     aimport_user,
     export_user,

@@ -170,7 +170,7 @@ async def test_instructions(drive: Driver) -> None:
 
 
 async def test_episodes_listed_newest_first(drive: Driver) -> None:
-    from langmem_vault.memory.vault import MemoryVault
+    from langmem_vault.memory._vault import MemoryVault
 
     vault = MemoryVault(drive.store, user_id="ana")
     now = datetime.now(UTC)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from langgraph.store.base import PutOp
 
-from langmem_vault.db import connection
+from langmem_vault.db import _connection as connection
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 KEYS = [f"k{i:02d}" for i in range(30)]

@@ -11,8 +11,8 @@ from langgraph.store.base import PutOp, SearchOp
 from psycopg import sql
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from langmem_vault.store.lexemes import StatsCache
-from langmem_vault.store.plans import _search_plan
+from langmem_vault.store._lexemes import StatsCache
+from langmem_vault.store._plans import _search_plan
 
 NS = ("memories", "u1", "semantic")
 

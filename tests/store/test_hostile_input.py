@@ -17,7 +17,7 @@ from langgraph.store.base import (
 )
 
 from langmem_vault.store import AsyncVaultStore, InvalidValueError, VaultStore
-from langmem_vault.store.validation import (
+from langmem_vault.store._validation import (
     MAX_KEY_BYTES,
     MAX_LABEL_BYTES,
     MAX_NAMESPACE_BYTES,

@@ -14,7 +14,7 @@ from langgraph.store.base import GetOp, Item, PutOp, SearchItem, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.store import AsyncVaultStore, SearchRanking, VaultStore
-from langmem_vault.store.mirrors import Mirrored, MirrorSearchOp, runs_mirror_search
+from langmem_vault.store._mirrors import Mirrored, MirrorSearchOp, runs_mirror_search
 from tests.support.embeddings import TrigramEmbeddings
 
 NS = ("memories", "u1", "semantic")

@@ -11,8 +11,8 @@ import psycopg
 from langgraph.store.base import PutOp, SearchOp
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from langmem_vault.store.lexemes import StatsCache
-from langmem_vault.store.plans import _search_plan
+from langmem_vault.store._lexemes import StatsCache
+from langmem_vault.store._plans import _search_plan
 
 # One batch each, in this order, so each has its own updated_at (its transaction's time).
 WRITES: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [

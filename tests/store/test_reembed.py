@@ -11,9 +11,9 @@ import psycopg
 import pytest
 from langgraph.store.base import PutOp
 
-from langmem_vault.db.steps import Embed
+from langmem_vault.db._steps import Embed
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from langmem_vault.store.reembed import DEFAULT_PAGE
+from langmem_vault.store._reembed import DEFAULT_PAGE
 from tests.support.embeddings import TrigramEmbeddings
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 from langgraph.store.base import SearchOp
 
-from langmem_vault.db.runner import Pipelined
-from langmem_vault.store import plans
-from langmem_vault.store import sql as q
-from langmem_vault.store.lexemes import LexemeStats, StatsCache
-from langmem_vault.store.ranking import SearchRanking
+from langmem_vault.db._runner import Pipelined
+from langmem_vault.store import _plans as plans
+from langmem_vault.store import _sql as q
+from langmem_vault.store._lexemes import LexemeStats, StatsCache
+from langmem_vault.store._ranking import SearchRanking
 from tests.support.plans import drive
 
 

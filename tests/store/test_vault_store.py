@@ -15,7 +15,7 @@ import pytest
 from langgraph.store.base import PutOp, SearchOp
 from psycopg_pool import ConnectionPool
 
-from langmem_vault.db.migrations import load_migrations
+from langmem_vault.db._migrations import load_migrations
 from langmem_vault.store import AsyncVaultStore, InvalidValueError, SearchRanking, VaultStore
 from tests.support.embeddings import DIMS, TrigramEmbeddings, index_config
 
@@ -687,7 +687,7 @@ async def test_a_filtered_walk_that_finds_its_page_equals_the_exact_answer(
 
 
 def test_keyword_statistics_reach_postgres_intact(pg_uri: str) -> None:
-    from langmem_vault.store.lexemes import LexemeStats
+    from langmem_vault.store._lexemes import LexemeStats
 
     freqs = {'say "hi"': 0.5, "c:\\dir": 0.25, "a,b {c}": 1e-7, "naïve": 0.125}
     params = LexemeStats(freqs, rows=10).params()

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from blockbuster import BlockBuster, blockbuster_ctx
 
-from langmem_vault import nlp as spacy_loader
+from langmem_vault import _nlp as spacy_loader
 from langmem_vault import studio
 
 GRAPHS = Path(__file__).resolve().parents[2] / "graphs"

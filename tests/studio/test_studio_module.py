@@ -20,8 +20,8 @@ import pytest
 
 from langmem_vault import studio
 from langmem_vault.checkpointers import AsyncVaultSaver
-from langmem_vault.db.embedded import DATA_DIR_ENV, DSN_ENV, release
-from langmem_vault.jobs.queue import AsyncJobQueue
+from langmem_vault.db._embedded import DATA_DIR_ENV, DSN_ENV, release
+from langmem_vault.jobs._queue import AsyncJobQueue
 from langmem_vault.store import AsyncVaultStore
 
 

@@ -10,9 +10,9 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 
 from langmem_vault.db import aopen_pool, open_pool
-from langmem_vault.extraction.payload import EXTRACT_JOB, payload_builder
+from langmem_vault.extraction._payload import EXTRACT_JOB, payload_builder
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
-from langmem_vault.memory.namespaces import MemoryNamespaces
+from langmem_vault.memory._namespaces import MemoryNamespaces
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 ERROR = "RuntimeError: model is down"

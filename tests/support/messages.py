@@ -8,7 +8,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
-from langmem_vault.extraction.schema import ExtractionProposal
+from langmem_vault.extraction._schema import ExtractionProposal
 
 
 def human(text: str) -> HumanMessage:

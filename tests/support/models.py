@@ -17,7 +17,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable, RunnableLambda
 from pydantic import ConfigDict, Field
 
-from langmem_vault.extraction.schema import ExtractionProposal
+from langmem_vault.extraction._schema import ExtractionProposal
 
 Step = Any  # an output, an Exception to raise, or a callable(prompt) -> output
 
@@ -131,7 +131,7 @@ class RecallToolModel(BaseChatModel):
         run_manager: Any = None,
         **kw: Any,
     ) -> ChatResult:
-        from langmem_vault.offline.model import RecallChatModel
+        from langmem_vault.offline._model import RecallChatModel
 
         self.systems.append("\n".join(m.text for m in messages if isinstance(m, SystemMessage)))
         if isinstance(messages[-1], ToolMessage):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Generator
 from typing import Any
 
-from langmem_vault.db.store_plans import Batch
+from langmem_vault.db._store_plans import Batch
 
 
 def _asked(step: Any) -> Any:

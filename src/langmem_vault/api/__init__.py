@@ -13,16 +13,16 @@ from typing import TYPE_CHECKING
 from langmem_vault._lazy import LazyNames
 
 if TYPE_CHECKING:
-    from langmem_vault.api.app import DEFAULT_PREFIX, create_app
-    from langmem_vault.api.auth import ApiKeyAuth, LocalOnlyAuth, default_auth
+    from langmem_vault.api._app import DEFAULT_PREFIX, create_app
+    from langmem_vault.api._auth import ApiKeyAuth, LocalOnlyAuth, default_auth
 
 __all__ = ["DEFAULT_PREFIX", "ApiKeyAuth", "LocalOnlyAuth", "create_app", "default_auth"]
 
 _NAMES = LazyNames(
     globals(),
     {
-        "langmem_vault.api.app": ("DEFAULT_PREFIX", "create_app"),
-        "langmem_vault.api.auth": ("ApiKeyAuth", "LocalOnlyAuth", "default_auth"),
+        "langmem_vault.api._app": ("DEFAULT_PREFIX", "create_app"),
+        "langmem_vault.api._auth": ("ApiKeyAuth", "LocalOnlyAuth", "default_auth"),
     },
 )
 

@@ -5,7 +5,7 @@ and ``/store/...`` beside the mounted ``/vault`` API. ``langgraph.json`` names t
 
     "auth": {"path": "langmem_vault.api.langgraph_auth:auth", "disable_studio_auth": true}
 
-Every request then authenticates exactly as ``/vault/api`` does (:mod:`langmem_vault.api.auth`:
+Every request then authenticates exactly as ``/vault/api`` does (:mod:`langmem_vault.api._auth`:
 ``Authorization: Bearer KEY`` with the keys of ``$LANGMEM_VAULT_API_KEYS`` and
 ``$LANGMEM_VAULT_ADMIN_KEY``), and a user key is scoped to its user:
 
@@ -44,8 +44,8 @@ from typing import Any
 from langgraph_sdk import Auth
 from starlette.requests import Request
 
-from langmem_vault.api.auth import ADMIN_KEY_ENV, USER_KEYS_ENV, default_auth, identify
-from langmem_vault.memory.namespaces import MemoryNamespaces, tails_namespace
+from langmem_vault.api._auth import ADMIN_KEY_ENV, USER_KEYS_ENV, default_auth, identify
+from langmem_vault.memory._namespaces import MemoryNamespaces, tails_namespace
 
 __all__ = ["ADMIN_PERMISSION", "auth", "scoped_namespace"]
 

@@ -7,11 +7,11 @@ VaultStore of ``langgraph.json``'s ``"store"``), so the dashboard shows exactly 
 graphs remember, and on a VaultSaver opened like the server's checkpointer
 (:func:`langmem_vault.studio.vault_saver`: same DSN and schema) for threads and the
 injection trace; the audit log shares the saver's pool. Alone, it opens its own (see
-:func:`~langmem_vault.api.resources.open_service`).
+:func:`~langmem_vault.api._resources.open_service`).
 
 Configured from the environment: ``LANGMEM_VAULT_DSN`` (default: the embedded server),
 ``LANGMEM_VAULT_API_PREFIX`` (default ``/vault``), and the API keys of
-:mod:`langmem_vault.api.auth`.
+:mod:`langmem_vault.api._auth`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from langmem_vault.api.app import DEFAULT_PREFIX, create_app
-from langmem_vault.api.resources import COMPONENT
+from langmem_vault.api._app import DEFAULT_PREFIX, create_app
+from langmem_vault.api._resources import COMPONENT
 from langmem_vault.service import MemoryService
 
 __all__ = ["PREFIX_ENV", "app", "langgraph_service"]
@@ -35,7 +35,7 @@ async def langgraph_service() -> AsyncIterator[MemoryService]:
     """The service on the LangGraph server's store (entered after the server's lifespan)."""
     from langgraph_api.store import get_store
 
-    from langmem_vault.privacy.audit.log import AsyncAuditLog
+    from langmem_vault.privacy._audit.log import AsyncAuditLog
     from langmem_vault.studio import vault_saver
 
     store = await get_store()

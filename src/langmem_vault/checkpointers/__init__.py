@@ -9,10 +9,10 @@ retention, and the full ``BaseCheckpointSaver`` API including ``delete_for_runs`
 ...     saver.setup()
 """
 
-from langmem_vault.checkpointers.aio import AsyncVaultSaver
-from langmem_vault.checkpointers.maintenance import DeletedThreads, RetentionReport, ThreadInfo
-from langmem_vault.checkpointers.owners import ThreadAccessError
-from langmem_vault.checkpointers.sync import VaultSaver
+from langmem_vault.checkpointers._aio import AsyncVaultSaver
+from langmem_vault.checkpointers._maintenance import DeletedThreads, RetentionReport, ThreadInfo
+from langmem_vault.checkpointers._owners import ThreadAccessError
+from langmem_vault.checkpointers._sync import VaultSaver
 
 __all__ = [
     "AsyncVaultSaver",

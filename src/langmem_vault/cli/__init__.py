@@ -7,7 +7,7 @@
   the dead-letter list): the admin commands, over
   :class:`~langmem_vault.service.MemoryService`;
 - ``eval locomo`` (:mod:`.eval`): the LoCoMo evaluation on a file the user supplies;
-- ``serve`` (:mod:`langmem_vault.api.serve`) and ``mcp`` (:mod:`.mcp`: the MCP server over
+- ``serve`` (:mod:`langmem_vault.api._serve`) and ``mcp`` (:mod:`.mcp`: the MCP server over
   stdio).
 
 Each command module has ``register(app)``; a new module of commands (``serve``...) is one
@@ -22,19 +22,19 @@ from __future__ import annotations
 import importlib
 import sys
 
-from langmem_vault.cli.app import app, main
+from langmem_vault.cli._app import app, main
 
 __all__ = ["COMMANDS", "app", "main"]
 
 #: modules whose ``register(app)`` adds their commands to the root app
 COMMANDS = (
-    "langmem_vault.cli.memories",
-    "langmem_vault.cli.instructions",
-    "langmem_vault.cli.admin",
-    "langmem_vault.cli.eval",
-    "langmem_vault.cli.jobs",
-    "langmem_vault.api.serve",
-    "langmem_vault.cli.mcp",
+    "langmem_vault.cli._memories",
+    "langmem_vault.cli._instructions",
+    "langmem_vault.cli._admin",
+    "langmem_vault.cli._eval",
+    "langmem_vault.cli._jobs",
+    "langmem_vault.api._serve",
+    "langmem_vault.cli._mcp",
 )
 
 for _module in COMMANDS:

@@ -1,23 +1,23 @@
 """Connections, the embedded server, the sans-IO runtime (steps and their two drivers) and
 migrations."""
 
-from langmem_vault.db.connection import (
+from langmem_vault.db._connection import (
     AsyncDatabase,
     Database,
     aopen_pool,
     open_pool,
 )
-from langmem_vault.db.embedded import (
+from langmem_vault.db._embedded import (
     DataDirError,
     EmbeddedServerError,
     ServerCrashedError,
     embedded_uri,
     resolve_dsn,
 )
-from langmem_vault.db.migrations import check_schema, migrate_plan
-from langmem_vault.db.pools import PoolConfig, apooled, pooled
-from langmem_vault.db.runner import Plan, Query, Statements
-from langmem_vault.db.steps import Step, Steps, arun_steps, run_steps
+from langmem_vault.db._migrations import check_schema, migrate_plan
+from langmem_vault.db._pools import PoolConfig, apooled, pooled
+from langmem_vault.db._runner import Plan, Query, Statements
+from langmem_vault.db._steps import Step, Steps, arun_steps, run_steps
 
 __all__ = [
     "AsyncDatabase",

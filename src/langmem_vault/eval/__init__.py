@@ -6,7 +6,7 @@
 - :mod:`.locomo`: :func:`~.locomo.run_locomo`, which runs it all;
 - :mod:`.plot`: the figure (matplotlib, when installed).
 
->>> from langmem_vault.eval.locomo import run_locomo
+>>> from langmem_vault.eval._locomo import run_locomo
 >>> run_locomo.__name__
 'run_locomo'
 """

@@ -15,17 +15,17 @@ other:
 ('extract', ('langmem_vault', 'watermarks', 'extract'))
 """
 
-from langmem_vault.extraction.apply import aapply, apply
-from langmem_vault.extraction.checks import Checked
-from langmem_vault.extraction.payload import (
+from langmem_vault.extraction._apply import aapply, apply
+from langmem_vault.extraction._checks import Checked
+from langmem_vault.extraction._payload import (
     EXTRACT_JOB,
     WATERMARK_NAMESPACE,
     messages_from_payload,
     namespaces_from_payload,
     payload_builder,
 )
-from langmem_vault.extraction.protocol import Extractor, ModelExtractor, as_extractor
-from langmem_vault.extraction.span import aextract_span, extract_span
+from langmem_vault.extraction._protocol import Extractor, ModelExtractor, as_extractor
+from langmem_vault.extraction._span import aextract_span, extract_span
 
 __all__ = [
     "EXTRACT_JOB",

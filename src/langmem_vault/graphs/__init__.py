@@ -3,15 +3,15 @@
 >>> from langmem_vault.graphs import MemoryState, add_memory, build_memory_graph
 """
 
-from langmem_vault.graphs.builder import SAME_AS_MODEL, add_memory, build_memory_graph
-from langmem_vault.graphs.options import (
+from langmem_vault.graphs._builder import SAME_AS_MODEL, add_memory, build_memory_graph
+from langmem_vault.graphs._options import (
     CompactOptions,
     ExtractOptions,
     InjectOptions,
     ReconcileOptions,
     RespondOptions,
 )
-from langmem_vault.graphs.state import MemoryContext, MemoryInput, MemoryOutput, MemoryState
+from langmem_vault.graphs._state import MemoryContext, MemoryInput, MemoryOutput, MemoryState
 
 __all__ = [
     "SAME_AS_MODEL",

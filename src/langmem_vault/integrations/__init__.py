@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from langmem_vault._lazy import LazyNames
 
 if TYPE_CHECKING:
-    from langmem_vault.integrations.middleware import MemoryAgentState, MemoryMiddleware
-    from langmem_vault.integrations.retriever import VaultRetriever, render_context
-    from langmem_vault.integrations.tools import (
+    from langmem_vault.integrations._middleware import MemoryAgentState, MemoryMiddleware
+    from langmem_vault.integrations._retriever import VaultRetriever, render_context
+    from langmem_vault.integrations._tools import (
         create_manage_memory_tool,
         create_search_memory_tool,
     )
@@ -30,9 +30,9 @@ __all__ = [
 _NAMES = LazyNames(
     globals(),
     {
-        "langmem_vault.integrations.middleware": ("MemoryAgentState", "MemoryMiddleware"),
-        "langmem_vault.integrations.retriever": ("VaultRetriever", "render_context"),
-        "langmem_vault.integrations.tools": (
+        "langmem_vault.integrations._middleware": ("MemoryAgentState", "MemoryMiddleware"),
+        "langmem_vault.integrations._retriever": ("VaultRetriever", "render_context"),
+        "langmem_vault.integrations._tools": (
             "create_manage_memory_tool",
             "create_search_memory_tool",
         ),

@@ -11,12 +11,12 @@ Jobs that used all their attempts form the dead-letter list (``queue.failed()``)
 ...     ExtractionWorker(queue, store, "openai:gpt-4o-mini").run_pending()
 """
 
-from langmem_vault.jobs.background import BackgroundExtraction
-from langmem_vault.jobs.consolidation import CONSOLIDATE_JOB, ConsolidationWorker
-from langmem_vault.jobs.dead_letter import FailedJob, FailedJobs, Retried, UnknownJobs
-from langmem_vault.jobs.plans import Enqueued, Job
-from langmem_vault.jobs.queue import AsyncJobQueue, JobQueue
-from langmem_vault.jobs.worker import ExtractionWorker, LeaseLost
+from langmem_vault.jobs._background import BackgroundExtraction
+from langmem_vault.jobs._consolidation import CONSOLIDATE_JOB, ConsolidationWorker
+from langmem_vault.jobs._dead_letter import FailedJob, FailedJobs, Retried, UnknownJobs
+from langmem_vault.jobs._plans import Enqueued, Job
+from langmem_vault.jobs._queue import AsyncJobQueue, JobQueue
+from langmem_vault.jobs._worker import ExtractionWorker, LeaseLost
 
 __all__ = [
     "CONSOLIDATE_JOB",

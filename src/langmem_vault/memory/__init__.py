@@ -3,8 +3,8 @@
 >>> from langmem_vault.memory import MemoryVault, SemanticFact
 """
 
-from langmem_vault.memory.conditions import Condition, parse_condition
-from langmem_vault.memory.models import (
+from langmem_vault.memory._conditions import Condition, parse_condition
+from langmem_vault.memory._models import (
     CATEGORIES,
     Episode,
     Extraction,
@@ -14,7 +14,7 @@ from langmem_vault.memory.models import (
     ProposedInstruction,
     SemanticFact,
 )
-from langmem_vault.memory.namespaces import (
+from langmem_vault.memory._namespaces import (
     EPISODES,
     INSTRUCTIONS,
     SEMANTIC,
@@ -22,8 +22,8 @@ from langmem_vault.memory.namespaces import (
     MissingConfigKeyError,
     resolve_namespace,
 )
-from langmem_vault.memory.recall.scoring import ScoringWeights
-from langmem_vault.memory.vault import Memory, MemoryVault
+from langmem_vault.memory._recall.scoring import ScoringWeights
+from langmem_vault.memory._vault import Memory, MemoryVault
 
 __all__ = [
     "CATEGORIES",

@@ -24,15 +24,15 @@ __all__ = [
 ]
 
 _WHERE = {
-    "langmem_vault.nodes.inject": ("create_inject_node",),
-    "langmem_vault.nodes.respond": ("create_respond_node",),
-    "langmem_vault.nodes.reconcile": (
+    "langmem_vault.nodes._inject": ("create_inject_node",),
+    "langmem_vault.nodes._respond": ("create_respond_node",),
+    "langmem_vault.nodes._reconcile": (
         "create_reconcile_node",
         "apply_extraction",
         "aapply_extraction",
     ),
-    "langmem_vault.nodes.extract": ("create_extract_node",),
-    "langmem_vault.nodes.compact": ("create_compact_node",),
+    "langmem_vault.nodes._extract": ("create_extract_node",),
+    "langmem_vault.nodes._compact": ("create_compact_node",),
 }
 
 

@@ -1,8 +1,8 @@
 """Offline stand-ins for the two model calls, so demos and tests run without an API key.
 
-- :class:`~langmem_vault.offline.model.RecallChatModel`: a chat model that answers from the
+- :class:`~langmem_vault.offline._model.RecallChatModel`: a chat model that answers from the
   memories inject puts in state;
-- :class:`~langmem_vault.offline.extractor.OfflineExtractor`: rule-based extraction (regular
+- :class:`~langmem_vault.offline._extractor.OfflineExtractor`: rule-based extraction (regular
   expressions and an optional spaCy model).
 
 This package sits just above :mod:`langmem_vault.extraction` and below the nodes and graphs,
@@ -11,7 +11,7 @@ which may import it; it imports neither.
 >>> from langmem_vault.offline import OfflineExtractor, RecallChatModel
 """
 
-from langmem_vault.offline.extractor import OfflineExtractor
-from langmem_vault.offline.model import RecallChatModel
+from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._model import RecallChatModel
 
 __all__ = ["OfflineExtractor", "RecallChatModel"]

@@ -1,16 +1,16 @@
 """Privacy: PII redaction, encryption at rest, audit log, consent, export/import/erase, gate.
 
-- :mod:`~langmem_vault.privacy.redaction`: ``redact()`` (Presidio + a local spaCy model,
+- :mod:`~langmem_vault.privacy._redaction`: ``redact()`` (Presidio + a local spaCy model,
   offline), its policy and recognisers; a primitive that imports nothing from the memory layer;
-- :mod:`~langmem_vault.privacy.rotation` re-seals every private fact under a new key (the
+- :mod:`~langmem_vault.privacy._rotation` re-seals every private fact under a new key (the
   sealing itself, ``Keyring`` and the AES-GCM envelopes, is how the memory layer stores a
-  private fact, so it lives there: :mod:`langmem_vault.memory.sealing`).
+  private fact, so it lives there: :mod:`langmem_vault.memory._sealing`).
 
 And two rooms built on the memory model:
 
-- :mod:`~langmem_vault.privacy.audit`: who did what to which memory, when (the log, its
+- :mod:`~langmem_vault.privacy._audit`: who did what to which memory, when (the log, its
   buffer, the audited store wrapper, the access recorder);
-- :mod:`~langmem_vault.privacy.subject_rights`: per-user consent and the extraction filter,
+- :mod:`~langmem_vault.privacy._subject_rights`: per-user consent and the extraction filter,
   export and import, erase, and the gate that hands plugins tiered, sanitised answers.
 
 The modules beyond redaction load on first use (``from langmem_vault.privacy import
@@ -26,7 +26,7 @@ Example:
 from typing import TYPE_CHECKING
 
 from langmem_vault._lazy import LazyNames
-from langmem_vault.privacy.redaction.pii import (
+from langmem_vault.privacy._redaction.pii import (
     DetectedEntity,
     RedactionResult,
     detect,
@@ -35,7 +35,7 @@ from langmem_vault.privacy.redaction.pii import (
     redact,
     redact_many,
 )
-from langmem_vault.privacy.redaction.policy import (
+from langmem_vault.privacy._redaction.policy import (
     DEFAULT_ACTIONS,
     DEFAULT_POLICY,
     Action,
@@ -44,18 +44,18 @@ from langmem_vault.privacy.redaction.policy import (
 )
 
 if TYPE_CHECKING:  # static types for the lazy names below
-    from langmem_vault.privacy.audit.access import AuditingAccessRecorder
-    from langmem_vault.privacy.audit.buffer import AsyncAuditBuffer, AuditBuffer
-    from langmem_vault.privacy.audit.log import (
+    from langmem_vault.privacy._audit.access import AuditingAccessRecorder
+    from langmem_vault.privacy._audit.buffer import AsyncAuditBuffer, AuditBuffer
+    from langmem_vault.privacy._audit.log import (
         AsyncAuditLog,
         AuditAction,
         AuditEvent,
         AuditLog,
         AuditRecord,
     )
-    from langmem_vault.privacy.audit.store import AuditedStore
-    from langmem_vault.privacy.rotation import RotationReport, arotate_keys, rotate_keys
-    from langmem_vault.privacy.subject_rights.consent import (
+    from langmem_vault.privacy._audit.store import AuditedStore
+    from langmem_vault.privacy._rotation import RotationReport, arotate_keys, rotate_keys
+    from langmem_vault.privacy._subject_rights.consent import (
         ConsentSettings,
         afilter_for_namespaces,
         aget_consent,
@@ -65,7 +65,7 @@ if TYPE_CHECKING:  # static types for the lazy names below
         get_consent,
         set_consent,
     )
-    from langmem_vault.privacy.subject_rights.erase import (
+    from langmem_vault.privacy._subject_rights.erase import (
         ErasureReport,
         aerase_user,
         apurge_erased,
@@ -74,8 +74,8 @@ if TYPE_CHECKING:  # static types for the lazy names below
         purge_erased,
         restore_user,
     )
-    from langmem_vault.privacy.subject_rights.gate import GateAnswer, PrivacyGate, Tier
-    from langmem_vault.privacy.subject_rights.portability import (
+    from langmem_vault.privacy._subject_rights.gate import GateAnswer, PrivacyGate, Tier
+    from langmem_vault.privacy._subject_rights.portability import (
         InvalidExportError,
         aexport_user,
         aimport_user,
@@ -86,17 +86,17 @@ if TYPE_CHECKING:  # static types for the lazy names below
 
 # module -> the names it gives this package, loaded on first attribute access (PEP 562)
 _LAZY = {
-    "langmem_vault.privacy.audit.log": (
+    "langmem_vault.privacy._audit.log": (
         "AuditAction",
         "AuditEvent",
         "AuditLog",
         "AsyncAuditLog",
         "AuditRecord",
     ),
-    "langmem_vault.privacy.audit.buffer": ("AuditBuffer", "AsyncAuditBuffer"),
-    "langmem_vault.privacy.audit.store": ("AuditedStore",),
-    "langmem_vault.privacy.audit.access": ("AuditingAccessRecorder",),
-    "langmem_vault.privacy.subject_rights.consent": (
+    "langmem_vault.privacy._audit.buffer": ("AuditBuffer", "AsyncAuditBuffer"),
+    "langmem_vault.privacy._audit.store": ("AuditedStore",),
+    "langmem_vault.privacy._audit.access": ("AuditingAccessRecorder",),
+    "langmem_vault.privacy._subject_rights.consent": (
         "filter_for_namespaces",
         "afilter_for_namespaces",
         "ConsentSettings",
@@ -106,8 +106,8 @@ _LAZY = {
         "aset_consent",
         "filter_extraction",
     ),
-    "langmem_vault.privacy.rotation": ("rotate_keys", "arotate_keys", "RotationReport"),
-    "langmem_vault.privacy.subject_rights.portability": (
+    "langmem_vault.privacy._rotation": ("rotate_keys", "arotate_keys", "RotationReport"),
+    "langmem_vault.privacy._subject_rights.portability": (
         "export_user",
         "aexport_user",
         "import_user",
@@ -115,7 +115,7 @@ _LAZY = {
         "memories_csv",
         "InvalidExportError",
     ),
-    "langmem_vault.privacy.subject_rights.erase": (
+    "langmem_vault.privacy._subject_rights.erase": (
         "ErasureReport",
         "erase_user",
         "aerase_user",
@@ -124,7 +124,7 @@ _LAZY = {
         "purge_erased",
         "apurge_erased",
     ),
-    "langmem_vault.privacy.subject_rights.gate": ("PrivacyGate", "GateAnswer", "Tier"),
+    "langmem_vault.privacy._subject_rights.gate": ("PrivacyGate", "GateAnswer", "Tier"),
 }
 
 

@@ -15,18 +15,18 @@ naming the field, :class:`Forbidden`) with nothing written.
 'active'
 """
 
-from langmem_vault.service.agent import Profile, Remembered
-from langmem_vault.service.errors import Forbidden, InvalidInput, NotFound, ServiceError
-from langmem_vault.service.facade import MemoryService
-from langmem_vault.service.jobs import FailedJobList, FailedJobRecord, RetryResult
-from langmem_vault.service.privacy import (
+from langmem_vault.service._agent import Profile, Remembered
+from langmem_vault.service._errors import Forbidden, InvalidInput, NotFound, ServiceError
+from langmem_vault.service._facade import MemoryService
+from langmem_vault.service._jobs import FailedJobList, FailedJobRecord, RetryResult
+from langmem_vault.service._privacy import (
     AuditEntry,
     ConsentView,
     EraseResult,
     ImportResult,
     RotationResult,
 )
-from langmem_vault.service.records import (
+from langmem_vault.service._records import (
     Identity,
     MemoryPage,
     MemoryQuery,
@@ -34,8 +34,8 @@ from langmem_vault.service.records import (
     SearchHit,
     SearchResults,
 )
-from langmem_vault.service.stats import DayCount, StatsReport
-from langmem_vault.service.threads import MessageView, ThreadDetail, ThreadRecord
+from langmem_vault.service._stats import DayCount, StatsReport
+from langmem_vault.service._threads import MessageView, ThreadDetail, ThreadRecord
 
 __all__ = [
     "AuditEntry",

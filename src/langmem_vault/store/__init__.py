@@ -11,20 +11,20 @@ from typing import TYPE_CHECKING, Any
 from langmem_vault._lazy import LazyNames
 
 if TYPE_CHECKING:
-    from langmem_vault.store.aio import AsyncVaultStore
-    from langmem_vault.store.ranking import SearchRanking
-    from langmem_vault.store.sync import VaultStore
-    from langmem_vault.store.validation import InvalidValueError
+    from langmem_vault.store._aio import AsyncVaultStore
+    from langmem_vault.store._ranking import SearchRanking
+    from langmem_vault.store._sync import VaultStore
+    from langmem_vault.store._validation import InvalidValueError
 
 __all__ = ["AsyncVaultStore", "InvalidValueError", "SearchRanking", "VaultStore"]
 
 _NAMES = LazyNames(
     globals(),
     {
-        "langmem_vault.store.aio": ("AsyncVaultStore",),
-        "langmem_vault.store.sync": ("VaultStore",),
-        "langmem_vault.store.ranking": ("SearchRanking",),
-        "langmem_vault.store.validation": ("InvalidValueError",),
+        "langmem_vault.store._aio": ("AsyncVaultStore",),
+        "langmem_vault.store._sync": ("VaultStore",),
+        "langmem_vault.store._ranking": ("SearchRanking",),
+        "langmem_vault.store._validation": ("InvalidValueError",),
     },
 )
 

@@ -1,0 +1,103 @@
+"""Versioned SQL migrations, applied by ``setup()``.
+
+Migrations live in ``db/_sql/<track>/NNNN_name.sql``. Each component (the store, its
+vectors, the saver, the job queue) has its own track, so an app that uses only the saver gets
+only the saver's tables. Files may use ``{schema}`` and named template parameters such as
+``{dims}``; they are substituted before the file runs.
+
+The whole run happens in one transaction under a transaction-level advisory lock, so several
+processes may call ``setup()`` at once, a caller may call it inside its own transaction, and a
+failure leaves nothing half-applied. No ``CREATE INDEX CONCURRENTLY`` (it cannot run inside a
+transaction, langgraph #7630).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from psycopg import sql
+
+from langmem_vault.db._runner import Plan, Query
+
+DEFAULT_SCHEMA = "langmem_vault"
+# One lock for every track and schema: CREATE EXTENSION and CREATE SCHEMA race otherwise.
+ADVISORY_LOCK_KEY = 0x6C6D7661  # "lmva"
+_SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_FILE_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    track: str
+    version: int
+    name: str
+    sql: str
+
+
+def check_schema(schema: str) -> str:
+    """Validate a schema name: lower-case letters, digits and underscores, at most 63 chars."""
+    if not isinstance(schema, str) or not _SCHEMA_RE.match(schema):
+        raise ValueError(
+            f"invalid schema name {schema!r}: use lower-case letters, digits and underscores, "
+            "starting with a letter or underscore, at most 63 characters"
+        )
+    return schema
+
+
+@cache
+def load_migrations(track: str) -> tuple[Migration, ...]:
+    """The migrations of ``track``, in version order."""
+    folder = resources.files("langmem_vault.db") / "_sql" / track
+    found = []
+    for entry in folder.iterdir():
+        match = _FILE_RE.match(entry.name)
+        if match:
+            found.append(Migration(track, int(match.group(1)), entry.name, entry.read_text()))
+    found.sort(key=lambda m: m.version)
+    if not found:
+        raise ValueError(f"no migrations found for track {track!r}")
+    return tuple(found)
+
+
+def render(migration: Migration, schema: str, params: dict[str, object]) -> str:
+    text = migration.sql.replace("{schema}", check_schema(schema))
+    for name, value in params.items():
+        text = text.replace("{" + name + "}", str(value))
+    return text
+
+
+def migrate_plan(
+    schema: str, track: str, params: dict[str, object] | None = None
+) -> Plan[list[int]]:
+    """Apply the pending migrations of ``track``; returns the versions applied."""
+    schema_id = sql.Identifier(check_schema(schema))
+    yield Query("SELECT pg_advisory_xact_lock(%s)", (ADVISORY_LOCK_KEY,))
+    yield Query(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(schema_id))
+    yield Query(
+        sql.SQL(
+            "CREATE TABLE IF NOT EXISTS {}.vault_migrations ("
+            " track text NOT NULL, version integer NOT NULL, name text NOT NULL,"
+            " applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (track, version))"
+        ).format(schema_id)
+    )
+    rows = yield Query(
+        sql.SQL("SELECT version FROM {}.vault_migrations WHERE track = %s").format(schema_id),
+        (track,),
+    )
+    done = {row["version"] for row in rows or []}
+    applied = []
+    for migration in load_migrations(track):
+        if migration.version in done:
+            continue
+        yield Query(render(migration, schema, params or {}), prepare=False)
+        yield Query(
+            sql.SQL(
+                "INSERT INTO {}.vault_migrations (track, version, name) VALUES (%s, %s, %s)"
+            ).format(schema_id),
+            (track, migration.version, migration.name),
+        )
+        applied.append(migration.version)
+    return applied

@@ -1,0 +1,133 @@
+"""The one extraction call over a span: similar stored facts, the call, the checks, redaction.
+
+The stored facts most similar to the new turns (one batched store search, one query per user
+message) are shown to the model under aliases (:mod:`~langmem_vault.extraction._aliases`); its
+answer goes through :mod:`~langmem_vault.extraction._checks`, then PII redaction, before
+anything of it can be stored.
+
+>>> checked = extract_span(store, model, msgs, namespaces=ns)  # doctest: +SKIP
+>>> checked.extraction.facts                                   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.messages import BaseMessage, HumanMessage
+from langgraph.store.base import BaseStore, SearchItem, SearchOp
+
+from langmem_vault.extraction._aliases import AliasMap
+from langmem_vault.extraction._checks import Checked, check_proposal
+from langmem_vault.extraction._messages import (
+    MAX_QUERY_CHARS,
+    content_messages,
+    message_id,
+    message_text,
+)
+from langmem_vault.extraction._protocol import Extractor, as_extractor
+from langmem_vault.extraction._redaction import redact_extraction
+from langmem_vault.memory._namespaces import ResolvedNamespaces
+from langmem_vault.privacy._redaction.policy import DEFAULT_POLICY, RedactionPolicy
+
+#: user messages of a span used as similarity queries (one batched store round trip)
+MAX_SEARCH_QUERIES = 4
+
+
+def _search_ops(
+    namespace: tuple[str, ...], messages: Sequence[BaseMessage], limit: int
+) -> list[SearchOp]:
+    queries = [message_text(m, MAX_QUERY_CHARS) for m in messages if isinstance(m, HumanMessage)]
+    queries = [q for q in queries if q.strip()][-MAX_SEARCH_QUERIES:]
+    return [
+        SearchOp(namespace, filter={"status": {"$ne": "superseded"}}, limit=limit, query=q)
+        for q in queries
+    ]
+
+
+def _alias_map(results: Sequence[Any], limit: int) -> AliasMap:
+    # Several queries (one per user message) share one batch round trip; keep each fact once,
+    # at its best score, most relevant first.
+    best: dict[str, SearchItem] = {}
+    for items in results:
+        for item in items or []:
+            seen = best.get(item.key)
+            if seen is None or (item.score or 0.0) > (seen.score or 0.0):
+                best[item.key] = item
+    ranked = sorted(best.values(), key=lambda it: -(it.score or 0.0))[:limit]
+    rows = [
+        (
+            it.key,
+            str(it.value.get("text", "")),
+            str(it.value.get("category", "general")),
+            float(it.value.get("confidence", 0.0)),
+        )
+        for it in ranked
+    ]
+    return AliasMap.build(rows)
+
+
+def _finish(
+    checked: Checked,
+    thread_id: str | None,
+    messages: Sequence[BaseMessage],
+    redaction: RedactionPolicy | None,
+) -> Checked:
+    ids = [message_id(m) for m in messages]
+    extraction = checked.extraction
+    if redaction is not None:
+        # Before anything is stored: the job's saved result included.
+        extraction = redact_extraction(extraction, redaction)
+    checked.extraction = extraction.model_copy(update={"thread_id": thread_id, "message_ids": ids})
+    return checked
+
+
+def extract_span(
+    store: BaseStore,
+    extractor: Any,
+    messages: Sequence[BaseMessage],
+    *,
+    namespaces: ResolvedNamespaces,
+    thread_id: str | None = None,
+    similar_limit: int = 8,
+    redaction: RedactionPolicy | None = DEFAULT_POLICY,
+) -> Checked:
+    """One extraction over ``messages``: similar stored facts, one call, the checks, then PII
+    redaction under ``redaction`` (None turns it off).
+
+    ``extractor`` is a chat model, an ``init_chat_model`` string or an ``Extractor``.
+
+    >>> checked = extract_span(store, model, msgs, namespaces=ns)  # doctest: +SKIP
+    >>> checked.extraction.facts                                   # doctest: +SKIP
+    """
+    ex: Extractor = as_extractor(extractor)
+    span = content_messages(messages)
+    aliases = _alias_map(
+        store.batch(_search_ops(namespaces.semantic, span, similar_limit)), similar_limit
+    )
+    proposal = ex.extract(span, aliases.facts)
+    return _finish(check_proposal(proposal, span, aliases), thread_id, span, redaction)
+
+
+async def aextract_span(
+    store: BaseStore,
+    extractor: Any,
+    messages: Sequence[BaseMessage],
+    *,
+    namespaces: ResolvedNamespaces,
+    thread_id: str | None = None,
+    similar_limit: int = 8,
+    redaction: RedactionPolicy | None = DEFAULT_POLICY,
+) -> Checked:
+    """Async twin of :func:`extract_span`."""
+    ex: Extractor = as_extractor(extractor)
+    span = content_messages(messages)
+    results = await store.abatch(_search_ops(namespaces.semantic, span, similar_limit))
+    aliases = _alias_map(results, similar_limit)
+    proposal = await ex.aextract(span, aliases.facts)
+    # The checks (spaCy) and redaction are CPU-bound and load models on first use: off the
+    # event loop.
+    return await asyncio.to_thread(
+        lambda: _finish(check_proposal(proposal, span, aliases), thread_id, span, redaction)
+    )

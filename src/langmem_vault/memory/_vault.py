@@ -1,0 +1,561 @@
+"""``MemoryVault``: a typed facade over any BaseStore for one user's memories.
+
+Apps and surfaces call ``remember``/``recall``/``update``/``forget`` and the instruction and
+episode helpers instead of hand-building namespaces and dicts. One vault is bound to one
+user, given once to the constructor (``user_id`` or a run config): its methods take no user
+id, so a bug cannot read or write someone else's memories. Every method has an async twin
+(``aremember``, ``arecall``...) built on the same store plan.
+
+>>> from langgraph.store.memory import InMemoryStore
+>>> vault = MemoryVault(InMemoryStore(), user_id="u1")
+>>> key = vault.remember("Prefers green tea", category="preference").key
+>>> [m.value.text for m in vault.list()]
+['Prefers green tea']
+"""
+
+from __future__ import annotations
+
+import builtins
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar
+
+from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
+
+from langmem_vault.db._steps import arun_steps, run_steps
+from langmem_vault.db._store_plans import Batch, StorePlan
+from langmem_vault.memory._models import (
+    Episode,
+    FactCategory,
+    FactSource,
+    Instruction,
+    MemoryLayer,
+    MemoryModel,
+    SemanticFact,
+    utcnow,
+)
+from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces
+from langmem_vault.memory._recall.retrieval import (
+    applicable_instructions,
+    fact_search_op,
+    newest_plan,
+    scan_plan,
+    score_items,
+)
+from langmem_vault.memory._recall.scoring import (
+    DEFAULT_WEIGHTS,
+    ScoringWeights,
+    as_datetime,
+    balance_categories,
+)
+from langmem_vault.memory._recall.usage import read_usage_plan, usage_namespace, with_usage
+from langmem_vault.memory._sealing import Keyring, default_keyring, open_value
+from langmem_vault.memory._writes import memory_put
+
+__all__ = ["Memory", "MemoryVault"]
+
+M = TypeVar("M", bound=MemoryModel)
+_EPOCH = datetime.min.replace(tzinfo=UTC)
+T = TypeVar("T")
+_List = builtins.list
+
+
+@dataclass(frozen=True)
+class Memory(Generic[M]):
+    """A stored memory: its store key, typed value and (for recall) its score."""
+
+    key: str
+    value: M
+    score: float | None = None
+
+
+class MemoryVault:
+    """One user's semantic facts, standing instructions and episodes in a BaseStore.
+
+    ``config`` is a run config (``{"configurable": {"user_id": ...}}``) used to fill the
+    namespace templates; ``user_id`` is a shortcut for the common case.
+    """
+
+    def __init__(
+        self,
+        store: BaseStore,
+        *,
+        user_id: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        namespaces: MemoryNamespaces | None = None,
+        weights: ScoringWeights = DEFAULT_WEIGHTS,
+        keyring: Keyring | None = None,
+    ) -> None:
+        configurable = dict((config or {}).get("configurable") or {})
+        if user_id is not None:
+            if configurable.get("user_id") not in (None, user_id):
+                raise PermissionError(
+                    f"user_id {user_id!r} differs from config's {configurable['user_id']!r}"
+                )
+            configurable["user_id"] = user_id
+        self.store = store
+        self.user_id: str | None = configurable.get("user_id")
+        self.namespaces = namespaces or MemoryNamespaces()
+        self.ns: ResolvedNamespaces = self.namespaces.resolve({"configurable": configurable})
+        self.weights = weights
+        # Without an explicit keyring, $LANGMEM_VAULT_KEY (when set) seals private facts.
+        self.keyring = keyring if keyring is not None else default_keyring()
+
+    # -- guards and drivers --------------------------------------------------------------
+
+    def _put(
+        self, ns: tuple[str, ...], key: str, value: MemoryModel, *, reindex: bool = True
+    ) -> PutOp:
+        # One write rule (memory.writes): sealing with this vault's keyring, the layer's TTL.
+        return memory_put(
+            ns, key, value, keyring=self.keyring, reindex=reindex, layers=self.weights.layers
+        )
+
+    def _run(self, plan: StorePlan[T]) -> T:
+        return run_steps(plan, self.store)
+
+    async def _arun(self, plan: StorePlan[T]) -> T:
+        return await arun_steps(plan, self.store)
+
+    def _with_usage(self, items: Sequence[Item]) -> StorePlan[_List[dict[str, Any]]]:
+        """The items' values with their usage counts merged in (one batch of gets)."""
+        usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
+        return [with_usage(i.value, usage.get((tuple(i.namespace), i.key))) for i in items]
+
+    # -- semantic facts ------------------------------------------------------------------
+
+    def _fact(
+        self,
+        text: str,
+        category: FactCategory,
+        tags: Sequence[str],
+        confidence: float,
+        source: FactSource,
+        private: bool,
+        evidence: str | None,
+        layer: MemoryLayer,
+        thread_id: str | None,
+    ) -> SemanticFact:
+        return SemanticFact(
+            text=text,
+            category=category,
+            tags=list(tags),
+            confidence=confidence,
+            source=source,
+            private=private,
+            evidence=evidence,
+            layer=layer,
+            source_thread_id=thread_id,
+        )
+
+    def _remember_plan(self, fact: SemanticFact) -> StorePlan[Memory[SemanticFact]]:
+        key = str(uuid.uuid4())
+        yield Batch([self._put(self.ns.semantic, key, fact)])
+        return Memory(key, fact)
+
+    def _open(self, key: str, value: Any, usage: Mapping[str, Any] | None = None) -> SemanticFact:
+        # Sealing covers text and evidence only; the counters stay in clear either way.
+        opened = open_value(value, self.keyring, self.ns.semantic, key)
+        return SemanticFact.from_store(with_usage(opened, usage))
+
+    def remember(
+        self,
+        text: str,
+        *,
+        category: FactCategory = "general",
+        tags: Sequence[str] = (),
+        confidence: float = 1.0,
+        source: FactSource = "manual",
+        private: bool = False,
+        evidence: str | None = None,
+        layer: MemoryLayer = "long_term",
+        thread_id: str | None = None,
+    ) -> Memory[SemanticFact]:
+        """Store a fact (validated first; nothing is written when a field is invalid).
+
+        A fact the user or the app states is long-term at once. ``layer="short_term"`` with
+        ``thread_id`` keeps a session note for 2 hours, ranked at full weight in that thread
+        only (see :mod:`langmem_vault.memory._layers`).
+
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> MemoryVault(InMemoryStore(), user_id="u").remember("Likes jazz").value.layer
+        'long_term'
+        """
+        fact = self._fact(
+            text, category, tags, confidence, source, private, evidence, layer, thread_id
+        )
+        return self._run(self._remember_plan(fact))
+
+    async def aremember(
+        self,
+        text: str,
+        *,
+        category: FactCategory = "general",
+        tags: Sequence[str] = (),
+        confidence: float = 1.0,
+        source: FactSource = "manual",
+        private: bool = False,
+        evidence: str | None = None,
+        layer: MemoryLayer = "long_term",
+        thread_id: str | None = None,
+    ) -> Memory[SemanticFact]:
+        """Async :meth:`remember`."""
+        fact = self._fact(
+            text, category, tags, confidence, source, private, evidence, layer, thread_id
+        )
+        return await self._arun(self._remember_plan(fact))
+
+    def _recall_plan(
+        self,
+        query: str | None,
+        limit: int,
+        categories: Sequence[str] | None,
+        include_pending: bool,
+        candidates: int,
+    ) -> StorePlan[_List[Memory[SemanticFact]]]:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        op = fact_search_op(self.ns.semantic, query, candidates=candidates)
+        (items,) = yield Batch([op])
+        usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
+        scored = score_items(
+            items,
+            utcnow(),
+            use_relevance=bool(query),
+            weights=self.weights,
+            include_pending=include_pending,
+            usage=usage,
+        )
+        if categories is not None:
+            wanted = set(categories)
+            scored = [m for m in scored if m.category in wanted]
+        picked = balance_categories(scored, limit)
+        return [Memory(m.key, self._open(m.key, dict(m.value)), m.score) for m in picked]
+
+    def recall(
+        self,
+        query: str | None = None,
+        *,
+        limit: int = 5,
+        categories: Sequence[str] | None = None,
+        include_pending: bool = False,
+        candidates: int = 50,
+    ) -> _List[Memory[SemanticFact]]:
+        """The most useful current facts for ``query`` (or overall), best first.
+
+        Scored like inject: search relevance blended with confidence x 0.7 + recency x 0.3 and
+        utility, with category balance.
+        """
+        plan = self._recall_plan(query, limit, categories, include_pending, candidates)
+        return self._run(plan)
+
+    async def arecall(
+        self,
+        query: str | None = None,
+        *,
+        limit: int = 5,
+        categories: Sequence[str] | None = None,
+        include_pending: bool = False,
+        candidates: int = 50,
+    ) -> _List[Memory[SemanticFact]]:
+        """Async :meth:`recall`."""
+        plan = self._recall_plan(query, limit, categories, include_pending, candidates)
+        return await self._arun(plan)
+
+    def _list_plan(
+        self, status: str | None, category: str | None, limit: int, offset: int
+    ) -> StorePlan[_List[Memory[SemanticFact]]]:
+        filt: dict[str, Any] = {}
+        if status is not None:
+            filt["status"] = status
+        if category is not None:
+            filt["category"] = category
+        if limit < 1 or offset < 0:
+            raise ValueError(f"limit must be >= 1 and offset >= 0, got {limit} and {offset}")
+        # Oldest first across pages: a store's search has no order of its own to page by,
+        # so read every match and sort by the fact's creation time before cutting.
+        items = yield from scan_plan(self.ns.semantic, filt or None)
+        items.sort(key=lambda i: (as_datetime(i.value.get("created_at")) or _EPOCH, i.key))
+        page = items[offset : offset + limit]
+        usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in page)
+        return [
+            Memory(i.key, self._open(i.key, i.value, usage.get((tuple(i.namespace), i.key))))
+            for i in page
+        ]
+
+    def list(
+        self,
+        *,
+        status: str | None = "active",
+        category: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> _List[Memory[SemanticFact]]:
+        """Stored facts (``status=None``: all, including pending and superseded), oldest first."""
+        return self._run(self._list_plan(status, category, limit, offset))
+
+    async def alist(
+        self,
+        *,
+        status: str | None = "active",
+        category: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> _List[Memory[SemanticFact]]:
+        """Async :meth:`list`."""
+        return await self._arun(self._list_plan(status, category, limit, offset))
+
+    def _get_plan(self, key: str) -> StorePlan[Memory[SemanticFact] | None]:
+        item, usage = yield Batch(
+            [
+                GetOp(self.ns.semantic, key),
+                GetOp(usage_namespace(self.ns.semantic), key, refresh_ttl=False),
+            ]
+        )
+        if not isinstance(item, Item):
+            return None
+        return Memory(key, self._open(key, item.value, usage.value if usage else None))
+
+    def get(self, key: str) -> Memory[SemanticFact] | None:
+        """One fact by key, or None."""
+        return self._run(self._get_plan(key))
+
+    async def aget(self, key: str) -> Memory[SemanticFact] | None:
+        """Async :meth:`get`."""
+        return await self._arun(self._get_plan(key))
+
+    def _update_plan(self, key: str, changes: Mapping[str, Any]) -> StorePlan[Memory[SemanticFact]]:
+        (item,) = yield Batch([GetOp(self.ns.semantic, key)])
+        if not isinstance(item, Item):
+            raise KeyError(f"no fact with key {key!r} for user {self.user_id!r}")
+        unknown = set(changes) - set(SemanticFact.model_fields)
+        if unknown:
+            raise ValueError(f"unknown fact field(s): {sorted(unknown)}")
+        old = self._open(key, item.value)
+        # model_validate (not model_copy) so every changed field is validated before writing.
+        new = SemanticFact.model_validate({**old.model_dump(), **changes, "updated_at": utcnow()})
+        # Re-index only when what the index holds may change (text, privacy, status).
+        reindex = any(getattr(old, f) != getattr(new, f) for f in ("text", "private", "status"))
+        yield Batch([self._put(self.ns.semantic, key, new, reindex=reindex)])
+        return Memory(key, new)
+
+    def update(self, key: str, **changes: Any) -> Memory[SemanticFact]:
+        """Change fields of a fact (validated; ``KeyError`` if it does not exist).
+
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> v = MemoryVault(InMemoryStore(), user_id="u")
+        >>> k = v.remember("Likes jazz").key
+        >>> v.update(k, confidence=0.5).value.confidence
+        0.5
+        """
+        return self._run(self._update_plan(key, changes))
+
+    async def aupdate(self, key: str, **changes: Any) -> Memory[SemanticFact]:
+        """Async :meth:`update`."""
+        return await self._arun(self._update_plan(key, changes))
+
+    def _confirm_plan(self, key: str) -> StorePlan[Memory[SemanticFact]]:
+        (item,) = yield Batch([GetOp(self.ns.semantic, key)])
+        if not isinstance(item, Item):
+            raise KeyError(f"no fact with key {key!r} for user {self.user_id!r}")
+        now = utcnow()
+        fact = self._open(key, item.value)
+        # The user vouched for it: long-term at once (the rewrite clears its expiry).
+        confirmed = fact.model_copy(
+            update={"status": "active", "updated_at": now, "layer": "long_term"}
+        )
+        ops = [self._put(self.ns.semantic, key, confirmed)]
+        # A pending fact that contradicts an older one closes it only once confirmed.
+        if fact.supersedes:
+            (old_item,) = yield Batch([GetOp(self.ns.semantic, fact.supersedes)])
+            if isinstance(old_item, Item):
+                old = self._open(fact.supersedes, old_item.value)
+                if old.status != "superseded":
+                    closed = old.model_copy(
+                        update={
+                            "status": "superseded",
+                            "valid_to": max(now, old.valid_from),
+                            "superseded_by": key,
+                            "updated_at": now,
+                        }
+                    )
+                    ops.append(
+                        self._put(
+                            self.ns.semantic,
+                            fact.supersedes,
+                            closed,
+                            reindex=False,
+                        )
+                    )
+        yield Batch(ops)
+        return Memory(key, confirmed)
+
+    def confirm(self, key: str) -> Memory[SemanticFact]:
+        """Confirm a fact: it becomes active and long-term (and closes the fact it supersedes)."""
+        return self._run(self._confirm_plan(key))
+
+    async def aconfirm(self, key: str) -> Memory[SemanticFact]:
+        """Async :meth:`confirm`."""
+        return await self._arun(self._confirm_plan(key))
+
+    def _forget_plan(self, key: str, hard: bool) -> StorePlan[bool]:
+        (item,) = yield Batch([GetOp(self.ns.semantic, key)])
+        if not isinstance(item, Item):
+            return False
+        if hard:
+            yield Batch(
+                [
+                    PutOp(self.ns.semantic, key, None),
+                    PutOp(usage_namespace(self.ns.semantic), key, None),
+                ]
+            )
+            return True
+        now = utcnow()
+        fact = self._open(key, item.value)
+        valid_to = max(now, fact.valid_from)
+        closed = fact.model_copy(
+            update={"status": "superseded", "valid_to": valid_to, "updated_at": now}
+        )
+        yield Batch([self._put(self.ns.semantic, key, closed, reindex=False)])
+        return True
+
+    def forget(self, key: str, *, hard: bool = False) -> bool:
+        """Retire a fact. By default it is closed (kept for history, never injected again);
+        ``hard=True`` erases it from the store. Returns False if there was no such fact."""
+        return self._run(self._forget_plan(key, hard))
+
+    async def aforget(self, key: str, *, hard: bool = False) -> bool:
+        """Async :meth:`forget`."""
+        return await self._arun(self._forget_plan(key, hard))
+
+    # -- standing instructions -----------------------------------------------------------
+
+    def _add_instruction_plan(self, instruction: Instruction) -> StorePlan[Memory[Instruction]]:
+        key = str(uuid.uuid4())
+        yield Batch([self._put(self.ns.instructions, key, instruction)])
+        return Memory(key, instruction)
+
+    def add_instruction(
+        self,
+        text: str,
+        *,
+        priority: int = 5,
+        condition: str | None = None,
+        expires_at: datetime | None = None,
+    ) -> Memory[Instruction]:
+        """Store a standing instruction (condition syntax: ``memory.conditions``)."""
+        instruction = Instruction(
+            text=text, priority=priority, condition=condition, expires_at=expires_at
+        )
+        return self._run(self._add_instruction_plan(instruction))
+
+    async def aadd_instruction(
+        self,
+        text: str,
+        *,
+        priority: int = 5,
+        condition: str | None = None,
+        expires_at: datetime | None = None,
+    ) -> Memory[Instruction]:
+        """Async :meth:`add_instruction`."""
+        instruction = Instruction(
+            text=text, priority=priority, condition=condition, expires_at=expires_at
+        )
+        return await self._arun(self._add_instruction_plan(instruction))
+
+    def _instructions_plan(
+        self, applicable_to: str | None, active_only: bool, limit: int
+    ) -> StorePlan[_List[Memory[Instruction]]]:
+        (items,) = yield Batch([SearchOp(self.ns.instructions, limit=limit)])
+        if active_only:
+            usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
+            pairs = applicable_instructions(items, applicable_to, utcnow(), usage=usage)
+            return [Memory(k, v) for k, v in pairs]
+        values = yield from self._with_usage(items)
+        found = [
+            Memory(i.key, Instruction.from_store(v)) for i, v in zip(items, values, strict=True)
+        ]
+        found.sort(key=lambda m: -m.value.priority)
+        return found
+
+    def instructions(
+        self,
+        *,
+        applicable_to: str | None = None,
+        active_only: bool = True,
+        limit: int = 100,
+    ) -> _List[Memory[Instruction]]:
+        """Standing instructions, highest priority first. With ``active_only`` only active,
+        unexpired ones whose condition holds for the message ``applicable_to``."""
+        return self._run(self._instructions_plan(applicable_to, active_only, limit))
+
+    async def ainstructions(
+        self,
+        *,
+        applicable_to: str | None = None,
+        active_only: bool = True,
+        limit: int = 100,
+    ) -> _List[Memory[Instruction]]:
+        """Async :meth:`instructions`."""
+        plan = self._instructions_plan(applicable_to, active_only, limit)
+        return await self._arun(plan)
+
+    def _deactivate_plan(self, key: str) -> StorePlan[bool]:
+        (item,) = yield Batch([GetOp(self.ns.instructions, key)])
+        if not isinstance(item, Item):
+            return False
+        old = Instruction.from_store(item.value)
+        new = old.model_copy(update={"active": False, "updated_at": utcnow()})
+        yield Batch([self._put(self.ns.instructions, key, new, reindex=False)])
+        return True
+
+    def deactivate_instruction(self, key: str) -> bool:
+        """Turn an instruction off (kept for history). False if there was none."""
+        return self._run(self._deactivate_plan(key))
+
+    async def adeactivate_instruction(self, key: str) -> bool:
+        """Async :meth:`deactivate_instruction`."""
+        return await self._arun(self._deactivate_plan(key))
+
+    # -- episodes ------------------------------------------------------------------------
+
+    def _add_episode_plan(self, episode: Episode) -> StorePlan[Memory[Episode]]:
+        key = str(uuid.uuid4())
+        yield Batch([self._put(self.ns.episodes, key, episode)])
+        return Memory(key, episode)
+
+    def add_episode(self, summary: str, **fields: Any) -> Memory[Episode]:
+        """Store an episode (``importance``, ``thread_id``, ``outcome``, ``topics``...)."""
+        episode = Episode(summary=summary, **fields)
+        return self._run(self._add_episode_plan(episode))
+
+    async def aadd_episode(self, summary: str, **fields: Any) -> Memory[Episode]:
+        """Async :meth:`add_episode`."""
+        episode = Episode(summary=summary, **fields)
+        return await self._arun(self._add_episode_plan(episode))
+
+    def _episodes_plan(self, query: str | None, limit: int) -> StorePlan[_List[Memory[Episode]]]:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        if query:
+            (found,) = yield Batch([SearchOp(self.ns.episodes, query=query, limit=limit)])
+            items: _List[Item] = list(found)
+        else:
+            items = yield from newest_plan(self.ns.episodes, "ended_at", limit)
+        values = yield from self._with_usage(items)
+        return [
+            Memory(i.key, Episode.from_store(v), getattr(i, "score", None))
+            for i, v in zip(items, values, strict=True)
+        ]
+
+    def episodes(self, query: str | None = None, *, limit: int = 10) -> _List[Memory[Episode]]:
+        """Episodes: most relevant to ``query``, or most recent first without one."""
+        return self._run(self._episodes_plan(query, limit))
+
+    async def aepisodes(
+        self, query: str | None = None, *, limit: int = 10
+    ) -> _List[Memory[Episode]]:
+        """Async :meth:`episodes`."""
+        return await self._arun(self._episodes_plan(query, limit))

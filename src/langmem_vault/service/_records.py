@@ -1,0 +1,233 @@
+"""What the service returns and takes: typed, JSON-ready records, queries and pages.
+
+One flat :class:`MemoryRecord` covers the three memory kinds (a fact, an instruction, an
+episode), so a table, a JSON dump and an API response show the same fields. ``value`` holds
+the whole stored value (private text opened when the service has the key).
+
+Statuses are derived from the stored value, the same way for every surface:
+
+========== =============================================================================
+active     a current fact, an active unexpired instruction, an episode
+pending    a fact waiting for confirmation (stored ``pending_confirmation``)
+superseded a fact closed by a newer one (``superseded_by`` set)
+forgotten  a fact closed by hand (``forget``/``reject``): restorable
+expired    a fact past its ``valid_to``, an instruction past its ``expires_at``
+disabled   an instruction turned off
+========== =============================================================================
+
+>>> from datetime import UTC, datetime
+>>> status_of("semantic", {"status": "pending_confirmation"}, datetime.now(UTC))
+'pending'
+>>> MemoryQuery(status=["pending"], limit=10).model_dump()["status"]
+['pending']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from langmem_vault.memory._models import FactCategory
+from langmem_vault.memory._recall.scoring import as_datetime
+from langmem_vault.memory._writes import is_private
+
+__all__ = [
+    "KINDS",
+    "STATUSES",
+    "Identity",
+    "Kind",
+    "MatchType",
+    "MemoryPage",
+    "MemoryQuery",
+    "MemoryRecord",
+    "SearchHit",
+    "SearchResults",
+    "SearchType",
+    "Status",
+    "record_of",
+    "status_of",
+]
+
+Kind = Literal["semantic", "instruction", "episode"]
+KINDS: tuple[str, ...] = get_args(Kind)
+Status = Literal["active", "pending", "superseded", "forgotten", "expired", "disabled"]
+STATUSES: tuple[str, ...] = get_args(Status)
+SearchType = Literal["text", "semantic", "hybrid"]
+MatchType = Literal["text", "semantic", "both"]
+MAX_LIMIT = 1000
+
+
+class Identity(BaseModel):
+    """Who is acting: a user (may act for ``user_id`` only) or an admin (for anyone).
+
+    ``name`` is what the audit log records as the actor.
+
+    >>> Identity.for_user("alice").may_act_for("bob")
+    False
+    >>> Identity.admin("ops@cli").may_act_for("bob")
+    True
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(min_length=1, max_length=256)
+    user_id: str | None = None
+    is_admin: bool = False
+
+    @classmethod
+    def for_user(cls, user_id: str, *, name: str | None = None) -> Identity:
+        """An identity that may act for ``user_id`` only."""
+        return cls(name=name or user_id, user_id=user_id)
+
+    @classmethod
+    def admin(cls, name: str = "admin") -> Identity:
+        """An identity that may act for every user and list them."""
+        return cls(name=name, is_admin=True)
+
+    def may_act_for(self, user_id: str) -> bool:
+        """Whether this identity may read or change ``user_id``'s data."""
+        return self.is_admin or self.user_id == user_id
+
+
+class MemoryRecord(BaseModel):
+    """One stored memory of any kind, flattened for tables and JSON.
+
+    Fields that do not apply to a kind are None (``category`` of an instruction...).
+    """
+
+    key: str
+    user_id: str
+    kind: Kind
+    text: str
+    status: Status
+    category: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    confidence: float | None = None
+    priority: int | None = None
+    private: bool = False
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    #: why a private memory cannot be opened (its sealing key is not held) and how to
+    #: recover; None when it was read
+    unreadable: str | None = None
+    #: the whole stored value (fact, instruction or episode fields), private text opened
+    value: dict[str, Any] = Field(default_factory=dict)
+
+
+class SearchHit(MemoryRecord):
+    """A search result: the record, its relevance in [0, 1] and how it was found."""
+
+    relevance: float
+    match_type: MatchType
+
+
+class MemoryPage(BaseModel):
+    """A page of a listing: ``total`` counts every match, ``items`` holds this page."""
+
+    total: int
+    limit: int
+    offset: int
+    items: list[MemoryRecord]
+    #: True when the user holds more memories than one call reads (the service's
+    #: ``max_rows``): ``total`` and ``items`` then come from the most recently updated ones
+    truncated: bool = False
+
+
+class SearchResults(BaseModel):
+    """Search hits, best first."""
+
+    query: str
+    search_type: SearchType
+    items: list[SearchHit]
+    #: True when the lexical side saw only the most recently updated ``max_rows`` memories
+    truncated: bool = False
+
+
+class MemoryQuery(BaseModel):
+    """Filters of a memory listing (every one optional; ``status`` None means every status).
+
+    ``since``/``until`` bound the creation time (``since`` inclusive, ``until`` exclusive);
+    ``tags`` must all be present. Validated: a bad value raises naming the field.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Kind | None = None
+    status: list[Status] | None = None
+    category: FactCategory | None = None
+    tags: list[str] = Field(default_factory=list)
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
+    offset: int = Field(default=0, ge=0)
+
+    @field_validator("tags")
+    @classmethod
+    def _norm_tags(cls, tags: list[str]) -> list[str]:
+        return [" ".join(t.split()).lower() for t in tags if t.strip()]
+
+    def matches(self, record: MemoryRecord) -> bool:
+        """Whether ``record`` passes every filter (paging aside)."""
+        if self.kind is not None and record.kind != self.kind:
+            return False
+        if self.status is not None and record.status not in self.status:
+            return False
+        if self.category is not None and record.category != self.category:
+            return False
+        if self.tags and not set(self.tags) <= set(record.tags):
+            return False
+        created = record.created_at
+        if self.since is not None and (created is None or created < _aware(self.since)):
+            return False
+        return not (
+            self.until is not None and created is not None and created >= _aware(self.until)
+        )
+
+
+def _aware(moment: datetime) -> datetime:
+    return as_datetime(moment) or moment
+
+
+def status_of(kind: str, value: Mapping[str, Any], now: datetime) -> Status:
+    """The derived status of a stored value (see the module docstring)."""
+    if kind == "instruction":
+        if value.get("active", True) is False:
+            return "disabled"
+        expires = as_datetime(value.get("expires_at"))
+        return "expired" if expires is not None and expires <= now else "active"
+    if kind == "episode":
+        return "active"
+    stored = value.get("status", "active")
+    if stored == "pending_confirmation":
+        return "pending"
+    if stored == "superseded":
+        return "superseded" if value.get("superseded_by") else "forgotten"
+    valid_to = as_datetime(value.get("valid_to"))
+    return "expired" if valid_to is not None and valid_to <= now else "active"
+
+
+def record_of(
+    kind: str, user_id: str, key: str, value: Mapping[str, Any], now: datetime
+) -> MemoryRecord:
+    """The record of one stored (and opened) value."""
+    text = value.get("summary") if kind == "episode" else value.get("text")
+    tags = value.get("topics") if kind == "episode" else value.get("tags")
+    return MemoryRecord(
+        key=key,
+        user_id=user_id,
+        kind=kind,  # type: ignore[arg-type]
+        text=str(text or ""),
+        status=status_of(kind, value, now),
+        category=value.get("category") if kind == "semantic" else None,
+        tags=list(tags or []),
+        confidence=value.get("confidence") if kind == "semantic" else None,
+        priority=value.get("priority") if kind == "instruction" else None,
+        private=is_private(value),
+        created_at=as_datetime(value.get("created_at")),
+        updated_at=as_datetime(value.get("updated_at")),
+        unreadable=value.get("unreadable"),
+        value=dict(value),
+    )

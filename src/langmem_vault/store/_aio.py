@@ -1,0 +1,228 @@
+"""AsyncVaultStore: the async twin of VaultStore, on an async pool (no thread hop per call)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
+from contextlib import asynccontextmanager, suppress
+from typing import Any, TypeVar, Unpack
+
+from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
+
+from langmem_vault.db._connection import (
+    AsyncConn,
+    AsyncDatabase,
+)
+from langmem_vault.db._migrations import DEFAULT_SCHEMA
+from langmem_vault.db._pools import PoolOptions, apooled
+from langmem_vault.db._runner import Plan
+from langmem_vault.db._steps import arun_steps
+from langmem_vault.store._base import VaultStoreBase
+from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
+from langmem_vault.store._plans import (
+    analyze_plan,
+    batch_plan,
+    prepare_batch,
+    purge_plan,
+    setup_plan,
+    sweep_plan,
+)
+from langmem_vault.store._ranking import SearchRanking
+from langmem_vault.store._reembed import DEFAULT_PAGE
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class AsyncVaultStore(VaultStoreBase, BaseStore):
+    """Async ``BaseStore`` on Postgres + pgvector; same behaviour as :class:`VaultStore`.
+
+    >>> from langmem_vault import AsyncVaultStore
+    >>> async def main():  # doctest: +SKIP
+    ...     async with AsyncVaultStore.from_conn_string(None) as store:
+    ...         await store.setup()
+    ...         await store.aput(("users", "u1"), "tea", {"text": "I drink green tea"})
+    ...         return await store.asearch(("users", "u1"), query="green tea")
+    """
+
+    def __init__(
+        self,
+        conn: AsyncConn,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        ranking: SearchRanking | None = None,
+        max_value_bytes: int | None = None,
+    ) -> None:
+        super().__init__(
+            index=index, ttl=ttl, schema=schema, ranking=ranking, max_value_bytes=max_value_bytes
+        )
+        self._db = AsyncDatabase(conn)
+        self._sweeper: asyncio.Task[None] | None = None
+        try:
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
+
+    @property
+    def conn(self) -> AsyncConn:
+        """The pool or connection the store runs on (share it with a JobQueue or a saver)."""
+        return self._db.conn
+
+    @classmethod
+    @asynccontextmanager
+    async def from_conn_string(
+        cls,
+        conn_string: str | None = None,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        ranking: SearchRanking | None = None,
+        max_value_bytes: int | None = None,
+        **pool_options: Unpack[PoolOptions],
+    ) -> AsyncIterator[AsyncVaultStore]:
+        """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded);
+        the options are those of :meth:`VaultStore.from_conn_string`."""
+        async with apooled(conn_string, **pool_options) as pool:
+            store = cls(
+                pool,
+                index=index,
+                ttl=ttl,
+                schema=schema,
+                ranking=ranking,
+                max_value_bytes=max_value_bytes,
+            )
+            try:
+                yield store
+            finally:
+                await store.stop_ttl_sweeper()
+
+    async def setup(self) -> None:
+        """Create or migrate the tables (idempotent, safe from several processes at once)."""
+        await self._db.run(setup_plan(self.settings))
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        prepared = prepare_batch(ops, self.settings)
+        docs: dict[str, list[float]] = {}
+        queries: dict[str, list[float]] = {}
+        if self.embeddings is not None:
+            if texts := self._docs_to_embed(prepared):
+                docs = self._check_docs(texts, await self.embeddings.aembed_documents(texts))
+            queries, missing = self._cached_queries(prepared.queries)
+            if missing:
+                vectors = await asyncio.gather(
+                    *(self.embeddings.aembed_query(text) for text in missing)
+                )
+                self._remember_queries(missing, vectors, queries)
+
+        def plan() -> Plan[list[Result]]:
+            return batch_plan(prepared, self.settings, docs, queries, self._stats)
+
+        # A read-only batch skips BEGIN and COMMIT: two round trips of the few it takes.
+        if prepared.read_only:
+            return await self._db.run_direct(plan)
+        return await self._db.run(plan)
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Sync access from another thread (e.g. a sync graph node), run on the store's loop."""
+        return self._on_loop(self.abatch(list(ops)))
+
+    async def aincrement(self, increments: Iterable[Increment]) -> int:
+        """Add to counter records atomically (see :meth:`VaultStore.increment`)."""
+        rows = prepare_increments(increments)
+        return await self._db.run(lambda: increment_plan(self.schema, rows))
+
+    def increment(self, increments: Iterable[Increment]) -> int:
+        """Sync :meth:`aincrement` from another thread, run on the store's loop."""
+        return self._on_loop(self.aincrement(list(increments)))
+
+    def _on_loop(self, work: Coroutine[Any, Any, T]) -> T:
+        loop = self._loop
+        try:
+            if loop is None:
+                raise RuntimeError(
+                    "sync calls to AsyncVaultStore run on the event loop the store was created "
+                    "or first used in, and there is none yet; from sync code use VaultStore"
+                )
+            try:
+                running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:
+                running = None
+            if running is loop:
+                raise RuntimeError(
+                    "synchronous calls to AsyncVaultStore from its own event loop would "
+                    "deadlock; use the a-prefixed methods (aget, asearch, aput...)"
+                )
+        except RuntimeError:
+            work.close()  # never awaited: close it so Python does not warn
+            raise
+        return asyncio.run_coroutine_threadsafe(work, loop).result()
+
+    async def analyze(self) -> None:
+        """Refresh the statistics search uses to weigh keywords by rarity (see VaultStore)."""
+        await self._db.run(analyze_plan(self.schema, self._stats))
+
+    async def reembed(
+        self, namespace_prefix: tuple[str, ...] = (), *, page: int = DEFAULT_PAGE
+    ) -> int:
+        """Async twin of :meth:`VaultStore.reembed`."""
+        return await arun_steps(self._reembedding(self._db, namespace_prefix, page))
+
+    async def purge_prefixes(
+        self, prefixes: Sequence[tuple[str, ...]], *, analyze: bool = True
+    ) -> int:
+        """Async twin of :meth:`VaultStore.purge_prefixes`."""
+        n = await self._db.run(lambda: purge_plan(self.schema, prefixes))
+        if analyze:
+            await self._db.run(analyze_plan(self.schema, self._stats, vectors=self._vectors))
+        return n
+
+    async def sweep_ttl(self) -> int:
+        """Delete expired items now; returns how many."""
+        return await self._db.run(lambda: sweep_plan(self.schema))
+
+    async def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> asyncio.Task[None]:
+        """Sweep expired items in a background task every ``sweep_interval_minutes``."""
+        interval = self._sweep_interval(sweep_interval_minutes)
+        if self._sweeper is not None and not self._sweeper.done():
+            return self._sweeper
+
+        async def loop() -> None:
+            while True:
+                await asyncio.sleep(interval)
+                try:
+                    await self.sweep_ttl()
+                except Exception:  # a server restart must not end sweeping for good
+                    logger.exception("TTL sweep failed; retrying at the next interval")
+
+        self._sweeper = asyncio.create_task(loop(), name="vault-ttl-sweeper")
+        return self._sweeper
+
+    async def close(self) -> None:
+        """Stop the TTL sweeper task (see :meth:`VaultStore.close`)."""
+        await self.stop_ttl_sweeper()
+
+    async def __aenter__(self) -> AsyncVaultStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        if self._sweeper is None:
+            return True
+        self._sweeper.cancel()
+        with suppress(asyncio.CancelledError, TimeoutError):
+            await asyncio.wait_for(asyncio.shield(self._sweeper), timeout)
+        stopped = self._sweeper.done()
+        if stopped:
+            self._sweeper = None
+        return stopped

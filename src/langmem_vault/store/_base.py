@@ -1,0 +1,192 @@
+"""What VaultStore and AsyncVaultStore share: configuration, checks and the query cache."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langgraph.store.base import IndexConfig, TTLConfig, ensure_embeddings, tokenize_path
+
+from langmem_vault.db._connection import AsyncDatabase, Database
+from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema
+from langmem_vault.db._steps import Steps
+from langmem_vault.store._lexemes import StatsCache
+from langmem_vault.store._plans import PreparedBatch, StoreSettings, check_vectors
+from langmem_vault.store._ranking import SearchRanking
+from langmem_vault.store._reembed import reembed_steps
+from langmem_vault.store._validation import (
+    DEFAULT_MAX_VALUE_BYTES,
+    InvalidValueError,
+    check_field,
+    check_minutes,
+)
+
+DEFAULT_QUERY_CACHE_SIZE = 1024
+
+
+def normalize_index(index: IndexConfig | dict[str, Any] | None) -> IndexConfig | None:
+    """Check an IndexConfig; raises naming the bad field."""
+    if index is None:
+        return None
+    if not isinstance(index, dict):
+        raise InvalidValueError(f"index must be a dict (IndexConfig), got {type(index).__name__}")
+    dims = index.get("dims")
+    if isinstance(dims, bool) or not isinstance(dims, int) or dims < 1:
+        raise InvalidValueError(f"index['dims'] must be a positive int, got {dims!r}")
+    if index.get("embed") is None:
+        raise InvalidValueError("index['embed'] is required: Embeddings, a function or a string")
+    fields = index.get("fields") or ["$"]
+    if isinstance(fields, str) or not all(isinstance(f, str) and f for f in fields):
+        raise InvalidValueError(f"index['fields'] must be a list of paths, got {fields!r}")
+    for path in fields:
+        check_field(path, "index['fields'] path")
+        if path != "$":
+            tokenize_path(path)
+    distance = dict(index).get("distance_type", "cosine")
+    if distance != "cosine":
+        raise InvalidValueError(f"only cosine distance is supported, got {distance!r}")
+    return IndexConfig(dims=dims, embed=index["embed"], fields=list(fields))
+
+
+def _positive(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value > 0
+
+
+def check_ttl(ttl: TTLConfig | None) -> TTLConfig | None:
+    """Check a TTLConfig at construction, so a bad setting fails there and not on every put.
+
+    >>> try:
+    ...     check_ttl({"default_ttl": 0})
+    ... except InvalidValueError as error:
+    ...     print(error)
+    ttl['default_ttl'] must be a number of minutes > 0 or None, got 0
+    """
+    if ttl is None:
+        return None
+    if not isinstance(ttl, dict):
+        raise InvalidValueError(f"ttl must be a dict (TTLConfig), got {type(ttl).__name__}")
+    for name in ("default_ttl", "sweep_interval_minutes"):
+        value = ttl.get(name)
+        if value is not None and not _positive(value):
+            raise InvalidValueError(
+                f"ttl[{name!r}] must be a number of minutes > 0 or None, got {value!r}"
+            )
+        if value is not None:
+            check_minutes(value, f"ttl[{name!r}]")  # finite, and not past Postgres' dates
+    refresh = ttl.get("refresh_on_read", True)
+    if not isinstance(refresh, bool):
+        raise InvalidValueError(f"ttl['refresh_on_read'] must be a bool, got {refresh!r}")
+    return ttl
+
+
+class VaultStoreBase:
+    """Configuration and helpers shared by the sync and async stores."""
+
+    supports_ttl: bool = True
+    #: ``batch`` runs MirrorSearchOp (store/_mirrors.py)
+    supports_mirror_search: bool = True
+
+    def __init__(
+        self,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        ranking: SearchRanking | None = None,
+        max_value_bytes: int | None = None,
+        query_cache_size: int = DEFAULT_QUERY_CACHE_SIZE,
+    ) -> None:
+        self.index_config = normalize_index(index)
+        self.embeddings: Embeddings | None = (
+            ensure_embeddings(self.index_config["embed"]) if self.index_config else None
+        )
+        self.ttl_config = check_ttl(ttl)
+        if max_value_bytes is None:
+            max_value_bytes = DEFAULT_MAX_VALUE_BYTES
+        if not _positive(max_value_bytes) or not isinstance(max_value_bytes, int):
+            raise InvalidValueError(f"max_value_bytes must be an int >= 1, got {max_value_bytes!r}")
+        if not isinstance(query_cache_size, int) or query_cache_size < 0:
+            raise InvalidValueError(
+                f"query_cache_size must be an int >= 0, got {query_cache_size!r}"
+            )
+        self.settings = StoreSettings(
+            schema=check_schema(schema),
+            index=self.index_config,
+            ranking=ranking or SearchRanking(),
+            max_value_bytes=max_value_bytes,
+        )
+        self._stats = StatsCache()  # keyword weights, refreshed at most once a minute
+        self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
+        self._query_cache_size = query_cache_size
+        self._cache_lock = threading.Lock()
+
+    @property
+    def schema(self) -> str:
+        return self.settings.schema
+
+    @property
+    def _vectors(self) -> bool:
+        """Whether the store has a store_vectors table."""
+        return self.index_config is not None
+
+    def _docs_to_embed(self, batch: PreparedBatch) -> list[str]:
+        return batch.doc_texts if self.embeddings is not None else []
+
+    def _reembedding(
+        self, db: Database | AsyncDatabase, namespace_prefix: tuple[str, ...], page: int
+    ) -> Steps[int]:
+        """The steps of ``reembed`` on the store's ``db`` (see
+        :mod:`langmem_vault.store._reembed`)."""
+        if self.embeddings is None or self.index_config is None:
+            raise ValueError("reembed needs a store with an index: VaultStore(..., index={...})")
+        dims = self.index_config["dims"]
+        return reembed_steps(db, self.embeddings, dims, self.schema, namespace_prefix, page=page)
+
+    def _check_docs(self, texts: list[str], vectors: Sequence[Sequence[float]]) -> dict[str, Any]:
+        assert self.index_config is not None
+        check_vectors(vectors, len(texts), self.index_config["dims"], "embeddings")
+        return dict(zip(texts, (list(v) for v in vectors), strict=True))
+
+    def _cached_queries(self, queries: list[str]) -> tuple[dict[str, list[float]], list[str]]:
+        """Query vectors already in the LRU cache, and the queries still to embed."""
+        found: dict[str, list[float]] = {}
+        with self._cache_lock:
+            for query in queries:
+                if query in self._query_cache:
+                    self._query_cache.move_to_end(query)
+                    found[query] = self._query_cache[query]
+        return found, [q for q in queries if q not in found]
+
+    def cached_query_vector(self, query: str) -> list[float] | None:
+        """The vector of a query this store embedded recently (its LRU cache), else None.
+
+        Lets a caller rank extra items against the query a search just ran without embedding
+        it a second time (inject ranks the owner's private facts this way).
+        """
+        with self._cache_lock:
+            found = self._query_cache.get(query)
+            return list(found) if found is not None else None
+
+    def _remember_queries(
+        self, queries: list[str], vectors: Sequence[Sequence[float]], into: dict[str, list[float]]
+    ) -> dict[str, list[float]]:
+        assert self.index_config is not None
+        check_vectors(vectors, len(queries), self.index_config["dims"], "query embeddings")
+        with self._cache_lock:
+            for query, vector in zip(queries, vectors, strict=True):
+                into[query] = list(vector)
+                self._query_cache[query] = into[query]
+                self._query_cache.move_to_end(query)
+            while len(self._query_cache) > self._query_cache_size:
+                self._query_cache.popitem(last=False)
+        return into
+
+    def _sweep_interval(self, minutes: float | None) -> float:
+        if minutes is None:
+            minutes = (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        if not _positive(minutes):
+            raise InvalidValueError(f"sweep_interval_minutes must be > 0, got {minutes!r}")
+        return float(minutes) * 60

@@ -1,0 +1,112 @@
+"""Searches whose results come with their mirror items, read in the search's own statement.
+
+A *mirror* of an item at ``(namespace, key)`` is the item at ``(*root, *namespace)``, same
+key: records kept beside items under a namespace that mirrors theirs (memory usage records,
+``memory.usage``). Reading them with a batch of gets after the search costs a second round
+trip; a :class:`MirrorSearchOp` instead returns each result with its mirror (None when
+absent or expired), joined in the search's statement. The results are the search's own: the
+same items, scores and order as the ``SearchOp`` alone. Mirrors are read as a
+``GetOp(refresh_ttl=False)`` reads them; the search's ``refresh_ttl`` applies to its results.
+
+VaultStore and AsyncVaultStore run it in ``batch``, beside any other ops; other stores do not
+know it (check with :func:`runs_mirror_search`).
+
+>>> from langgraph.store.base import SearchOp
+>>> op = MirrorSearchOp(SearchOp(("memories", "u1")), mirror=("usage",))
+>>> op.search.namespace_prefix, op.mirror
+(('memories', 'u1'), ('usage',))
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from langgraph.store.base import Item, SearchItem, SearchOp
+
+from langmem_vault.store._validation import InvalidValueError, check_namespace
+
+__all__ = ["MirrorSearchOp", "Mirrored", "mirrored_sql", "runs_mirror_search"]
+
+NOT_EXPIRED = "(m.expires_at IS NULL OR m.expires_at > now())"
+
+
+class MirrorSearchOp(NamedTuple):
+    """``search``, each result with the item at ``(*mirror, *result.namespace)``, same key.
+
+    Its result in ``batch`` is a list of :class:`Mirrored`, in the search's order.
+    """
+
+    search: SearchOp
+    mirror: tuple[str, ...]
+
+
+class Mirrored(NamedTuple):
+    """One result of a :class:`MirrorSearchOp`: the search's item and its mirror, or None."""
+
+    item: SearchItem
+    mirror: Item | None
+
+
+def runs_mirror_search(store: object) -> bool:
+    """Whether ``store.batch`` runs :class:`MirrorSearchOp` (VaultStore, AsyncVaultStore).
+
+    Read from the class, not the instance: a wrapper that forwards attributes to the store it
+    wraps (``AuditedStore``) does not pass the op on, nor log it, so it must opt in itself.
+
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> runs_mirror_search(InMemoryStore())
+    False
+    """
+    return getattr(type(store), "supports_mirror_search", False) is True
+
+
+def check_mirror(op: MirrorSearchOp) -> None:
+    """The op's own checks (its search is checked as any search is)."""
+    if not isinstance(op.search, SearchOp):
+        raise InvalidValueError(f"MirrorSearchOp.search must be a SearchOp, got {op.search!r}")
+    if not isinstance(op.mirror, tuple) or not op.mirror:
+        # an empty root would make every item its own mirror
+        raise InvalidValueError(
+            f"MirrorSearchOp.mirror must be a non-empty namespace tuple, got {op.mirror!r}"
+        )
+    check_namespace(op.mirror)
+
+
+def mirror_params(op: MirrorSearchOp) -> dict[str, str]:
+    """The parameter of :func:`mirrored_sql`: the mirror root's prefix, with its dot."""
+    return {"mirror_root": ".".join(op.mirror) + "."}
+
+
+def mirrored_sql(s: str, search: str) -> str:
+    """A search statement's rows, each with its mirror's columns (``mirror_*``, NULL when
+    there is none), in the statement's order.
+
+    The search stays a subquery with its own ORDER BY and LIMIT (every search statement has
+    them, so the planner keeps it whole: its plan is unchanged), and each row probes the
+    primary key once. LIMIT 1 keeps the lateral from being flattened into a join the planner
+    could run as a hash join, which need not keep the rows' order; a nested loop over the
+    subquery does.
+    """
+    return f"""
+SELECT r.*, m.value AS mirror_value, m.created_at AS mirror_created_at,
+       m.updated_at AS mirror_updated_at
+FROM ({search}) AS r
+LEFT JOIN LATERAL (
+    SELECT m.value, m.created_at, m.updated_at FROM {s}.store_items AS m
+    WHERE m.prefix = %(mirror_root)s::text || array_to_string(r.namespace, '.')
+      AND m.key = r.key AND {NOT_EXPIRED}
+    LIMIT 1
+) AS m ON true"""
+
+
+def mirror_of(row: dict[str, Any], mirror: tuple[str, ...]) -> Item | None:
+    """The mirror item in a row of :func:`mirrored_sql`."""
+    if row["mirror_created_at"] is None:
+        return None
+    return Item(
+        value=row["mirror_value"],
+        key=row["key"],
+        namespace=(*mirror, *row["namespace"]),
+        created_at=row["mirror_created_at"],
+        updated_at=row["mirror_updated_at"],
+    )

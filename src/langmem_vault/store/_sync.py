@@ -1,0 +1,234 @@
+"""VaultStore: a synchronous langgraph ``BaseStore`` on Postgres + pgvector with hybrid search."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Unpack
+
+from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
+
+from langmem_vault.db._connection import (
+    Database,
+    SyncConn,
+)
+from langmem_vault.db._migrations import DEFAULT_SCHEMA
+from langmem_vault.db._pools import PoolOptions, pooled
+from langmem_vault.db._runner import Plan
+from langmem_vault.db._steps import run_steps
+from langmem_vault.store._base import VaultStoreBase
+from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
+from langmem_vault.store._plans import (
+    analyze_plan,
+    batch_plan,
+    prepare_batch,
+    purge_plan,
+    setup_plan,
+    sweep_plan,
+)
+from langmem_vault.store._ranking import SearchRanking
+from langmem_vault.store._reembed import DEFAULT_PAGE
+
+logger = logging.getLogger(__name__)
+
+
+class VaultStore(VaultStoreBase, BaseStore):
+    """A ``BaseStore`` on Postgres + pgvector: hybrid (keyword + vector) search, JSON-typed
+    filters, TTL, atomic batches. Switch from langgraph's PostgresStore by changing the import.
+
+    With no connection string it uses ``$LANGMEM_VAULT_DSN`` or an embedded Postgres.
+
+    >>> from langmem_vault import VaultStore
+    >>> from langmem_vault.embeddings import local_embeddings
+    >>> index = {"dims": 384, "embed": local_embeddings(), "fields": ["text"]}
+    >>> with VaultStore.from_conn_string(None, index=index) as store:  # doctest: +SKIP
+    ...     store.setup()
+    ...     store.put(("users", "u1"), "tea", {"text": "I drink green tea"})
+    ...     hits = store.search(("users", "u1"), query="favourite drink")
+    ...     hits[0].score > 0.3
+    True
+
+    ``SearchItem.score`` is documented in :mod:`langmem_vault.store._ranking`.
+    """
+
+    def __init__(
+        self,
+        conn: SyncConn,
+        *,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        schema: str = DEFAULT_SCHEMA,
+        ranking: SearchRanking | None = None,
+        max_value_bytes: int | None = None,
+    ) -> None:
+        super().__init__(
+            index=index, ttl=ttl, schema=schema, ranking=ranking, max_value_bytes=max_value_bytes
+        )
+        self._db = Database(conn)
+        self._sweeper: threading.Thread | None = None
+        self._stop_sweeper = threading.Event()
+
+    @property
+    def conn(self) -> SyncConn:
+        """The pool or connection the store runs on (share it with a JobQueue or a saver)."""
+        return self._db.conn
+
+    @classmethod
+    @contextmanager
+    def from_conn_string(
+        cls,
+        conn_string: str | None = None,
+        *,
+        schema: str = DEFAULT_SCHEMA,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
+        ranking: SearchRanking | None = None,
+        max_value_bytes: int | None = None,
+        **pool_options: Unpack[PoolOptions],
+    ) -> Iterator[VaultStore]:
+        """Open a pooled store on ``conn_string`` (or the env DSN, or the embedded server).
+
+        ``pool_size``, ``prepare_threshold`` (``None`` for PgBouncer), ``pipeline`` and
+        ``pool_config`` (langgraph's ``PoolConfig``) are described in
+        :mod:`langmem_vault.db._pools`; every Postgres class takes them.
+        """
+        with pooled(conn_string, **pool_options) as pool:
+            store = cls(
+                pool,
+                index=index,
+                ttl=ttl,
+                schema=schema,
+                ranking=ranking,
+                max_value_bytes=max_value_bytes,
+            )
+            try:
+                yield store
+            finally:
+                store.stop_ttl_sweeper()
+
+    def setup(self) -> None:
+        """Create or migrate the tables (idempotent, safe from several processes at once)."""
+        self._db.run(setup_plan(self.settings))
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        prepared = prepare_batch(ops, self.settings)
+        docs: dict[str, list[float]] = {}
+        queries: dict[str, list[float]] = {}
+        if self.embeddings is not None:
+            if texts := self._docs_to_embed(prepared):
+                docs = self._check_docs(texts, self.embeddings.embed_documents(texts))
+            queries, missing = self._cached_queries(prepared.queries)
+            if missing:
+                vectors = [self.embeddings.embed_query(text) for text in missing]
+                self._remember_queries(missing, vectors, queries)
+
+        def plan() -> Plan[list[Result]]:
+            return batch_plan(prepared, self.settings, docs, queries, self._stats)
+
+        # A read-only batch skips BEGIN and COMMIT: two round trips of the few it takes.
+        if prepared.read_only:
+            return self._db.run_direct(plan)
+        return self._db.run(plan)
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        # A sync store used from async code: run in a thread. Use AsyncVaultStore for real async.
+        return await asyncio.get_running_loop().run_in_executor(None, self.batch, list(ops))
+
+    def increment(self, increments: Iterable[Increment]) -> int:
+        """Add to counter records atomically: ``(namespace, key, {field: amount})`` each.
+
+        Numbers are added to the stored ones (a missing record or field counts from 0),
+        ISO timestamps keep the later of stored and given; nothing else of the value changes.
+        Concurrent callers, in this process or another, never lose an update. Returns how
+        many records were touched. See :mod:`langmem_vault.store._counters`.
+        """
+        rows = prepare_increments(increments)
+        return self._db.run(lambda: increment_plan(self.schema, rows))
+
+    async def aincrement(self, increments: Iterable[Increment]) -> int:
+        """:meth:`increment` from async code (in a thread; use AsyncVaultStore for real async)."""
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(None, self.increment, list(increments))
+
+    def analyze(self) -> None:
+        """Refresh the statistics search uses to weigh keywords by rarity.
+
+        Autovacuum does this on its own as the table changes; call it after a bulk load to
+        have the weights at once.
+        """
+        self._db.run(analyze_plan(self.schema, self._stats))
+
+    def reembed(self, namespace_prefix: tuple[str, ...] = (), *, page: int = DEFAULT_PAGE) -> int:
+        """Embed every indexed text again with the store's embeddings, in place: after a change
+        of embedding model (same ``dims``). Items keep their values and ``updated_at``; a put
+        racing with it wins. Runs a page (``page`` vectors) per transaction, and a re-run after
+        a crash simply does it again. Returns how many vectors were written.
+
+        >>> store.reembed(("memories",))  # doctest: +SKIP
+        1042
+        """
+        return run_steps(self._reembedding(self._db, namespace_prefix, page))
+
+    def purge_prefixes(self, prefixes: Sequence[tuple[str, ...]], *, analyze: bool = True) -> int:
+        """Delete every item under each namespace prefix, expired ones included, with their
+        vectors, in one transaction; returns how many items went.
+
+        Searches skip expired items, so deleting what a search finds leaves them behind until
+        the TTL sweep: an erase must not. ``analyze`` (default) then refreshes the tables'
+        statistics, so ``pg_stats`` (most common words, keys and namespaces, sampled from the
+        rows) no longer holds values of the deleted items.
+
+        >>> store.purge_prefixes([("memories", "alice")])  # doctest: +SKIP
+        4
+        """
+        n = self._db.run(lambda: purge_plan(self.schema, prefixes))
+        if analyze:
+            self._db.run(analyze_plan(self.schema, self._stats, vectors=self._vectors))
+        return n
+
+    def sweep_ttl(self) -> int:
+        """Delete expired items now; returns how many. Expired items are never returned anyway."""
+        return self._db.run(lambda: sweep_plan(self.schema))
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> threading.Thread:
+        """Sweep expired items in a daemon thread every ``sweep_interval_minutes``."""
+        interval = self._sweep_interval(sweep_interval_minutes)
+        if self._sweeper is not None and self._sweeper.is_alive():
+            return self._sweeper
+        self._stop_sweeper.clear()
+
+        def loop() -> None:
+            while not self._stop_sweeper.wait(interval):
+                try:
+                    self.sweep_ttl()
+                except Exception:  # a server restart must not end sweeping for good
+                    logger.exception("TTL sweep failed; retrying at the next interval")
+
+        self._sweeper = threading.Thread(target=loop, name="vault-ttl-sweeper", daemon=True)
+        self._sweeper.start()
+        return self._sweeper
+
+    def close(self) -> None:
+        """Stop the TTL sweeper thread. A pool the caller passed in stays open (it is theirs);
+        ``from_conn_string`` closes its own pool on exit."""
+        self.stop_ttl_sweeper()
+
+    def __enter__(self) -> VaultStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; returns True when it has stopped."""
+        self._stop_sweeper.set()
+        if self._sweeper is None:
+            return True
+        self._sweeper.join(timeout)
+        stopped = not self._sweeper.is_alive()
+        if stopped:
+            self._sweeper = None
+        return stopped
