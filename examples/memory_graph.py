@@ -12,9 +12,8 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.embeddings import default_index
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
-from langmem_vault.memory._vault import MemoryVault
-from langmem_vault.offline._extractor import OfflineExtractor
-from langmem_vault.offline._model import RecallChatModel
+from langmem_vault.memory import MemoryVault
+from langmem_vault.offline import OfflineExtractor, RecallChatModel
 
 store = InMemoryStore(index=default_index())
 graph = build_memory_graph(

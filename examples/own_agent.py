@@ -17,9 +17,8 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.embeddings import default_index
 from langmem_vault.graphs import ExtractOptions, MemoryState, add_memory
-from langmem_vault.nodes._respond import memory_system_message
-from langmem_vault.offline._extractor import OfflineExtractor
-from langmem_vault.offline._model import RecallChatModel
+from langmem_vault.nodes import memory_system_message
+from langmem_vault.offline import OfflineExtractor, RecallChatModel
 
 model = RecallChatModel()  # any LangChain chat model, e.g. init_chat_model("openai:gpt-4o-mini")
 

@@ -25,7 +25,7 @@ from langgraph.prebuilt import ToolNode, tools_condition
 
 from langmem_vault import ExtractOptions, MemoryNamespaces, add_memory
 from langmem_vault.graphs import MemoryContext, MemoryInput, MemoryOutput, MemoryState
-from langmem_vault.nodes._respond import memory_system_message
+from langmem_vault.nodes import memory_system_message
 from langmem_vault.offline import RecallChatModel
 from langmem_vault.studio import studio_models, warm_up
 

@@ -12,7 +12,7 @@ from langmem_vault._lazy import LazyNames
 
 if TYPE_CHECKING:
     from langmem_vault.integrations._middleware import MemoryAgentState, MemoryMiddleware
-    from langmem_vault.integrations._retriever import VaultRetriever, render_context
+    from langmem_vault.integrations._retriever import VaultRetriever, pg_engine, render_context
     from langmem_vault.integrations._tools import (
         create_manage_memory_tool,
         create_search_memory_tool,
@@ -24,6 +24,7 @@ __all__ = [
     "VaultRetriever",
     "create_manage_memory_tool",
     "create_search_memory_tool",
+    "pg_engine",
     "render_context",
 ]
 
@@ -31,7 +32,11 @@ _NAMES = LazyNames(
     globals(),
     {
         "langmem_vault.integrations._middleware": ("MemoryAgentState", "MemoryMiddleware"),
-        "langmem_vault.integrations._retriever": ("VaultRetriever", "render_context"),
+        "langmem_vault.integrations._retriever": (
+            "VaultRetriever",
+            "pg_engine",
+            "render_context",
+        ),
         "langmem_vault.integrations._tools": (
             "create_manage_memory_tool",
             "create_search_memory_tool",

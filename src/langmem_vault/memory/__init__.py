@@ -3,6 +3,9 @@
 >>> from langmem_vault.memory import MemoryVault, SemanticFact
 """
 
+from typing import Any
+
+from langmem_vault._lazy import LazyNames
 from langmem_vault.memory._conditions import Condition, parse_condition
 from langmem_vault.memory._models import (
     CATEGORIES,
@@ -34,6 +37,7 @@ __all__ = [
     "Episode",
     "Extraction",
     "Instruction",
+    "Keyring",
     "Memory",
     "MemoryNamespaces",
     "MemoryVault",
@@ -43,6 +47,25 @@ __all__ = [
     "ProposedInstruction",
     "ScoringWeights",
     "SemanticFact",
+    "consolidate",
+    "memory_feedback",
     "parse_condition",
     "resolve_namespace",
 ]
+
+_NAMES = LazyNames(
+    globals(),
+    {
+        "langmem_vault.memory._lifecycle.consolidation": ("consolidate",),
+        "langmem_vault.memory._lifecycle.feedback": ("memory_feedback",),
+        "langmem_vault.memory._sealing": ("Keyring",),
+    },
+)
+
+
+def __getattr__(name: str) -> Any:
+    return _NAMES.load(name)
+
+
+def __dir__() -> list[str]:
+    return _NAMES.listing()

@@ -21,11 +21,12 @@ __all__ = [
     "create_inject_node",
     "create_reconcile_node",
     "create_respond_node",
+    "memory_system_message",
 ]
 
 _WHERE = {
     "langmem_vault.nodes._inject": ("create_inject_node",),
-    "langmem_vault.nodes._respond": ("create_respond_node",),
+    "langmem_vault.nodes._respond": ("create_respond_node", "memory_system_message"),
     "langmem_vault.nodes._reconcile": (
         "create_reconcile_node",
         "apply_extraction",

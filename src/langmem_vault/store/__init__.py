@@ -12,11 +12,18 @@ from langmem_vault._lazy import LazyNames
 
 if TYPE_CHECKING:
     from langmem_vault.store._aio import AsyncVaultStore
+    from langmem_vault.store._mirrors import MirrorSearchOp
     from langmem_vault.store._ranking import SearchRanking
     from langmem_vault.store._sync import VaultStore
     from langmem_vault.store._validation import InvalidValueError
 
-__all__ = ["AsyncVaultStore", "InvalidValueError", "SearchRanking", "VaultStore"]
+__all__ = [
+    "AsyncVaultStore",
+    "InvalidValueError",
+    "MirrorSearchOp",
+    "SearchRanking",
+    "VaultStore",
+]
 
 _NAMES = LazyNames(
     globals(),
@@ -24,6 +31,7 @@ _NAMES = LazyNames(
         "langmem_vault.store._aio": ("AsyncVaultStore",),
         "langmem_vault.store._sync": ("VaultStore",),
         "langmem_vault.store._ranking": ("SearchRanking",),
+        "langmem_vault.store._mirrors": ("MirrorSearchOp",),
         "langmem_vault.store._validation": ("InvalidValueError",),
     },
 )
