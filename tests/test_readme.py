@@ -1,4 +1,5 @@
-"""The README's Python examples run as written, offline, and print what the README shows.
+"""The Python examples of the README and of the docs site (docs/**/*.md) run as written,
+offline, and print what the page shows.
 
 The convention every ```python block follows: it runs as written with no API key; when it
 prints, a ```text block follows it directly holding exactly its stdout, compared with doctest's
@@ -19,7 +20,10 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+# Every page of the site (mkdocs.yml's docs_dir), and the README.
+PAGES = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 # A fenced block: its language tag and body; the closing fence is the first ``` line after it.
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
 CHECKER = doctest.OutputChecker()
@@ -28,15 +32,17 @@ FLAGS = doctest.ELLIPSIS
 
 @dataclass(frozen=True)
 class Example:
-    """A python block of the README and the text block right after it, if any."""
+    """A python block of a page and the text block right after it, if any."""
 
+    path: str  # the page, relative to the repository
     line: int
     code: str
     shown: str | None
 
 
-def readme_examples(text: str) -> list[Example]:
-    """Every ```python block of ``text``, paired with the ```text block directly after it."""
+def readme_examples(text: str, path: str = "README.md") -> list[Example]:
+    """Every ```python block of ``text`` (the page at ``path``), paired with the ```text block
+    directly after it."""
     fences = list(FENCE.finditer(text))
     examples = []
     for i, fence in enumerate(fences):
@@ -46,16 +52,25 @@ def readme_examples(text: str) -> list[Example]:
         adjacent = following is not None and not text[fence.end() : following.start()].strip()
         shown = following.group("body") if adjacent and following.group("lang") == "text" else None
         line = text.count("\n", 0, fence.start()) + 1
-        examples.append(Example(line, fence.group("body"), shown))
+        examples.append(Example(path, line, fence.group("body"), shown))
     return examples
 
 
-EXAMPLES = readme_examples(README.read_text())
+EXAMPLES = [
+    example
+    for page in PAGES
+    for example in readme_examples(page.read_text(), page.relative_to(ROOT).as_posix())
+]
 
 
-def test_the_readme_has_examples() -> None:
-    assert len(EXAMPLES) >= 8
-    assert sum(e.shown is not None for e in EXAMPLES) >= 7
+def test_the_readme_and_the_docs_have_examples() -> None:
+    # The README keeps one example with its output; the 20 it had before the docs site moved
+    # to the pages.
+    in_readme = [e for e in EXAMPLES if e.path == "README.md"]
+    assert len(in_readme) >= 1 and all(e.shown is not None for e in in_readme)
+    assert len(EXAMPLES) >= 21
+    assert sum(e.shown is not None for e in EXAMPLES) >= 20
+    assert {e.path for e in EXAMPLES} >= {"README.md", "docs/store.md", "docs/graph.md"}
 
 
 def test_examples_pair_with_the_text_block_right_after_them() -> None:
@@ -69,11 +84,12 @@ def test_examples_pair_with_the_text_block_right_after_them() -> None:
         ("x = 1\n", None),
         ("print(2)\n", None),
     ]
+    assert {e.path for e in readme_examples(text, "docs/x.md")} == {"docs/x.md"}
 
 
 def check_output(example: Example, printed: str) -> None:
-    """Fail unless ``printed`` is what the README shows after ``example`` (or both are empty)."""
-    where = f"README.md:{example.line}"
+    """Fail unless ``printed`` is what the page shows after ``example`` (or both are empty)."""
+    where = f"{example.path}:{example.line}"
     if example.shown is None:
         if printed:
             pytest.fail(f"{where}: it prints, but no ```text block follows it:\n{printed}")
@@ -86,19 +102,19 @@ def check_output(example: Example, printed: str) -> None:
 
 
 def test_check_output_compares_with_ellipsis() -> None:
-    example = Example(1, "", "id ...: ok\n")
+    example = Example("README.md", 1, "", "id ...: ok\n")
     check_output(example, "id 42: ok\n")
     with pytest.raises(pytest.fail.Exception, match="differs"):
         check_output(example, "id 42: failed\n")
     with pytest.raises(pytest.fail.Exception, match="prints nothing"):
         check_output(example, "")
     with pytest.raises(pytest.fail.Exception, match="no ```text block"):
-        check_output(Example(1, "", None), "surprise\n")
+        check_output(Example("docs/x.md", 1, "", None), "surprise\n")
 
 
 @pytest.fixture
 def readme_dsn(pg_uri: str) -> Iterator[str]:
-    """A database of its own for each README example.
+    """A database of its own for each example.
 
     They use the default schema, as a reader would, so what other tests left there (a queued
     job, a user's facts) must not show up in what they print; nor may what an earlier example
@@ -113,7 +129,7 @@ def readme_dsn(pg_uri: str) -> Iterator[str]:
         conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"README.md:{e.line}")
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda e: f"{e.path}:{e.line}")
 def test_readme_example(
     example: Example,
     readme_dsn: str,
@@ -124,7 +140,8 @@ def test_readme_example(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("LANGMEM_VAULT_DSN", readme_dsn)
     capsys.readouterr()
-    exec(compile(example.code, f"{README}:{example.line}", "exec"), {"__name__": "readme"})
+    code = compile(example.code, f"{ROOT / example.path}:{example.line}", "exec")
+    exec(code, {"__name__": "readme"})
     check_output(example, capsys.readouterr().out)
 
 
