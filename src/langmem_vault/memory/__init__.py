@@ -1,4 +1,5 @@
-"""The memory model: typed values, namespace templates, conditions, and the typed facade.
+"""The memory model: typed values, namespace templates, conditions, the typed facade, and the
+lifecycle's entry points (feedback, consolidation).
 
 >>> from langmem_vault.memory import MemoryVault, SemanticFact
 """
@@ -42,22 +43,37 @@ __all__ = [
     "MemoryNamespaces",
     "MemoryVault",
     "MissingConfigKeyError",
+    "ModelJudge",
     "ProposedEpisode",
     "ProposedFact",
     "ProposedInstruction",
     "ScoringWeights",
     "SemanticFact",
+    "aconsolidate",
+    "amemory_feedback",
+    "arate_turn",
+    "aturn_feedback",
     "consolidate",
     "memory_feedback",
     "parse_condition",
+    "rate_turn",
     "resolve_namespace",
+    "turn_feedback",
 ]
 
 _NAMES = LazyNames(
     globals(),
     {
-        "langmem_vault.memory._lifecycle.consolidation": ("consolidate",),
-        "langmem_vault.memory._lifecycle.feedback": ("memory_feedback",),
+        "langmem_vault.memory._lifecycle.consolidation": ("aconsolidate", "consolidate"),
+        "langmem_vault.memory._lifecycle.consolidation_judge": ("ModelJudge",),
+        "langmem_vault.memory._lifecycle.feedback": (
+            "amemory_feedback",
+            "arate_turn",
+            "aturn_feedback",
+            "memory_feedback",
+            "rate_turn",
+            "turn_feedback",
+        ),
         "langmem_vault.memory._sealing": ("Keyring",),
     },
 )
