@@ -13,6 +13,7 @@ import doctest
 import importlib.util
 import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import yaml
@@ -107,11 +108,26 @@ def test_examples_import_from_public_packages_only() -> None:
     assert wrong == set()
 
 
-def test_docstrings_become_markdown() -> None:
+def load_hooks() -> ModuleType:
     spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "scripts/docs_hooks.py")
     assert spec is not None and spec.loader is not None
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
+    return hooks
+
+
+def test_pages_from_outside_docs_hold_no_example() -> None:
+    """The site shows bench/RESULTS*.md, the changelog (published by the hooks) and
+    ARCHITECTURE.md (included by docs/architecture.md), but the example runner reads README.md
+    and docs/ only: a python block there would be shown and never run."""
+    published = [path for pattern in load_hooks().PUBLISHED for path in ROOT.glob(pattern)]
+    pages = [ROOT / "ARCHITECTURE.md", *(path for path in published if path.suffix == ".md")]
+    assert ROOT / "bench" / "RESULTS.md" in pages
+    assert [page.name for page in pages if "```python" in page.read_text()] == []
+
+
+def test_docstrings_become_markdown() -> None:
+    hooks = load_hooks()
     assert doctest.testmod(hooks).failed == 0
     fenced = hooks.markdown_docstring("Text.\n\n    >>> 1\n    1\n")
     assert fenced == "Text.\n\n    ```pycon\n    >>> 1\n    1\n    ```\n"
