@@ -14,6 +14,7 @@ from typing import Any
 from langmem_vault._lazy import LazyNames
 
 __all__ = [
+    "CatchUpThenInject",
     "aapply_extraction",
     "apply_extraction",
     "create_compact_node",
@@ -32,7 +33,7 @@ _WHERE = {
         "apply_extraction",
         "aapply_extraction",
     ),
-    "langmem_vault.nodes._extract": ("create_extract_node",),
+    "langmem_vault.nodes._extract": ("CatchUpThenInject", "create_extract_node"),
     "langmem_vault.nodes._compact": ("create_compact_node",),
 }
 

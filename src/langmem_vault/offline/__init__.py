@@ -11,7 +11,7 @@ which may import it; it imports neither.
 >>> from langmem_vault.offline import OfflineExtractor, RecallChatModel
 """
 
-from langmem_vault.offline._extractor import OfflineExtractor
+from langmem_vault.offline._extractor import OfflineExtractor, SpacyModelError
 from langmem_vault.offline._model import RecallChatModel
 
-__all__ = ["OfflineExtractor", "RecallChatModel"]
+__all__ = ["OfflineExtractor", "RecallChatModel", "SpacyModelError"]
