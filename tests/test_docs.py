@@ -2,25 +2,23 @@
 
 The build checks the pages' links, anchors and API references; these tests check the README's
 links (the README is not a page of the site), that every public package has its reference
-page, that the examples import only from public packages, and the docstring conversion the
-reference relies on (scripts/docs_hooks.py).
+page, and the docstring conversion the reference relies on (scripts/docs_hooks.py). That the
+pages' examples import from public paths only is tests/test_public_surface.py's check.
 """
 
 from __future__ import annotations
 
-import ast
 import doctest
 import importlib.util
 import re
-from pathlib import Path
 from types import ModuleType
 
 import pytest
 import yaml
 
-from tests.test_readme import EXAMPLES, README, ROOT
+from tests.test_public_surface import PACKAGES
+from tests.test_readme import README, ROOT
 
-SRC = ROOT / "src" / "langmem_vault"
 LINK = re.compile(r"\]\((?!https?://|#|mailto:)([^)#\s]+)(?:#[^)]*)?\)")
 
 
@@ -50,62 +48,11 @@ def test_the_readme_links_to_files_that_exist() -> None:
     assert missing == []
 
 
-def public_packages() -> list[str]:
-    """langmem_vault's subpackages that are not private and export names (``__all__``)."""
-    found = []
-    for init in sorted(SRC.glob("*/__init__.py")):
-        name = init.parent.name
-        exports = any(
-            isinstance(node, ast.Assign | ast.AnnAssign)
-            and "__all__" in ast.unparse(node).split("=")[0]
-            for node in ast.parse(init.read_text()).body
-        )
-        if not name.startswith("_") and exports:
-            found.append(name)
-    return found
-
-
-@pytest.mark.parametrize("package", public_packages())
+@pytest.mark.parametrize("package", PACKAGES)
 def test_every_public_package_has_a_reference_page(package: str) -> None:
-    page = f"reference/{package}.md"
+    page = f"reference/{package.removeprefix('langmem_vault.')}.md"
     assert page in NAV, f"mkdocs.yml's nav lists no {page}"
-    assert f"::: langmem_vault.{package}\n" in (ROOT / "docs" / page).read_text()
-
-
-def imported_modules(code: str) -> set[str]:
-    """The langmem_vault modules a block of code imports from."""
-    found = set()
-    for node in ast.walk(ast.parse(code)):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            found.add(node.module)
-        elif isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-    return {name for name in found if name.split(".")[0] == "langmem_vault"}
-
-
-def is_public(module: str) -> bool:
-    """A public package, or a public module of the top package (``langmem_vault.embeddings``);
-    never a module inside a package."""
-    parts = module.split(".")
-    is_package = (ROOT / "src" / Path(*parts) / "__init__.py").exists()
-    top_module = len(parts) == 2 and (ROOT / "src" / Path(*parts)).with_suffix(".py").exists()
-    return (is_package or top_module) and not any(part.startswith("_") for part in parts)
-
-
-def test_examples_import_from_public_packages_only() -> None:
-    assert imported_modules("from langmem_vault.store import VaultStore\nimport os") == {
-        "langmem_vault.store"
-    }
-    assert is_public("langmem_vault.store") and is_public("langmem_vault.embeddings")
-    assert not is_public("langmem_vault.store.sync")  # a module inside a package
-    assert not is_public("langmem_vault._lazy")
-    wrong = {
-        f"{example.path}:{example.line}: {module}"
-        for example in EXAMPLES
-        for module in imported_modules(example.code)
-        if not is_public(module)
-    }
-    assert wrong == set()
+    assert f"::: {package}\n" in (ROOT / "docs" / page).read_text()
 
 
 def load_hooks() -> ModuleType:
