@@ -64,8 +64,8 @@ EXAMPLES = [
 
 
 def test_the_readme_and_the_docs_have_examples() -> None:
-    # The README keeps one example with its output; the 20 it had before the docs site moved
-    # to the pages.
+    # The README keeps one example with its output; the 20 it held before the docs site are
+    # on the pages now.
     in_readme = [e for e in EXAMPLES if e.path == "README.md"]
     assert len(in_readme) >= 1 and all(e.shown is not None for e in in_readme)
     assert len(EXAMPLES) >= 21
