@@ -242,20 +242,26 @@ def open_store(
     if system == "vault":
         from langmem_vault.store import VaultStore
 
-        kw = {"schema": "bench", **vault_kw}
-        # Options named like SearchRanking fields (text_weight, candidates...) build its ranking.
-        import dataclasses
-
-        from langmem_vault.store._ranking import SearchRanking
-
-        fields = {f.name for f in dataclasses.fields(SearchRanking)}
-        ranking = {k: kw.pop(k) for k in list(kw) if k in fields}
-        if ranking:
-            kw["ranking"] = SearchRanking(**ranking)
+        kw = vault_options(vault_kw)
         vault = stack.enter_context(VaultStore.from_conn_string(uri, index=index, **kw))  # type: ignore[arg-type]
         vault.setup()
         return vault
     raise ValueError(f"unknown system {system!r}")
+
+
+def vault_options(vault_kw: dict[str, Any]) -> dict[str, Any]:
+    """VaultStore's keyword arguments from the command line's options: schema "bench", and
+    options named like SearchRanking fields (text_weight, candidates...) build its ranking."""
+    import dataclasses
+
+    from langmem_vault.store import SearchRanking
+
+    kw = {"schema": "bench", **vault_kw}
+    fields = {f.name for f in dataclasses.fields(SearchRanking)}
+    ranking = {k: kw.pop(k) for k in list(kw) if k in fields}
+    if ranking:
+        kw["ranking"] = SearchRanking(**ranking)
+    return kw
 
 
 def vault_available() -> bool:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import random
 import re
 import sys
@@ -40,6 +41,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import psycopg
+import psycopg.rows
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, PutOp
 
@@ -71,14 +74,20 @@ class HashedWords(Embeddings):
 
     def __init__(self) -> None:
         self._cache: dict[str, list[float]] = {}
+        self._words: dict[str, np.ndarray] = {}
+
+    def _word(self, w: str) -> np.ndarray:
+        if (hit := self._words.get(w)) is None:
+            seed = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
+            hit = self._words[w] = np.random.default_rng(seed).standard_normal(DIMS)
+        return hit
 
     def _one(self, text: str) -> list[float]:
         if (hit := self._cache.get(text)) is not None:
             return hit
         v = np.zeros(DIMS)
         for w in _WORD.findall(text.lower()):
-            seed = int.from_bytes(hashlib.blake2b(w.encode(), digest_size=8).digest(), "little")
-            v += np.random.default_rng(seed).standard_normal(DIMS)
+            v += self._word(w)
         norm = float(np.linalg.norm(v)) or 1.0
         out: list[float] = (v / norm).tolist()
         return out
@@ -190,8 +199,10 @@ def run(
     emb.remember([q for qs in queries.values() for q in qs])
     index = {"dims": DIMS, "embed": emb, "fields": ["text"]}
     systems = args.systems.split(",")
-    uris = {s: common.create_database(server, f"cost_{s}_{vocabulary}_{size}") for s in systems}
-    passes = args.passes.split(",")
+    passes = [p for p in args.passes.split(",") if p]
+    names = {s: f"cost_{s}_{vocabulary}_{size}" for s in systems}
+    reused = {s: _loaded(server, names[s], size) for s in systems} if args.reuse else {}
+    uris = {s: reused.get(s) or common.create_database(server, names[s]) for s in systems}
     results: dict[Row, dict[str, list[float]]] = {}
 
     def opened(stack: ExitStack) -> dict[str, BaseStore]:
@@ -200,6 +211,8 @@ def run(
     with ExitStack() as stack:
         stores = opened(stack)
         for name, store in stores.items():
+            if reused.get(name):
+                continue
             start = time.perf_counter()
             load(store, texts, args.users)
             print(f"  {name}: loaded {size} in {time.perf_counter() - start:.1f} s", flush=True)
@@ -213,7 +226,131 @@ def run(
             for label in ("cold", "warm"):
                 if label in passes:
                     results |= timed_pass(stores, queries, args.users, label)
+    if args.explain:
+        report_buffers(
+            f"{vocabulary} vocabulary, {size:,} items",
+            explained(uris, index, queries, args.users, args, vault_kw),
+        )
     return results
+
+
+def _loaded(server: str, name: str, size: int) -> str | None:
+    """The URI of database ``name`` when an earlier ``--reuse`` run left ``size`` items in it."""
+    from psycopg.conninfo import make_conninfo
+
+    uri = make_conninfo(server, dbname=name)
+    try:
+        with psycopg.connect(uri) as conn:
+            table = "bench.store_items" if "_vault_" in name else "store"
+            row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    except psycopg.Error:
+        return None
+    return uri if row and row[0] == size else None
+
+
+def _auto_explain(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
+    """Every statement ``conn`` runs from now on leaves its executed plan (JSON) here: the
+    plan the store really ran (a prepared statement's generic plan included), with buffers."""
+    plans: list[dict[str, Any]] = []
+
+    def keep(diag: psycopg.errors.Diagnostic) -> None:
+        message = diag.message_primary or ""
+        if "plan:" in message:
+            plans.append(json.loads(message[message.index("{") :]))
+
+    conn.add_notice_handler(keep)
+    for setting in (
+        "LOAD 'auto_explain'",
+        "SET auto_explain.log_min_duration = 0",
+        "SET auto_explain.log_analyze = on",
+        "SET auto_explain.log_buffers = on",
+        "SET auto_explain.log_format = json",
+        "SET auto_explain.log_level = notice",
+    ):
+        conn.execute(setting)
+    return plans
+
+
+def _walk(node: dict[str, Any], depth: int = 0) -> list[str]:
+    line = (
+        f"{'  ' * depth}{node['Node Type']}"
+        + (f" on {node['Relation Name']}" if "Relation Name" in node else "")
+        + (f" using {node['Index Name']}" if "Index Name" in node else "")
+        + f"  rows={node.get('Actual Rows')} loops={node.get('Actual Loops')}"
+        + f" hit={node.get('Shared Hit Blocks')} read={node.get('Shared Read Blocks')}"
+    )
+    return [line] + [x for child in node.get("Plans", []) for x in _walk(child, depth + 1)]
+
+
+def _buffers(plans: list[dict[str, Any]]) -> int:
+    return sum(
+        p["Plan"].get("Shared Hit Blocks", 0) + p["Plan"].get("Shared Read Blocks", 0)
+        for p in plans
+    )
+
+
+def explained(
+    uris: dict[str, str],
+    index: dict[str, Any],
+    queries: dict[str, list[str]],
+    users: int,
+    args: argparse.Namespace,
+    vault_kw: dict[str, Any],
+) -> dict[Row, dict[str, list[int]]]:
+    """Shared buffers (hit + read) of each store's statements for the first ``--explain``
+    queries of every row, each search run once before (warm; prepared statements made)."""
+    from langgraph.store.postgres import PostgresStore
+
+    from langmem_vault.store import VaultStore
+
+    out: dict[Row, dict[str, list[int]]] = {}
+    for system, uri in uris.items():
+        kw = {"autocommit": True}
+        if system == "postgres":
+            kw |= {"prepare_threshold": 0, "row_factory": psycopg.rows.dict_row}
+        with psycopg.connect(uri, **kw) as conn:
+            store: BaseStore = (
+                PostgresStore(conn, index=index)  # type: ignore[arg-type]
+                if system == "postgres"
+                else VaultStore(conn, index=index, **common.vault_options(vault_kw))  # type: ignore[arg-type]
+            )
+            plans = _auto_explain(conn)
+            for cls, qs in queries.items():
+                for scope in SCOPES:
+                    counts, shown = out.setdefault((cls, scope, "explain"), {}), []
+                    for i, q in enumerate(qs[: args.explain]):
+                        prefix, flt = scope_args(scope, i, users)
+                        store.search(prefix, query=q, filter=flt, limit=10)
+                        plans.clear()
+                        store.search(prefix, query=q, filter=flt, limit=10)
+                        counts.setdefault(system, []).append(_buffers(plans))
+                        shown.append((counts[system][-1], q, list(plans)))
+                    if args.show_plans:
+                        most, q, worst = max(shown, key=lambda x: x[0])
+                        print(f"\n-- {system} {cls} {scope}: most buffers {most} ({q!r})")
+                        for p in worst:
+                            print("\n".join("   " + x for x in _walk(p["Plan"])))
+    return out
+
+
+def report_buffers(title: str, results: dict[Row, dict[str, list[int]]]) -> None:
+    print(f"\n### {title}: shared buffers (hit + read) per search, warm\n")
+    rows = []
+    pct = common.percentile
+    for (cls, scope, _), counts in results.items():
+        v, p = counts.get("vault", []), counts.get("postgres", [])
+        rows.append(
+            [
+                cls,
+                scope,
+                f"{pct(v, 50):.0f} / {pct(v, 95):.0f}",
+                f"{pct(p, 50):.0f} / {pct(p, 95):.0f}",
+                common.ratio(pct(v, 95), pct(p, 95)),
+            ]
+        )
+    common.print_table(
+        ["words", "scope", "VaultStore p50 / p95", "PostgresStore p50 / p95", "p95 ratio"], rows
+    )
 
 
 def report(title: str, results: dict[Row, dict[str, list[float]]]) -> None:
@@ -255,6 +392,19 @@ def main() -> None:
     parser.add_argument("--passes", default="fresh,cold,warm")
     parser.add_argument("--systems", default="vault,postgres")
     parser.add_argument("--data-dir", help="the embedded server's data dir (default: a temp dir)")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="with --data-dir: keep databases an earlier run loaded with as many items",
+    )
+    parser.add_argument(
+        "--explain",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also print each row's shared buffers per search (EXPLAIN of N searches each)",
+    )
+    parser.add_argument("--show-plans", action="store_true", help="with --explain")
     args, leftover = parser.parse_known_args()
     vault_kw = common.extra_options(leftover)
     data_dir = Path(args.data_dir).resolve() if args.data_dir else common.temp_server_dir()
@@ -263,7 +413,8 @@ def main() -> None:
         for vocabulary in args.vocabularies.split(","):
             print(f"== {vocabulary} vocabulary, {size} items", flush=True)
             results = run(server, data_dir, size, vocabulary, args, vault_kw)
-            report(f"{vocabulary} vocabulary, {size:,} items", results)
+            if results:
+                report(f"{vocabulary} vocabulary, {size:,} items", results)
 
 
 if __name__ == "__main__":

@@ -274,9 +274,22 @@ ORDER BY i.updated_at DESC, i.prefix, i.key
 LIMIT %(limit)s OFFSET %(offset)s"""
 
 
+# Each vector branch returns its rows' cosine (column ``vcos``), computed from the vector it
+# read: the scoring step then probes store_vectors again only for keyword candidates (3 buffer
+# hits and a subplan per candidate, 150 of a namespace search's 505 buffers at 20k items).
+# An item with several vectors keeps its best one (``cand``); the exact branches see all of
+# an item's vectors nearer than its farthest candidate, so that is the item's best; a walk of
+# the HNSW index may miss a nearer field of an item it found, as it may miss an item.
+_DISTANCE = "v.embedding <=> %(qv)s::vector"
+
+
+def _with_cos(columns: str, distance: str) -> str:
+    return f"{columns}, 1 - ({distance}) AS vcos"
+
+
 def _vectors_ann(s: str, columns: str, where: str) -> str:
     # The ORDER BY repeats the parameter so the planner can use the HNSW index.
-    return f"""SELECT {columns} FROM {s}.store_vectors AS v
+    return f"""SELECT {_with_cos(columns, _DISTANCE)} FROM {s}.store_vectors AS v
     JOIN {s}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key
     WHERE {where}
     ORDER BY v.embedding <=> %(qv)s::vector
@@ -296,8 +309,8 @@ def _vectors_ann_filtered(s: str, columns: str, where: str, gate: str = "TRUE") 
     # a filter it misjudges the matches (tens for ~5,000 at 100k) and scored every match,
     # one vector probe each (36 ms at 100k, 5%; bench/RESULTS.md, issue 14 search).
     # ``gate`` is a one-time filter that keeps the index scan from starting at all.
-    return f"""SELECT {columns} FROM (
-        SELECT v.prefix, v.key FROM {s}.store_vectors AS v
+    return f"""SELECT {_with_cos(columns, "v.d")} FROM (
+        SELECT v.prefix, v.key, {_DISTANCE} AS d FROM {s}.store_vectors AS v
         WHERE {gate}
         ORDER BY v.embedding <=> %(qv)s::vector
         LIMIT {FILTERED_SCAN_ROWS}
@@ -310,10 +323,10 @@ def _vectors_ann_filtered(s: str, columns: str, where: str, gate: str = "TRUE") 
 def _vectors_of_items(s: str, columns: str, where: str) -> str:
     # Exact: the matching items first, then their vectors. "+ 0" keeps the planner off the
     # HNSW index (an HNSW scan would walk past most of the graph to find a few items).
-    return f"""SELECT {columns} FROM {s}.store_vectors AS v
+    return f"""SELECT {_with_cos(columns, _DISTANCE)} FROM {s}.store_vectors AS v
     JOIN {s}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key
     WHERE {where}
-    ORDER BY (v.embedding <=> %(qv)s::vector) + 0
+    ORDER BY ({_DISTANCE}) + 0
     LIMIT %(k)s"""
 
 
@@ -325,7 +338,7 @@ def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
     # LIMIT 1 (one item per key anyway) keeps the planner from flattening the lateral into a
     # hash join of every item of the namespace (4.5 ms at 1,000 items): one primary-key probe
     # per nearest vector, stopping at k.
-    return f"""SELECT {columns} FROM nv
+    return f"""SELECT {_with_cos(columns, "nv.d")} FROM nv
     JOIN LATERAL (SELECT * FROM {s}.store_items AS i
                   WHERE i.prefix = nv.prefix AND i.key = nv.key AND {where} LIMIT 1) AS i ON true
     ORDER BY nv.d
@@ -440,7 +453,7 @@ def search_ranked(
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
     """
     columns = f"i.prefix, {ITEM_COLUMNS}, i.search_tsv"
-    keyword = _keyword_candidates(s, columns, where, hybrid=hybrid)
+    keyword = _keyword_candidates(s, f"{columns}, NULL::float8 AS vcos", where, hybrid=hybrid)
     verdict = ""
     if hybrid:
         counted = ""
@@ -480,9 +493,11 @@ small AS MATERIALIZED (
 {vec},
 cand AS (
     SELECT DISTINCT ON (prefix, key) * FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw) AS u
+    ORDER BY prefix, key, vcos DESC NULLS LAST
 )"""
-        cos = f"""(SELECT max(1 - (v.embedding <=> %(qv)s::vector)) FROM {s}.store_vectors AS v
-         WHERE v.prefix = i.prefix AND v.key = i.key)"""
+        # COALESCE runs the probe only for candidates no vector branch found.
+        cos = f"""coalesce(i.vcos, (SELECT max(1 - ({_DISTANCE})) FROM {s}.store_vectors AS v
+         WHERE v.prefix = i.prefix AND v.key = i.key))"""
     else:
         candidates = f"{keyword},\ncand AS (SELECT * FROM kw)"
         cos = "NULL::float8"
@@ -505,7 +520,7 @@ def search_fill(s: str, where: str, score: str, *, hybrid: bool) -> str:
     InMemoryStore appends them.
     """
     cos = (
-        f"""(SELECT max(1 - (v.embedding <=> %(qv)s::vector)) FROM {s}.store_vectors AS v
+        f"""(SELECT max(1 - ({_DISTANCE})) FROM {s}.store_vectors AS v
          WHERE v.prefix = i.prefix AND v.key = i.key)"""
         if hybrid
         else "NULL::float8"
