@@ -167,13 +167,17 @@ Row = tuple[str, str, str]  # (query class, scope, pass)
 
 
 def timed_pass(
-    stores: dict[str, BaseStore], queries: dict[str, list[str]], users: int, label: str
+    stores: dict[str, BaseStore],
+    queries: dict[str, list[str]],
+    users: int,
+    label: str,
+    scopes: Sequence[str] = SCOPES,
 ) -> dict[Row, dict[str, list[float]]]:
     """Every query of every class in every scope, the stores in a random order each time."""
     rng = random.Random(label)
     out: dict[Row, dict[str, list[float]]] = {}
     for cls, qs in queries.items():
-        for scope in SCOPES:
+        for scope in scopes:
             times: dict[str, list[float]] = {s: [] for s in stores}
             for i, q in enumerate(qs):
                 prefix, flt = scope_args(scope, i, users)
@@ -200,6 +204,7 @@ def run(
     index = {"dims": DIMS, "embed": emb, "fields": ["text"]}
     systems = args.systems.split(",")
     passes = [p for p in args.passes.split(",") if p]
+    scopes = args.scopes.split(",")
     names = {s: f"cost_{s}_{vocabulary}_{size}" for s in systems}
     reused = {s: _loaded(server, names[s], size) for s in systems} if args.reuse else {}
     uris = {s: reused.get(s) or common.create_database(server, names[s]) for s in systems}
@@ -217,7 +222,7 @@ def run(
             load(store, texts, args.users)
             print(f"  {name}: loaded {size} in {time.perf_counter() - start:.1f} s", flush=True)
         if "fresh" in passes:
-            results |= timed_pass(stores, queries, args.users, "fresh")
+            results |= timed_pass(stores, queries, args.users, "fresh", scopes)
     if "cold" in passes or "warm" in passes:
         if "cold" in passes:
             common.restart_cold(data_dir)
@@ -225,7 +230,7 @@ def run(
             stores = opened(stack)
             for label in ("cold", "warm"):
                 if label in passes:
-                    results |= timed_pass(stores, queries, args.users, label)
+                    results |= timed_pass(stores, queries, args.users, label, scopes)
     if args.explain:
         report_buffers(
             f"{vocabulary} vocabulary, {size:,} items",
@@ -316,7 +321,7 @@ def explained(
             )
             plans = _auto_explain(conn)
             for cls, qs in queries.items():
-                for scope in SCOPES:
+                for scope in args.scopes.split(","):
                     counts, shown = out.setdefault((cls, scope, "explain"), {}), []
                     for i, q in enumerate(qs[: args.explain]):
                         prefix, flt = scope_args(scope, i, users)
@@ -390,6 +395,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=60, help="queries per word class")
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--passes", default="fresh,cold,warm")
+    parser.add_argument("--scopes", default=",".join(SCOPES))
     parser.add_argument("--systems", default="vault,postgres")
     parser.add_argument("--data-dir", help="the embedded server's data dir (default: a temp dir)")
     parser.add_argument(

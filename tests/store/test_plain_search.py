@@ -135,9 +135,12 @@ def test_a_plain_search_runs_its_generic_plan_with_the_same_results(
         # The plain statements (one with and one without the namespace clause: every page
         # size here has the default k) ran on generic plans only; left to itself, Postgres
         # plans a prepared statement's first five runs for their parameters (custom plans).
-        assert len(plain_path) == 2 and exact_path
+        assert len(plain_path) == 2
         assert all(generic > 0 and custom == 0 for generic, custom in plain_path.values())
-        assert all(custom >= 5 for _, custom in exact_path.values())
+        # So did the namespace's exact statement once the namespace was known to be small (the
+        # first search counts it in a statement of its own, run once here, never prepared).
+        [(generic, custom)] = exact_path.values()
+        assert generic > 0 and custom == 0
 
 
 async def test_a_plain_search_runs_its_generic_plan_async(pg_uri: str, schema: str) -> None:

@@ -137,3 +137,61 @@ async def test_a_search_analyzes_a_fresh_bulk_load_async(pg_uri: str, schema: st
             [schema],
         ).fetchall()
     assert set(WORDS) <= set(common)
+
+
+def _namespace_ops(users: int = 3, per_user: int = 300) -> list[PutOp]:
+    texts = _texts(users * per_user, seed=5)
+    return [PutOp(("n", f"u{i % users}"), f"k{i}", {"text": t}) for i, t in enumerate(texts)]
+
+
+def test_a_small_namespace_reads_its_own_vectors_once_on_a_generic_plan(
+    pg_uri: str, schema: str
+) -> None:
+    # 300 items per namespace, scored exactly: the statement reads the namespace's 300
+    # vectors once (their cosines too: no second probe per candidate) and 50 items, on a
+    # generic plan (no planning per search). Made generic with sorts disabled, the same
+    # statement could walk the whole HNSW graph instead, filtering on the namespace.
+    # The query's words are common (each in ~360 items): no keyword-only candidates.
+    ranking = SearchRanking(common_rows=100)
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(
+            conn,
+            schema=schema,
+            index=index_config(TrigramEmbeddings()),  # type: ignore[arg-type]
+            ranking=ranking,
+        )
+        store.setup()
+        store.batch(_namespace_ops())
+        store.analyze()
+        for _ in range(REPEATS):
+            store.search(("n", "u1"), query=COMMON_QUERY, limit=10)
+        plans = _explaining(conn)
+        hits = store.search(("n", "u1"), query=COMMON_QUERY, limit=10)
+        assert len(hits) == 10 and {h.namespace for h in hits} == {("n", "u1")}
+        plan = _search_plan(plans)
+        assert _rows(plan, lambda n: n.get("Relation Name") == "store_vectors") == 300
+        assert _rows(plan, lambda n: n.get("Relation Name") == "store_items") <= 60
+        [(generic, custom)] = conn.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE '%nv AS%' AND statement NOT LIKE '%small AS%'"
+        ).fetchall()
+        assert generic > 0 and custom == 0
+
+
+async def test_a_small_namespace_search_runs_its_generic_plan_async(
+    pg_uri: str, schema: str
+) -> None:
+    async with await psycopg.AsyncConnection.connect(pg_uri, autocommit=True) as conn:
+        store = AsyncVaultStore(conn, schema=schema, index=index_config(TrigramEmbeddings()))  # type: ignore[arg-type]
+        await store.setup()
+        await store.abatch(_namespace_ops(per_user=40))
+        first = await store.asearch(("n", "u2"), query=COMMON_QUERY, limit=5)
+        for _ in range(REPEATS):
+            again = await store.asearch(("n", "u2"), query=COMMON_QUERY, limit=5)
+            assert [(h.key, h.score) for h in again] == [(h.key, h.score) for h in first]
+        cur = await conn.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE '%nv AS%' AND statement NOT LIKE '%small AS%'"
+        )
+        [(generic, custom)] = await cur.fetchall()
+        assert generic > 0 and custom == 0
