@@ -170,6 +170,7 @@ def test_a_small_namespace_reads_its_own_vectors_once_on_a_generic_plan(
         assert len(hits) == 10 and {h.namespace for h in hits} == {("n", "u1")}
         plan = _search_plan(plans)
         assert _rows(plan, lambda n: n.get("Relation Name") == "store_vectors") == 300
+        assert not _rows(plan, lambda n: n.get("Index Name") == "store_vectors_embedding_idx")
         assert _rows(plan, lambda n: n.get("Relation Name") == "store_items") <= 60
         [(generic, custom)] = conn.execute(
             "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
