@@ -231,6 +231,15 @@ def run(
             for label in ("cold", "warm"):
                 if label in passes:
                     results |= timed_pass(stores, queries, args.users, label, scopes)
+    if args.recall and "vault" in uris:
+        recall_report(
+            f"{vocabulary} vocabulary, {size:,} items",
+            uris["vault"],
+            index,
+            queries,
+            args,
+            vault_kw,
+        )
     if args.explain:
         report_buffers(
             f"{vocabulary} vocabulary, {size:,} items",
@@ -283,6 +292,9 @@ def _walk(node: dict[str, Any], depth: int = 0) -> list[str]:
         + (f" using {node['Index Name']}" if "Index Name" in node else "")
         + f"  rows={node.get('Actual Rows')} loops={node.get('Actual Loops')}"
         + f" hit={node.get('Shared Hit Blocks')} read={node.get('Shared Read Blocks')}"
+        + f" ms={node.get('Actual Total Time')}"
+        + (f" cond={node['Index Cond']}" if "Index Cond" in node else "")
+        + (f" filter={node['Filter']}" if "Filter" in node else "")
     )
     return [line] + [x for child in node.get("Plans", []) for x in _walk(child, depth + 1)]
 
@@ -336,6 +348,35 @@ def explained(
                         for p in worst:
                             print("\n".join("   " + x for x in _walk(p["Plan"])))
     return out
+
+
+def recall_report(
+    title: str,
+    uri: str,
+    index: dict[str, Any],
+    queries: dict[str, list[str]],
+    args: argparse.Namespace,
+    vault_kw: dict[str, Any],
+) -> None:
+    """VaultStore's top 10 against its exact path (every vector of the scope scored) in the
+    plain and namespace scopes: the share of the exact top 10 found, per query class."""
+    exact_kw = {**vault_kw, "exact_scan_rows": 10**9}
+    rows = []
+    with ExitStack() as stack:
+        store = common.open_store("vault", stack, uri, index, vault_kw)
+        exact = common.open_store("vault", stack, uri, index, exact_kw)
+        for cls, qs in queries.items():
+            for scope in ("plain", "namespace"):
+                found = total = 0
+                for i, q in enumerate(qs):
+                    prefix, _ = scope_args(scope, i, args.users)
+                    got, want = (
+                        {h.key for h in s.search(prefix, query=q, limit=10)} for s in (store, exact)
+                    )
+                    found, total = found + len(got & want), total + len(want)
+                rows.append([cls, scope, f"{found / total:.3f}" if total else "-"])
+    print(f"\n### {title}: VaultStore recall@10 against its exact path\n")
+    common.print_table(["words", "scope", "recall@10"], rows)
 
 
 def report_buffers(title: str, results: dict[Row, dict[str, list[int]]]) -> None:
@@ -411,6 +452,9 @@ def main() -> None:
         help="also print each row's shared buffers per search (EXPLAIN of N searches each)",
     )
     parser.add_argument("--show-plans", action="store_true", help="with --explain")
+    parser.add_argument(
+        "--recall", action="store_true", help="also VaultStore's recall against its exact path"
+    )
     args, leftover = parser.parse_known_args()
     vault_kw = common.extra_options(leftover)
     data_dir = Path(args.data_dir).resolve() if args.data_dir else common.temp_server_dir()

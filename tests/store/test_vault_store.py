@@ -688,12 +688,18 @@ async def test_a_filtered_walk_that_finds_its_page_equals_the_exact_answer(
 
 def test_keyword_statistics_reach_postgres_intact(pg_uri: str) -> None:
     from langmem_vault.store._lexemes import LexemeStats
+    from langmem_vault.store._sql import LEXEME_FREQ
 
-    freqs = {'say "hi"': 0.5, "c:\\dir": 0.25, "a,b {c}": 1e-7, "naïve": 0.125}
+    freqs = {'say "hi"': 0.5, "c:\\dir": 0.25, "a,b {c}": 1e-7, "naïve": 0.125, "hi": 0.0625}
+    # Not listed: a lexeme that is part of listed ones (or of the frequencies), and no lexeme.
+    absent = ["say", "ve", "0.5", "i", ""]
     params = LexemeStats(freqs, rows=10).params()
     with psycopg.connect(pg_uri) as conn:
-        row = conn.execute("SELECT %(st_lex)s::text[], %(st_freq)s::float8[]", params).fetchone()
-    assert row is not None and dict(zip(row[0], row[1], strict=True)) == freqs
+        rows = conn.execute(
+            f"SELECT l, {LEXEME_FREQ} FROM unnest(%(lexemes)s::text[]) AS q(l)",
+            params | {"lexemes": [*freqs, *absent]},
+        ).fetchall()
+    assert dict(rows) == freqs | dict.fromkeys(absent)
 
 
 def _exact_top(emb: TrigramEmbeddings, query: str, texts: dict[str, str]) -> list[float]:

@@ -39,11 +39,10 @@ class LexemeStats:
     rows: float = 0.0
 
     @functools.cached_property
-    def _arrays(self) -> tuple[str, str]:
-        # Postgres array literals, built once per statistics refresh: psycopg would otherwise
-        # adapt a list of a thousand strings element by element on every search.
-        quoted = ('"' + lex.replace("\\", "\\\\").replace('"', '\\"') + '"' for lex in self.freqs)
-        return "{" + ",".join(quoted) + "}", "{" + ",".join(map(repr, self.freqs.values())) + "}"
+    def _text(self) -> str:
+        # Built once per statistics refresh, in the form sql.LEXEME_FREQ searches.
+        pairs = "".join(f"{lex}\x02{freq!r}\x01" for lex, freq in self.freqs.items())
+        return "\x01" + pairs
 
     def params(self) -> dict[str, Any]:
         """The statistics as parameters of the search statement, which weighs the query's
@@ -51,10 +50,8 @@ class LexemeStats:
         half the smallest listed one (rarer than every listed lexeme), else, with no
         statistics yet, ``_UNIFORM_FREQ``; then clamped to [_MIN_FREQ, _MAX_FREQ]."""
         missing = min(self.freqs.values()) / 2 if self.freqs else _UNIFORM_FREQ
-        lexemes, freqs = self._arrays
         return {
-            "st_lex": lexemes,
-            "st_freq": freqs,
+            "st_freqs": self._text,
             "st_missing": missing,
             "st_rows": self.rows,
             "st_min_freq": _MIN_FREQ,
