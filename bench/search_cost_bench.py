@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import random
 import re
 import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 
 import common
+import plans_explained
 import store_speed
 
 from langmem_vault.db import embedded_uri
@@ -213,14 +214,18 @@ def run(
     def opened(stack: ExitStack) -> dict[str, BaseStore]:
         return {s: common.open_store(s, stack, uris[s], index, vault_kw) for s in systems}
 
+    def loaded(name: str, store: BaseStore) -> None:
+        start = time.perf_counter()
+        load(store, texts, args.users)
+        print(f"  {name}: loaded {size} in {time.perf_counter() - start:.1f} s", flush=True)
+
     with ExitStack() as stack:
         stores = opened(stack)
-        for name, store in stores.items():
-            if reused.get(name):
-                continue
-            start = time.perf_counter()
-            load(store, texts, args.users)
-            print(f"  {name}: loaded {size} in {time.perf_counter() - start:.1f} s", flush=True)
+        # Both stores at once: the load is most of a run's time, and each has its own server
+        # process (the searches, timed, run one at a time).
+        with ThreadPoolExecutor() as pool:
+            for done in [pool.submit(loaded, n, s) for n, s in stores.items() if not reused.get(n)]:
+                done.result()
         if "fresh" in passes:
             results |= timed_pass(stores, queries, args.users, "fresh", scopes)
     if "cold" in passes or "warm" in passes:
@@ -262,50 +267,6 @@ def _loaded(server: str, name: str, size: int) -> str | None:
     return uri if row and row[0] == size else None
 
 
-def _auto_explain(conn: psycopg.Connection[Any]) -> list[dict[str, Any]]:
-    """Every statement ``conn`` runs from now on leaves its executed plan (JSON) here: the
-    plan the store really ran (a prepared statement's generic plan included), with buffers."""
-    plans: list[dict[str, Any]] = []
-
-    def keep(diag: psycopg.errors.Diagnostic) -> None:
-        message = diag.message_primary or ""
-        if "plan:" in message:
-            plans.append(json.loads(message[message.index("{") :]))
-
-    conn.add_notice_handler(keep)
-    for setting in (
-        "LOAD 'auto_explain'",
-        "SET auto_explain.log_min_duration = 0",
-        "SET auto_explain.log_analyze = on",
-        "SET auto_explain.log_buffers = on",
-        "SET auto_explain.log_format = json",
-        "SET auto_explain.log_level = notice",
-    ):
-        conn.execute(setting)
-    return plans
-
-
-def _walk(node: dict[str, Any], depth: int = 0) -> list[str]:
-    line = (
-        f"{'  ' * depth}{node['Node Type']}"
-        + (f" on {node['Relation Name']}" if "Relation Name" in node else "")
-        + (f" using {node['Index Name']}" if "Index Name" in node else "")
-        + f"  rows={node.get('Actual Rows')} loops={node.get('Actual Loops')}"
-        + f" hit={node.get('Shared Hit Blocks')} read={node.get('Shared Read Blocks')}"
-        + f" ms={node.get('Actual Total Time')}"
-        + (f" cond={node['Index Cond']}" if "Index Cond" in node else "")
-        + (f" filter={node['Filter']}" if "Filter" in node else "")
-    )
-    return [line] + [x for child in node.get("Plans", []) for x in _walk(child, depth + 1)]
-
-
-def _buffers(plans: list[dict[str, Any]]) -> int:
-    return sum(
-        p["Plan"].get("Shared Hit Blocks", 0) + p["Plan"].get("Shared Read Blocks", 0)
-        for p in plans
-    )
-
-
 def explained(
     uris: dict[str, str],
     index: dict[str, Any],
@@ -322,7 +283,7 @@ def explained(
 
     out: dict[Row, dict[str, list[int]]] = {}
     for system, uri in uris.items():
-        kw = {"autocommit": True}
+        kw: dict[str, Any] = {"autocommit": True}
         if system == "postgres":
             kw |= {"prepare_threshold": 0, "row_factory": psycopg.rows.dict_row}
         with psycopg.connect(uri, **kw) as conn:
@@ -331,7 +292,7 @@ def explained(
                 if system == "postgres"
                 else VaultStore(conn, index=index, **common.vault_options(vault_kw))  # type: ignore[arg-type]
             )
-            plans = _auto_explain(conn)
+            plans = plans_explained.auto_explain(conn)
             for cls, qs in queries.items():
                 for scope in args.scopes.split(","):
                     counts, shown = out.setdefault((cls, scope, "explain"), {}), []
@@ -340,13 +301,13 @@ def explained(
                         store.search(prefix, query=q, filter=flt, limit=10)
                         plans.clear()
                         store.search(prefix, query=q, filter=flt, limit=10)
-                        counts.setdefault(system, []).append(_buffers(plans))
+                        counts.setdefault(system, []).append(plans_explained.buffers(plans))
                         shown.append((counts[system][-1], q, list(plans)))
                     if args.show_plans:
                         most, q, worst = max(shown, key=lambda x: x[0])
                         print(f"\n-- {system} {cls} {scope}: most buffers {most} ({q!r})")
                         for p in worst:
-                            print("\n".join("   " + x for x in _walk(p["Plan"])))
+                            print("\n".join("   " + x for x in plans_explained.walk(p["Plan"])))
     return out
 
 
@@ -431,11 +392,16 @@ def report(title: str, results: dict[Row, dict[str, list[float]]]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="20000")
+    parser.add_argument("--sizes", default="20000,100000")
     parser.add_argument("--vocabularies", default="closed,zipf,real")
     parser.add_argument("--queries", type=int, default=60, help="queries per word class")
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--passes", default="fresh,cold,warm")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="20k items, closed and zipf vocabularies, 20 queries, fresh and warm passes",
+    )
     parser.add_argument("--scopes", default=",".join(SCOPES))
     parser.add_argument("--systems", default="vault,postgres")
     parser.add_argument("--data-dir", help="the embedded server's data dir (default: a temp dir)")
@@ -447,7 +413,7 @@ def main() -> None:
     parser.add_argument(
         "--explain",
         type=int,
-        default=0,
+        default=10,
         metavar="N",
         help="also print each row's shared buffers per search (EXPLAIN of N searches each)",
     )
@@ -456,6 +422,9 @@ def main() -> None:
         "--recall", action="store_true", help="also VaultStore's recall against its exact path"
     )
     args, leftover = parser.parse_known_args()
+    if args.quick:
+        args.sizes, args.vocabularies, args.queries = "20000", "closed,zipf", 20
+        args.passes, args.explain = "fresh,warm", 5
     vault_kw = common.extra_options(leftover)
     data_dir = Path(args.data_dir).resolve() if args.data_dir else common.temp_server_dir()
     server = embedded_uri(data_dir)
