@@ -1,11 +1,12 @@
 """Search cost against how common the query's words are: VaultStore beside langgraph's
 PostgresStore, in the same run, search by search (issue 26).
 
-For each size (``--sizes``, default 20000) and vocabulary, both stores (a database each on one
-embedded server) load the same items, ``--users`` namespaces ``("mem", "userN")``, each
-value ``{"text": ..., "kind": "a" | "b"}``, through ``store.batch`` of 500 puts, with a hashed
-word embedder (64 dims, query vectors computed before timing: database side only), then answer
-4-word queries with ``limit=10``:
+For each size (``--sizes``, default 20000 and 100000) and vocabulary, both stores (a database
+each on one embedded server) load the same items at once, ``--users`` namespaces
+``("mem", "userN")``, each value ``{"text": ..., "kind": "a" | "b"}``, through ``store.batch``
+of 500 puts, with a hashed word embedder (64 dims, query vectors computed before timing:
+database side only), then answer 4-word queries with ``limit=10``, the stores interleaved
+search by search in a random order:
 
 - vocabularies: ``closed``, 12 words per item from 40 everyday words (every word in about a
   quarter of the items: issue 26's workload); ``zipf``, 12 words per item from 5,000 words
@@ -18,11 +19,16 @@ word embedder (64 dims, query vectors computed before timing: database side only
   ANALYZE has run unless autovacuum got there), ``cold`` (server restarted, its files evicted
   from the OS cache) and ``warm`` (the cold searches again).
 
-Prints p50 / p95 per row and the p95 (and p50) ratio VaultStore / PostgresStore.
+Prints p50 / p95 per row and the p95 (and p50) ratio VaultStore / PostgresStore; then, per
+vocabulary, the shared buffers (hit + read) each store's statements touched per search, warm,
+from the plans they really ran (``--explain N`` searches per row; 0: none), which do not depend
+on the machine's load; ``--recall`` adds VaultStore's recall@10 against its exact path.
 
-    python bench/search_cost_bench.py                       # 20k, every vocabulary
-    python bench/search_cost_bench.py --sizes 20000,100000 --queries 100
-    python bench/search_cost_bench.py --vocabularies closed --passes fresh,warm --queries 150
+    python bench/search_cost_bench.py                 # the whole table (run time: RESULTS.md)
+    python bench/search_cost_bench.py --quick         # 20k, closed and zipf, fresh and warm
+    python bench/search_cost_bench.py --sizes 20000 --vocabularies closed --passes fresh,warm
+    python bench/search_cost_bench.py --data-dir /tmp/cost-pg --reuse --passes "" --explain 10 \
+        --show-plans --scopes plain                     # plans of databases a run left there
 """
 
 from __future__ import annotations
