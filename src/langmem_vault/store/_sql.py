@@ -111,6 +111,12 @@ def analyze_items(s: str) -> str:
 DO $$BEGIN ANALYZE (SKIP_LOCKED) {s}.store_items; EXCEPTION WHEN OTHERS THEN NULL; END$$"""
 
 
+# A lexeme quoted as a tsquery operand, so it is not parsed (and stemmed) again.
+# chr(92) is a backslash: a quoted one would read as an escape under
+# standard_conforming_strings=off.
+_QUOTED = "'''' || replace(replace(l, chr(92), chr(92) || chr(92)), '''', '''''') || ''''"
+
+
 # A lexeme's frequency (column ``l``) looked up in the statistics the client caches and sends
 # along (%(st_freqs)s: Postgres's most common elements of the full-text column, as
 # chr(1) lexeme chr(2) frequency ... chr(1); lexemes.py), NULL when not listed. A text search
@@ -123,22 +129,19 @@ LEXEME_FREQ = """split_part(substr(%(st_freqs)s,
                   chr(1), 1)::float8"""
 
 # The query's distinct lexemes (stemmed, stop words removed by the store's text config), each
-# with its weight and whether it is rare (see lexemes.py). Computed in the search statement
-# itself, so a search costs one round trip, not one for the lexemes and another for the ranking.
+# with its weight, whether it is rare (see lexemes.py) and itself as a tsquery (``tq``, for
+# the coverage). Computed in the search statement itself, so a search costs one round trip,
+# not one for the lexemes and another for the ranking.
 _QUERY_LEXEMES = f"""
 ql AS MATERIALIZED (
     SELECT l, -ln(least(greatest(coalesce(freq, %(st_missing)s), %(st_min_freq)s),
                         %(st_max_freq)s)) AS w,
-           coalesce(freq, 0) * %(st_rows)s <= %(common_rows)s AS rare
+           coalesce(freq, 0) * %(st_rows)s <= %(common_rows)s AS rare,
+           ({_QUOTED})::tsquery AS tq
     FROM (SELECT l, {LEXEME_FREQ} AS freq
           FROM unnest(tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s)))
               AS q(l)) AS f
 )"""
-
-# A lexeme quoted as a tsquery operand, so it is not parsed (and stemmed) again.
-# chr(92) is a backslash: a quoted one would read as an escape under
-# standard_conforming_strings=off.
-_QUOTED = "'''' || replace(replace(l, chr(92), chr(92) || chr(92)), '''', '''''') || ''''"
 
 
 def _terms(*, hybrid: bool) -> str:
@@ -153,9 +156,12 @@ terms AS MATERIALIZED (
 )"""
 
 
-# Coverage: the IDF-weighted share of the query's lexemes that the item's text contains.
+# Coverage: the IDF-weighted share of the query's lexemes that the item's text contains. Each
+# lexeme is looked up in the item's tsvector (sorted: a binary search), rather than compared
+# with an array of all its lexemes built per query lexeme and candidate (~0.5 ms of server
+# CPU for 85 candidates, 20k items).
 _COVERAGE = """
-coalesce((SELECT sum(ql.w) FROM ql WHERE ql.l = ANY (tsvector_to_array(i.search_tsv)))
+coalesce((SELECT sum(ql.w) FROM ql WHERE i.search_tsv @@ ql.tq)
          / nullif((SELECT total_w FROM terms), 0), 0.0)"""
 
 
@@ -421,6 +427,12 @@ def _keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> st
     nested loop walks the levels in order (the order the LIMIT keeps) and stops there. Within
     a level, items come in the table's order. A query with more than ``MAX_LEVEL_LEXEMES`` rare
     lexemes (a long message) ranks by ``ts_rank``; one-time filters run only one branch.
+
+    First, one scan for items holding any rare lexeme, cut at ``%(k)s`` + 1 (``kw_every``):
+    when it finds at most ``%(k)s``, they are every match, which is what the levels would
+    return, and the levels never run (rare words often match fewer items than a page's
+    candidates: one index scan instead of up to eight, and no levels built; ~0.5 ms of
+    server CPU at 20k items). Past ``%(k)s``, the levels choose as above.
     """
     tq = "(SELECT tq FROM terms)"
     by_rank = f"""SELECT {columns} FROM {s}.store_items AS i
@@ -430,16 +442,23 @@ def _keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> st
     if not hybrid:
         return f"\nkw AS (\n    {by_rank}\n)"
     few = f"(SELECT count(*) <= {MAX_LEVEL_LEXEMES} FROM rq)"
+    fits = "(SELECT count(*) <= %(k)s FROM kw_every)"
     return f"""{_KEYWORD_LEVELS},
+kw_every AS MATERIALIZED (
+    SELECT {columns} FROM {s}.store_items AS i
+    WHERE i.search_tsv @@ {tq} AND {where} LIMIT %(k)s + 1
+),
 kw AS (
-    (SELECT i.* FROM (SELECT n, tq FROM levels WHERE {few} ORDER BY n) AS lv
+    SELECT * FROM kw_every WHERE {fits}
+    UNION ALL
+    (SELECT i.* FROM (SELECT n, tq FROM levels WHERE NOT {fits} AND {few} ORDER BY n) AS lv
      CROSS JOIN LATERAL (
          SELECT {columns} FROM {s}.store_items AS i
          WHERE i.search_tsv @@ lv.tq AND {where} LIMIT %(k)s) AS i
      ORDER BY lv.n
      LIMIT %(k)s)
     UNION ALL
-    ({by_rank.replace("WHERE ", f"WHERE NOT {few} AND ", 1)})
+    ({by_rank.replace("WHERE ", f"WHERE NOT {fits} AND NOT {few} AND ", 1)})
 )"""
 
 
