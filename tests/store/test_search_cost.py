@@ -196,3 +196,31 @@ async def test_a_small_namespace_search_runs_its_generic_plan_async(
         )
         [(generic, custom)] = await cur.fetchall()
         assert generic > 0 and custom == 0
+
+
+def _loops(node: dict[str, Any], wanted: Any) -> int:
+    """How many times the plan's nodes matching ``wanted`` ran."""
+    own = int(node.get("Actual Loops", 0)) if wanted(node) else 0
+    return own + sum(_loops(child, wanted) for child in node.get("Plans", []))
+
+
+def test_rare_words_with_fewer_matches_than_candidates_take_one_index_scan(
+    pg_uri: str, schema: str
+) -> None:
+    # Three rare words in 5 items in all, fewer than the 50 candidates: one scan of the
+    # full-text index finds them all (the keyword levels, up to eight scans, never run).
+    index: Any = {"dims": DIMS, "embed": _flat, "fields": ["text"]}
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(conn, schema=schema, index=index)
+        store.setup()
+        rare = ["a zeppelin", "two zeppelins", "a quokka", "quokka and zeppelin", "an axolotl"]
+        ops = [PutOp(("n",), f"k{i}", {"text": t}) for i, t in enumerate(_texts(600))]
+        ops += [PutOp(("n",), f"r{i}", {"text": t}) for i, t in enumerate(rare)]
+        store.batch(ops)
+        store.analyze()
+        plans = _explaining(conn)
+        hits = store.search(("n",), query="zeppelin quokka axolotl?", limit=5)
+        assert {h.key for h in hits} == {f"r{i}" for i in range(5)}
+        assert hits[0].key == "r3"  # two of the words
+        scans = _loops(_search_plan(plans), lambda n: n.get("Index Name") == "store_items_tsv_idx")
+        assert scans == 1
