@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -51,3 +53,11 @@ def buffers(plans: list[dict[str, Any]]) -> int:
         p["Plan"].get("Shared Hit Blocks", 0) + p["Plan"].get("Shared Read Blocks", 0)
         for p in plans
     )
+
+
+def backend_cpu(conn: psycopg.Connection[Any]) -> float:
+    """CPU seconds the connection's server process has used (user + system), from /proc: a
+    local server only. Far less sensitive to other jobs on the machine than wall time."""
+    text = Path(f"/proc/{conn.info.backend_pid}/stat").read_text()
+    stat = text.rsplit(")", 1)[1].split()
+    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")

@@ -280,14 +280,15 @@ def explained(
     users: int,
     args: argparse.Namespace,
     vault_kw: dict[str, Any],
-) -> dict[Row, dict[str, list[int]]]:
-    """Shared buffers (hit + read) of each store's statements for the first ``--explain``
-    queries of every row, each search run once before (warm; prepared statements made)."""
+) -> dict[Row, dict[str, list[float]]]:
+    """Per row and store, warm (every search run once before; prepared statements made): the
+    server CPU per search (ms; ``("cpu", scope, class)`` rows) over ``--cpu-rounds`` runs of the
+    first ``--explain`` queries, then the shared buffers (hit + read) of each of them."""
     from langgraph.store.postgres import PostgresStore
 
     from langmem_vault.store import VaultStore
 
-    out: dict[Row, dict[str, list[int]]] = {}
+    out: dict[Row, dict[str, list[float]]] = {}
     for system, uri in uris.items():
         kw: dict[str, Any] = {"autocommit": True}
         if system == "postgres":
@@ -298,22 +299,35 @@ def explained(
                 if system == "postgres"
                 else VaultStore(conn, index=index, **common.vault_options(vault_kw))  # type: ignore[arg-type]
             )
+            rows = [
+                (cls, scope, [(*scope_args(scope, i, users), q) for i, q in enumerate(qs)])
+                for cls, qs in queries.items()
+                for scope in args.scopes.split(",")
+            ]
+            for cls, scope, calls in rows:
+                calls = calls[: args.explain]
+                for prefix, flt, q in calls:
+                    store.search(prefix, query=q, filter=flt, limit=10)
+                before = plans_explained.backend_cpu(conn)
+                for _ in range(args.cpu_rounds):
+                    for prefix, flt, q in calls:
+                        store.search(prefix, query=q, filter=flt, limit=10)
+                used = plans_explained.backend_cpu(conn) - before
+                searches = max(1, args.cpu_rounds * len(calls))
+                out.setdefault(("cpu", scope, cls), {})[system] = [used / searches * 1000]
             plans = plans_explained.auto_explain(conn)
-            for cls, qs in queries.items():
-                for scope in args.scopes.split(","):
-                    counts, shown = out.setdefault((cls, scope, "explain"), {}), []
-                    for i, q in enumerate(qs[: args.explain]):
-                        prefix, flt = scope_args(scope, i, users)
-                        store.search(prefix, query=q, filter=flt, limit=10)
-                        plans.clear()
-                        store.search(prefix, query=q, filter=flt, limit=10)
-                        counts.setdefault(system, []).append(plans_explained.buffers(plans))
-                        shown.append((counts[system][-1], q, list(plans)))
-                    if args.show_plans:
-                        most, q, worst = max(shown, key=lambda x: x[0])
-                        print(f"\n-- {system} {cls} {scope}: most buffers {most} ({q!r})")
-                        for p in worst:
-                            print("\n".join("   " + x for x in plans_explained.walk(p["Plan"])))
+            for cls, scope, calls in rows:
+                counts, shown = out.setdefault((cls, scope, "explain"), {}), []
+                for prefix, flt, q in calls[: args.explain]:
+                    plans.clear()
+                    store.search(prefix, query=q, filter=flt, limit=10)
+                    counts.setdefault(system, []).append(plans_explained.buffers(plans))
+                    shown.append((counts[system][-1], q, list(plans)))
+                if args.show_plans:
+                    most, q, worst = max(shown, key=lambda x: x[0])
+                    print(f"\n-- {system} {cls} {scope}: most buffers {most} ({q!r})")
+                    for p in worst:
+                        print("\n".join("   " + x for x in plans_explained.walk(p["Plan"])))
     return out
 
 
@@ -346,12 +360,16 @@ def recall_report(
     common.print_table(["words", "scope", "recall@10"], rows)
 
 
-def report_buffers(title: str, results: dict[Row, dict[str, list[int]]]) -> None:
-    print(f"\n### {title}: shared buffers (hit + read) per search, warm\n")
+def report_buffers(title: str, results: dict[Row, dict[str, list[float]]]) -> None:
+    print(f"\n### {title}: per search, warm: shared buffers (hit + read), server CPU\n")
     rows = []
     pct = common.percentile
-    for (cls, scope, _), counts in results.items():
+    for (cls, scope, label), counts in results.items():
+        if label != "explain":
+            continue
         v, p = counts.get("vault", []), counts.get("postgres", [])
+        cpu = results.get(("cpu", scope, cls), {})
+        cv, cp = cpu.get("vault", [float("nan")])[0], cpu.get("postgres", [float("nan")])[0]
         rows.append(
             [
                 cls,
@@ -359,10 +377,21 @@ def report_buffers(title: str, results: dict[Row, dict[str, list[int]]]) -> None
                 f"{pct(v, 50):.0f} / {pct(v, 95):.0f}",
                 f"{pct(p, 50):.0f} / {pct(p, 95):.0f}",
                 common.ratio(pct(v, 95), pct(p, 95)),
+                f"{cv:.2f} / {cp:.2f}",
+                common.ratio(cv, cp),
             ]
         )
     common.print_table(
-        ["words", "scope", "VaultStore p50 / p95", "PostgresStore p50 / p95", "p95 ratio"], rows
+        [
+            "words",
+            "scope",
+            "VaultStore buffers p50 / p95",
+            "PostgresStore buffers p50 / p95",
+            "p95 ratio",
+            "server CPU ms, Vault / Postgres",
+            "CPU ratio",
+        ],
+        rows,
     )
 
 
@@ -424,6 +453,12 @@ def main() -> None:
         help="also print each row's shared buffers per search (EXPLAIN of N searches each)",
     )
     parser.add_argument("--show-plans", action="store_true", help="with --explain")
+    parser.add_argument(
+        "--cpu-rounds",
+        type=int,
+        default=5,
+        help="with --explain: runs of its searches timed by the server's CPU clock",
+    )
     parser.add_argument(
         "--recall", action="store_true", help="also VaultStore's recall against its exact path"
     )
