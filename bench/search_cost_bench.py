@@ -456,7 +456,7 @@ def main() -> None:
     parser.add_argument(
         "--cpu-rounds",
         type=int,
-        default=5,
+        default=20,
         help="with --explain: runs of its searches timed by the server's CPU clock",
     )
     parser.add_argument(
