@@ -687,8 +687,8 @@ async def test_a_filtered_walk_that_finds_its_page_equals_the_exact_answer(
 
 
 def test_keyword_statistics_reach_postgres_intact(pg_uri: str) -> None:
+    from langmem_vault.store._keyword_sql import LEXEME_FREQ
     from langmem_vault.store._lexemes import LexemeStats
-    from langmem_vault.store._sql import LEXEME_FREQ
 
     freqs = {'say "hi"': 0.5, "c:\\dir": 0.25, "a,b {c}": 1e-7, "naïve": 0.125, "hi": 0.0625}
     # Not listed: a lexeme that is part of listed ones (or of the frequencies), and no lexeme.

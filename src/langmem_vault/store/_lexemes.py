@@ -8,7 +8,8 @@ from the statistics is rarer than every listed one; with no statistics yet (a ne
 table) every lexeme weighs the same. A lexeme weighs its inverse document frequency,
 ``-ln(freq)``, and is *rare*, worth a keyword lookup, when estimated to occur in at most
 ``common_rows`` rows (a common one matches too many rows to rank quickly and says little).
-The search statement computes both from :meth:`LexemeStats.params` (``sql._QUERY_LEXEMES``).
+The search statement computes both from :meth:`LexemeStats.params`
+(``_keyword_sql._QUERY_LEXEMES``).
 
 >>> stats = LexemeStats({"meet": 0.5}, rows=1000)
 >>> stats.params()["st_missing"]  # a lexeme not listed: half the rarest listed one
@@ -40,14 +41,14 @@ class LexemeStats:
 
     @functools.cached_property
     def _text(self) -> str:
-        # Built once per statistics refresh, in the form sql.LEXEME_FREQ searches.
+        # Built once per statistics refresh, in the form _keyword_sql.LEXEME_FREQ searches.
         pairs = "".join(f"{lex}\x02{freq!r}\x01" for lex, freq in self.freqs.items())
         return "\x01" + pairs
 
     def params(self) -> dict[str, Any]:
         """The statistics as parameters of the search statement, which weighs the query's
-        lexemes itself (``sql._QUERY_LEXEMES``): a lexeme's frequency is its listed one, else
-        half the smallest listed one (rarer than every listed lexeme), else, with no
+        lexemes itself (``_keyword_sql._QUERY_LEXEMES``): a lexeme's frequency is its listed
+        one, else half the smallest listed one (rarer than every listed lexeme), else, with no
         statistics yet, ``_UNIFORM_FREQ``; then clamped to [_MIN_FREQ, _MAX_FREQ]."""
         missing = min(self.freqs.values()) / 2 if self.freqs else _UNIFORM_FREQ
         return {

@@ -3,6 +3,8 @@ travels as a query parameter. Table alias ``i`` is always store_items."""
 
 from __future__ import annotations
 
+from langmem_vault.store._keyword_sql import COVERAGE, keyword_candidates, terms
+
 ITEM_COLUMNS = "i.namespace, i.key, i.value, i.created_at, i.updated_at, i.ttl_minutes"
 NOT_EXPIRED = "(i.expires_at IS NULL OR i.expires_at > now())"
 # The predicate of store_items_private_idx (store/0002), written as that index's constant: a
@@ -109,60 +111,6 @@ def analyze_items(s: str) -> str:
     it goes on with the statistics there are (the exception block)."""
     return f"""
 DO $$BEGIN ANALYZE (SKIP_LOCKED) {s}.store_items; EXCEPTION WHEN OTHERS THEN NULL; END$$"""
-
-
-# A lexeme quoted as a tsquery operand, so it is not parsed (and stemmed) again.
-# chr(92) is a backslash: a quoted one would read as an escape under
-# standard_conforming_strings=off.
-_QUOTED = "'''' || replace(replace(l, chr(92), chr(92) || chr(92)), '''', '''''') || ''''"
-
-
-# A lexeme's frequency (column ``l``) looked up in the statistics the client caches and sends
-# along (%(st_freqs)s: Postgres's most common elements of the full-text column, as
-# chr(1) lexeme chr(2) frequency ... chr(1); lexemes.py), NULL when not listed. A text search
-# rather than arrays: parsing 1,000 listed lexemes and their frequencies into a text[] and a
-# float8[] on every search cost 0.4-0.5 ms of server CPU (20k items, Zipfian words), a quarter
-# of PostgresStore's whole search; finding the query's few lexemes in the text costs ~0.05 ms.
-# No lexeme holds a control character (the parser splits words at them).
-LEXEME_FREQ = """split_part(substr(%(st_freqs)s,
-                  nullif(strpos(%(st_freqs)s, chr(1) || l || chr(2)), 0) + length(l) + 2, 32),
-                  chr(1), 1)::float8"""
-
-# The query's distinct lexemes (stemmed, stop words removed by the store's text config), each
-# with its weight, whether it is rare (see lexemes.py) and itself as a tsquery (``tq``, for
-# the coverage). Computed in the search statement itself, so a search costs one round trip,
-# not one for the lexemes and another for the ranking.
-_QUERY_LEXEMES = f"""
-ql AS MATERIALIZED (
-    SELECT l, -ln(least(greatest(coalesce(freq, %(st_missing)s), %(st_min_freq)s),
-                        %(st_max_freq)s)) AS w,
-           coalesce(freq, 0) * %(st_rows)s <= %(common_rows)s AS rare,
-           ({_QUOTED})::tsquery AS tq
-    FROM (SELECT l, {LEXEME_FREQ} AS freq
-          FROM unnest(tsvector_to_array(to_tsvector(%(text_config)s::regconfig, %(query)s)))
-              AS q(l)) AS f
-)"""
-
-
-def _terms(*, hybrid: bool) -> str:
-    """CTEs ``ql`` and ``terms``: the query's total weight and its keyword tsquery, an OR of
-    its rare lexemes (NULL when none is rare: the keyword branch then costs nothing; vectors
-    find what common words would). Keyword-only stores fall back to every lexeme."""
-    rare = f"string_agg({_QUOTED}, ' | ') FILTER (WHERE rare)"
-    tq = rare if hybrid else f"coalesce({rare}, string_agg({_QUOTED}, ' | '))"
-    return f"""{_QUERY_LEXEMES},
-terms AS MATERIALIZED (
-    SELECT sum(w) AS total_w, ({tq})::tsquery AS tq FROM ql
-)"""
-
-
-# Coverage: the IDF-weighted share of the query's lexemes that the item's text contains. Each
-# lexeme is looked up in the item's tsvector (sorted: a binary search), rather than compared
-# with an array of all its lexemes built per query lexeme and candidate (~0.5 ms of server
-# CPU for 85 candidates, 20k items).
-_COVERAGE = """
-coalesce((SELECT sum(ql.w) FROM ql WHERE i.search_tsv @@ ql.tq)
-         / nullif((SELECT total_w FROM terms), 0), 0.0)"""
 
 
 def get_items(s: str) -> str:
@@ -381,87 +329,6 @@ _NAMESPACE_ITEMS = """SELECT 1 FROM {s}.store_items AS i
       AND (i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s)"""
 
 
-# The keyword levels of a hybrid search (see _keyword_candidates), as tsquery texts, best
-# first: items holding three or more of the query's rare lexemes (``rq``), then exactly two,
-# then exactly one, the rarest lexeme's items first.
-_KEYWORD_LEVELS = f"""
-rq AS MATERIALIZED (
-    SELECT l, w, q, row_number() OVER (ORDER BY w DESC, l) AS n
-    FROM (SELECT l, w, {_QUOTED} AS q FROM ql WHERE rare) AS r
-),
-pairs AS MATERIALIZED (
-    SELECT (SELECT string_agg(a.q || ' & ' || b.q, ' | ')
-            FROM rq AS a JOIN rq AS b ON a.n < b.n) AS two,
-           (SELECT string_agg(a.q || ' & ' || b.q || ' & ' || c.q, ' | ')
-            FROM rq AS a JOIN rq AS b ON a.n < b.n JOIN rq AS c ON b.n < c.n) AS three
-),
-levels AS MATERIALIZED (
-    SELECT n, tq::tsquery AS tq FROM (
-        SELECT 0 AS n, three AS tq FROM pairs
-        UNION ALL
-        SELECT 1, '(' || two || ')' || coalesce(' & !(' || three || ')', '') FROM pairs
-        UNION ALL
-        SELECT 1 + a.n, a.q || coalesce(
-            ' & !(' || (SELECT string_agg(b.q, ' | ') FROM rq AS b WHERE b.n <> a.n) || ')', '')
-        FROM rq AS a
-    ) AS x
-    WHERE tq IS NOT NULL
-)"""
-
-
-# Queries with more rare lexemes than this rank their matches by ts_rank, as before the levels:
-# the levels' tsqueries grow as the cube of the count (17 rare lexemes: 680 triples, 0.3 s).
-MAX_LEVEL_LEXEMES = 6
-
-
-def _keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> str:
-    """CTE ``kw``: the ``%(k)s`` items that best match the query's keywords.
-
-    Keyword-only stores rank every match by ``ts_rank``. Hybrid stores look only for the
-    query's rare lexemes (``terms.tq``) and take their matches level by level
-    (``_KEYWORD_LEVELS``): the more rare lexemes an item holds, then the rarer, the better.
-    That is ``ts_rank``'s order (it counts the matched lexemes) with its ties, mostly items
-    holding one lexeme once, broken by rarity instead of at random. Ranking every match by
-    ``ts_rank`` read each match's row (up to ~700 heap pages at 100k items, 1-5 ms); here the
-    index finds each level's items, and rows are read only until ``%(k)s`` are found: the
-    nested loop walks the levels in order (the order the LIMIT keeps) and stops there. Within
-    a level, items come in the table's order. A query with more than ``MAX_LEVEL_LEXEMES`` rare
-    lexemes (a long message) ranks by ``ts_rank``; one-time filters run only one branch.
-
-    First, one scan for items holding any rare lexeme, cut at ``%(k)s`` + 1 (``kw_every``):
-    when it finds at most ``%(k)s``, they are every match, which is what the levels would
-    return, and the levels never run (rare words often match fewer items than a page's
-    candidates: one index scan instead of up to eight, and no levels built; ~0.5 ms of
-    server CPU at 20k items). Past ``%(k)s``, the levels choose as above.
-    """
-    tq = "(SELECT tq FROM terms)"
-    by_rank = f"""SELECT {columns} FROM {s}.store_items AS i
-    WHERE i.search_tsv @@ {tq} AND {where}
-    ORDER BY ts_rank(i.search_tsv, {tq}) DESC
-    LIMIT %(k)s"""
-    if not hybrid:
-        return f"\nkw AS (\n    {by_rank}\n)"
-    few = f"(SELECT count(*) <= {MAX_LEVEL_LEXEMES} FROM rq)"
-    fits = "(SELECT count(*) <= %(k)s FROM kw_every)"
-    return f"""{_KEYWORD_LEVELS},
-kw_every AS MATERIALIZED (
-    SELECT {columns} FROM {s}.store_items AS i
-    WHERE i.search_tsv @@ {tq} AND {where} LIMIT %(k)s + 1
-),
-kw AS (
-    SELECT * FROM kw_every WHERE {fits}
-    UNION ALL
-    (SELECT i.* FROM (SELECT n, tq FROM levels WHERE NOT {fits} AND {few} ORDER BY n) AS lv
-     CROSS JOIN LATERAL (
-         SELECT {columns} FROM {s}.store_items AS i
-         WHERE i.search_tsv @@ lv.tq AND {where} LIMIT %(k)s) AS i
-     ORDER BY lv.n
-     LIMIT %(k)s)
-    UNION ALL
-    ({by_rank.replace("WHERE ", f"WHERE NOT {fits} AND NOT {few} AND ", 1)})
-)"""
-
-
 def search_ranked(
     s: str,
     where: str,
@@ -489,7 +356,7 @@ def search_ranked(
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
     """
     columns = f"i.prefix, {ITEM_COLUMNS}, i.search_tsv"
-    keyword = _keyword_candidates(s, f"{columns}, NULL::float8 AS vcos", where, hybrid=hybrid)
+    keyword = keyword_candidates(s, f"{columns}, NULL::float8 AS vcos", where, hybrid=hybrid)
     verdict = ""
     if hybrid:
         counted = ""
@@ -538,10 +405,10 @@ cand AS (
         candidates = f"{keyword},\ncand AS (SELECT * FROM kw)"
         cos = "NULL::float8"
     return f"""
-WITH {_terms(hybrid=hybrid)},
+WITH {terms(hybrid=hybrid)},
 {candidates},
 scored AS MATERIALIZED (
-    SELECT i.*, {cos} AS cos, {_COVERAGE} AS coverage FROM cand AS i
+    SELECT i.*, {cos} AS cos, {COVERAGE} AS coverage FROM cand AS i
 )
 SELECT namespace, key, value, created_at, updated_at, ttl_minutes, {score} AS score{verdict}
 FROM scored
@@ -562,9 +429,9 @@ def search_fill(s: str, where: str, score: str, *, hybrid: bool) -> str:
         else "NULL::float8"
     )
     return f"""
-WITH {_terms(hybrid=hybrid)},
+WITH {terms(hybrid=hybrid)},
 rest AS MATERIALIZED (
-    SELECT {ITEM_COLUMNS}, i.indexed, {cos} AS cos, {_COVERAGE} AS coverage
+    SELECT {ITEM_COLUMNS}, i.indexed, {cos} AS cos, {COVERAGE} AS coverage
     FROM {s}.store_items AS i
     WHERE (i.prefix, i.key) NOT IN (
             SELECT * FROM unnest(%(ranked_prefixes)s::text[], %(ranked_keys)s::text[]))
