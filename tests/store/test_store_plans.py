@@ -25,7 +25,8 @@ def test_analyze_clears_the_keyword_statistics() -> None:
     cache = StatsCache()
     cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
     (query,), _ = drive(plans.analyze_plan("s1", cache), None)
-    assert str(query.sql) == "ANALYZE s1.store_items"
+    # the entity tables too: their statistics sample names and aliases (erase ends here)
+    assert str(query.sql) == "ANALYZE s1.store_items, s1.entities, s1.entity_aliases"
     assert cache.get() is None
 
 

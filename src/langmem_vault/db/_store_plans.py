@@ -21,19 +21,32 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from langgraph.store.base import BaseStore, Op, PutOp
 from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.db._steps import Step, Steps
 
-__all__ = ["Batch", "StorePlan"]
+__all__ = ["Batch", "FeatureOp", "StoreOp", "StorePlan"]
 
 T = TypeVar("T")
 # Steps run with a store as their context. Results are typed Any: each op kind returns a
 # different shape and the plan knows which.
 StorePlan = Steps[T]
+
+
+class FeatureOp(Protocol):
+    """An op only some stores run (``store._entities``' LinkOp, ExpandOp): the store
+    attribute that says a store runs it, and its result on any other store."""
+
+    def store_feature(self) -> str: ...
+
+    def unsupported_result(self) -> Any: ...
+
+
+#: what a Batch takes: langgraph's ops and feature ops
+StoreOp = Op | FeatureOp
 
 
 def _indexed_text(op: PutOp) -> list[str]:
@@ -72,7 +85,31 @@ def _parts(store: BaseStore, ops: Sequence[Op]) -> list[list[Op]] | None:
     return None
 
 
-def _batch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
+def _answered(store: BaseStore, ops: Sequence[StoreOp]) -> dict[int, Any]:
+    """The answers, by position, to ops of a store feature the store lacks (an op with a
+    ``store_feature``, such as ``store._entities``' links): such ops are not sent, so a plan
+    written for VaultStore runs on any store."""
+    answered = {}
+    for i, op in enumerate(ops):
+        feature = getattr(op, "store_feature", None)
+        if feature is not None and getattr(store, feature(), False) is not True:
+            answered[i] = op.unsupported_result()  # type: ignore[union-attr]
+    return answered
+
+
+def _batch(store: BaseStore, ops: Sequence[StoreOp]) -> list[Any]:
+    answered = _answered(store, ops)
+    sent = iter(_send(store, [op for i, op in enumerate(ops) if i not in answered]))  # type: ignore[misc]
+    return [answered[i] if i in answered else next(sent) for i in range(len(ops))]
+
+
+async def _abatch(store: BaseStore, ops: Sequence[StoreOp]) -> list[Any]:
+    answered = _answered(store, ops)
+    sent = iter(await _asend(store, [op for i, op in enumerate(ops) if i not in answered]))  # type: ignore[misc]
+    return [answered[i] if i in answered else next(sent) for i in range(len(ops))]
+
+
+def _send(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
     if not ops:
         return []
     if (parts := _parts(store, ops)) is None:
@@ -82,7 +119,7 @@ def _batch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
     return [None] * len(ops)
 
 
-async def _abatch(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
+async def _asend(store: BaseStore, ops: Sequence[Op]) -> list[Any]:
     if not ops:
         return []
     if (parts := _parts(store, ops)) is None:
@@ -98,7 +135,7 @@ class Batch(Step):
 
     __slots__ = ("ops", "store")
 
-    def __init__(self, ops: Sequence[Op], store: BaseStore | None = None) -> None:
+    def __init__(self, ops: Sequence[StoreOp], store: BaseStore | None = None) -> None:
         self.ops = ops
         self.store = store
 

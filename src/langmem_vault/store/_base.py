@@ -88,6 +88,8 @@ class VaultStoreBase:
     supports_ttl: bool = True
     #: ``batch`` runs MirrorSearchOp (store/_mirrors.py)
     supports_mirror_search: bool = True
+    #: ``batch`` runs LinkOp and ExpandOp (store/_entities.py)
+    supports_entity_links: bool = True
 
     def __init__(
         self,

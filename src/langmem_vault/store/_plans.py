@@ -37,6 +37,14 @@ from langmem_vault.db._migrations import migrate_plan
 from langmem_vault.db._runner import Pipelined, Plan, Query, Rows, gather
 from langmem_vault.db._vectors import QueryVector
 from langmem_vault.store import _sql as q
+from langmem_vault.store._entities import ExpandOp, LinkOp, check_expand, check_link
+from langmem_vault.store._entity_plans import (
+    clear_links_plan,
+    expand_plan,
+    insert_links_plan,
+    link_names,
+    purge_entities_sql,
+)
 from langmem_vault.store._filters import FilterBuilder
 from langmem_vault.store._lexemes import LexemeStats, StatsCache
 from langmem_vault.store._mirrors import (
@@ -99,8 +107,9 @@ class PreparedPut:
     reindex: bool = True
 
 
-#: what ``batch`` takes: langgraph's ops, and this store's own (store/_mirrors.py)
-StoreOp = Op | MirrorSearchOp
+#: what ``batch`` takes: langgraph's ops, and this store's own (store/_mirrors.py,
+#: store/_entities.py)
+StoreOp = Op | MirrorSearchOp | LinkOp | ExpandOp
 
 
 @dataclass
@@ -108,18 +117,20 @@ class PreparedBatch:
     ops: list[StoreOp]
     puts: dict[Key, PreparedPut]
     queries: list[str]  # distinct search queries, to embed
+    links: list[LinkOp] = field(default_factory=list)
 
     @property
     def read_only(self) -> bool:
         """No puts: the batch needs no transaction block. Its reads each see the latest
         committed data, as in one at READ COMMITTED, and its only possible write, a TTL
         refresh of items it read, is one statement of its own (``sql.refresh_ttl``)."""
-        return not self.puts
+        return not self.puts and not self.links
 
     @property
     def doc_texts(self) -> list[str]:
-        """Distinct texts to embed for this batch's puts, in first-seen order."""
-        return list(dict.fromkeys(t for p in self.puts.values() for _, t in p.embed))
+        """Distinct texts to embed for this batch's puts and entity names, first-seen order."""
+        texts = (t for p in self.puts.values() for _, t in p.embed)
+        return list(dict.fromkeys([*texts, *link_names(self.links)]))
 
 
 def prefix_of(namespace: tuple[str, ...]) -> str:
@@ -181,7 +192,11 @@ def _prepare_put(op: PutOp, settings: StoreSettings) -> PreparedPut:
 
 
 def _check_read(op: StoreOp) -> None:
-    if isinstance(op, MirrorSearchOp):
+    if isinstance(op, LinkOp):
+        check_link(op)
+    elif isinstance(op, ExpandOp):
+        check_expand(op)
+    elif isinstance(op, MirrorSearchOp):
         check_mirror(op)
         _check_read(op.search)
     elif isinstance(op, GetOp):
@@ -214,15 +229,23 @@ def prepare_batch(ops: Iterable[StoreOp], settings: StoreSettings) -> PreparedBa
     ops = list(ops)
     puts: dict[Key, PreparedPut] = {}
     queries: dict[str, None] = {}
+    links: list[LinkOp] = []
     for op in ops:
         _check_read(op)
         if isinstance(op, PutOp):
             puts[(op.namespace, op.key)] = _prepare_put(op, settings)
             continue
+        if isinstance(op, LinkOp):
+            links.append(op)
+            continue
+        if isinstance(op, ExpandOp):
+            if op.query and settings.hybrid:
+                queries[op.query] = None
+            continue
         search = op.search if isinstance(op, MirrorSearchOp) else op
         if isinstance(search, SearchOp) and search.query and settings.hybrid:
             queries[search.query] = None
-    return PreparedBatch(ops, puts, list(queries))
+    return PreparedBatch(ops, puts, list(queries), links)
 
 
 def check_vectors(vectors: Sequence[Sequence[float]], count: int, dims: int, what: str) -> None:
@@ -490,6 +513,9 @@ def batch_plan(
             reads[i] = _search_plan(read.search, settings, query_vectors, stats_cache, read)
         elif isinstance(read, ListNamespacesOp):
             reads[i] = _list_namespaces_plan(read, schema)
+        elif isinstance(read, ExpandOp):
+            qv = query_vectors.get(read.query) if read.query and settings.hybrid else None
+            reads[i] = expand_plan(schema, read, qv)
     keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
     plans = [_get_plan(schema, keys), *reads.values()] if gets else list(reads.values())
     # Every read of the batch travels together: one round trip per step, not per op.
@@ -515,7 +541,11 @@ def batch_plan(
 
     # Keys the batch rewrites get their TTL from the put, not from the read.
     refresh_only = [key for key in refresh if key not in batch.puts]
+    if batch.links:  # before the writes: it still sees the links of an item they delete
+        yield from clear_links_plan(schema, batch.links)
     yield from _write_plan(batch, refresh_only, settings, doc_vectors)
+    if batch.links:  # after them: the links reference their items
+        yield from insert_links_plan(schema, batch.links, doc_vectors if settings.hybrid else None)
     return results
 
 
@@ -627,6 +657,7 @@ def purge_plan(schema: str, prefixes: Sequence[tuple[str, ...]]) -> Plan[int]:
     joined = [prefix_of(tuple(p)) for p in prefixes]
     params = {"prefixes": joined, "likes": [_like_prefix(p) for p in joined]}
     rows = yield Query(q.purge_prefixes(schema), params)
+    yield Query(purge_entities_sql(schema), params)
     return int(rows[0]["n"]) if rows else 0
 
 

@@ -483,4 +483,6 @@ WHERE a.attrelid = '{s}.store_vectors'::regclass AND a.attname = 'embedding'"""
 
 
 def analyze(s: str, *, vectors: bool = False) -> str:
-    return f"ANALYZE {s}.store_items" + (f", {s}.store_vectors" if vectors else "")
+    # The entity tables too: their statistics sample names and aliases (an erase ends here).
+    tables = ["store_items", "entities", "entity_aliases"] + (["store_vectors"] if vectors else [])
+    return "ANALYZE " + ", ".join(f"{s}.{t}" for t in tables)

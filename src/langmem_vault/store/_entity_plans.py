@@ -1,0 +1,254 @@
+"""The SQL of the entity ops (:mod:`langmem_vault.store._entities`), as plans of the runtime.
+
+A batch's :class:`LinkOp` s cost two statements whatever their number: one before the batch's
+item writes clears the items' old links and deletes the entities left with no mention (it
+runs before, so that it still sees the mentions of an item the batch deletes), one after
+them upserts the entities, their name vectors (new entities only), and inserts the mentions,
+aliases and relations (the rows reference the items, which must exist by then). An
+:class:`ExpandOp` is one statement: a recursive walk from the entities the query names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from langgraph.store.base import Item
+
+from langmem_vault.db._runner import Plan, Query
+from langmem_vault.db._vectors import QueryVector
+from langmem_vault.store._entities import Expanded, ExpandOp, LinkOp, norm_name
+
+try:
+    from pgvector import Vector
+except ImportError:  # pgvector < 0.4
+    from pgvector.utils import Vector
+
+__all__ = ["clear_links_plan", "expand_plan", "insert_links_plan", "link_names"]
+
+
+def _prefix(namespace: Sequence[str]) -> str:
+    return ".".join(namespace)
+
+
+def link_names(links: Sequence[LinkOp]) -> list[str]:
+    """The entity names to embed for ``links``, first-seen order."""
+    return list(dict.fromkeys(e.name for op in links for e in op.entities))
+
+
+def _clear_sql(s: str) -> str:
+    # The entities delete sees the statement's snapshot, in which the mentions the CTE deletes
+    # are still there: mentions by the cleared items themselves do not keep an entity.
+    return f"""
+WITH items AS (
+    SELECT * FROM unnest(%(prefixes)s::text[], %(keys)s::text[]) AS t(prefix, key)
+), old AS (
+    DELETE FROM {s}.entity_mentions AS m USING items AS t
+    WHERE m.prefix = t.prefix AND m.key = t.key RETURNING m.entity_id
+), aliases AS (
+    DELETE FROM {s}.entity_aliases AS a USING items AS t WHERE a.prefix = t.prefix AND a.key = t.key
+), relations AS (
+    DELETE FROM {s}.entity_relations AS r USING items AS t
+    WHERE r.prefix = t.prefix AND r.key = t.key
+)
+DELETE FROM {s}.entities AS e
+WHERE e.id IN (SELECT entity_id FROM old)
+  AND NOT EXISTS (
+    SELECT 1 FROM {s}.entity_mentions AS m
+    WHERE m.entity_id = e.id AND (m.prefix, m.key) NOT IN (SELECT prefix, key FROM items))"""
+
+
+def clear_links_plan(schema: str, links: Sequence[LinkOp]) -> Plan[None]:
+    """Remove the current links of the items ``links`` name, and entities left unmentioned."""
+    items = list(dict.fromkeys((_prefix(op.namespace), op.key) for op in links))
+    yield Query(
+        _clear_sql(schema),
+        {"prefixes": [p for p, _ in items], "keys": [k for _, k in items]},
+    )
+    return None
+
+
+def _insert_sql(s: str, *, vectors: bool) -> str:
+    vector_cte = (
+        f"""
+), vec AS (
+    INSERT INTO {s}.entity_vectors (entity_id, embedding)
+    SELECT up.id, v.embedding::vector FROM up
+    JOIN unnest(%(e_scopes)s::text[], %(e_norms)s::text[], %(e_vectors)s::text[])
+        AS v(scope, norm, embedding) ON v.scope = up.scope AND v.norm = up.norm
+    ON CONFLICT (entity_id) DO NOTHING"""
+        if vectors
+        else ""
+    )
+    # DO UPDATE (not DO NOTHING) so that RETURNING gives the id of an entity that exists,
+    # also one another transaction committed since this statement's snapshot. A kind other
+    # than 'thing' wins: "Mochi" named once as a pet stays a pet.
+    return f"""
+WITH ent AS (
+    SELECT DISTINCT ON (scope, norm) * FROM unnest(
+        %(e_scopes)s::text[], %(e_norms)s::text[], %(e_names)s::text[], %(e_kinds)s::text[]
+    ) AS t(scope, norm, name, kind) ORDER BY scope, norm, (kind = 'thing')
+), up AS (
+    INSERT INTO {s}.entities AS e (scope, norm, name, kind)
+    SELECT scope, norm, name, kind FROM ent ORDER BY scope, norm
+    ON CONFLICT (scope, norm) DO UPDATE
+        SET kind = CASE WHEN e.kind = 'thing' THEN EXCLUDED.kind ELSE e.kind END
+    RETURNING e.id, e.scope, e.norm{vector_cte}
+), mentions AS (
+    INSERT INTO {s}.entity_mentions (entity_id, prefix, key)
+    SELECT up.id, m.prefix, m.key FROM up
+    JOIN unnest(%(m_scopes)s::text[], %(m_norms)s::text[], %(m_keys)s::text[])
+        AS m(prefix, norm, key) ON m.prefix = up.scope AND m.norm = up.norm
+    ON CONFLICT DO NOTHING
+), aliases AS (
+    INSERT INTO {s}.entity_aliases (scope, alias, entity_id, prefix, key)
+    SELECT a.prefix, a.alias, up.id, a.prefix, a.key FROM up
+    JOIN unnest(%(a_scopes)s::text[], %(a_norms)s::text[], %(a_aliases)s::text[],
+                %(a_keys)s::text[])
+        AS a(prefix, norm, alias, key) ON a.prefix = up.scope AND a.norm = up.norm
+    ON CONFLICT DO NOTHING
+)
+INSERT INTO {s}.entity_relations
+    (subject_id, predicate, object_id, valid_from, valid_to, prefix, key)
+SELECT sub.id, r.predicate, obj.id, r.valid_from, r.valid_to, r.prefix, r.key
+FROM unnest(%(r_scopes)s::text[], %(r_subjects)s::text[], %(r_predicates)s::text[],
+            %(r_objects)s::text[], %(r_froms)s::timestamptz[], %(r_tos)s::timestamptz[],
+            %(r_keys)s::text[])
+    AS r(prefix, subject, predicate, object, valid_from, valid_to, key)
+JOIN up AS sub ON sub.scope = r.prefix AND sub.norm = r.subject
+JOIN up AS obj ON obj.scope = r.prefix AND obj.norm = r.object
+ON CONFLICT DO NOTHING"""
+
+
+# Each a column of unnest(): entities (e_), mentions (m_), aliases (a_), relations (r_).
+_LINK_PARAMS = (
+    *("e_scopes", "e_norms", "e_names", "e_kinds", "e_vectors"),
+    *("m_scopes", "m_norms", "m_keys"),
+    *("a_scopes", "a_norms", "a_aliases", "a_keys"),
+    *("r_scopes", "r_subjects", "r_predicates", "r_objects", "r_froms", "r_tos", "r_keys"),
+)
+
+
+def insert_links_plan(
+    schema: str, links: Sequence[LinkOp], vectors: dict[str, list[float]] | None
+) -> Plan[None]:
+    """Write the entities, mentions, aliases and relations ``links`` carry (after their
+    items); ``vectors`` (name -> embedding) when the store has an index."""
+    params: dict[str, list[Any]] = {name: [] for name in _LINK_PARAMS}
+    for op in links:
+        scope = _prefix(op.namespace)
+        for entity in op.entities:
+            norm = norm_name(entity.name)
+            params["e_scopes"].append(scope)
+            params["e_norms"].append(norm)
+            params["e_names"].append(" ".join(entity.name.split()))
+            params["e_kinds"].append(entity.kind)
+            if vectors is not None:
+                params["e_vectors"].append(Vector(vectors[entity.name]).to_text())
+            params["m_scopes"].append(scope)
+            params["m_norms"].append(norm)
+            params["m_keys"].append(op.key)
+            for alias in dict.fromkeys(map(norm_name, entity.aliases)):
+                params["a_scopes"].append(scope)
+                params["a_norms"].append(norm)
+                params["a_aliases"].append(alias)
+                params["a_keys"].append(op.key)
+        for rel in op.relations:
+            params["r_scopes"].append(scope)
+            params["r_subjects"].append(norm_name(rel.subject))
+            params["r_predicates"].append(norm_name(rel.predicate))
+            params["r_objects"].append(norm_name(rel.object))
+            params["r_froms"].append(rel.valid_from)
+            params["r_tos"].append(rel.valid_to)
+            params["r_keys"].append(op.key)
+    if not params["e_norms"]:
+        return None
+    yield Query(_insert_sql(schema, vectors=vectors is not None), params)
+    return None
+
+
+def _expand_sql(s: str, *, near: bool) -> str:
+    near_seeds = (
+        f"""
+    UNION
+    SELECT v.entity_id FROM {s}.entity_vectors AS v
+    JOIN {s}.entities AS e ON e.id = v.entity_id
+    WHERE e.scope = ANY (%(scopes)s::text[]) AND 1 - (v.embedding <=> %(qv)s::vector) >= %(near)s"""
+        if near
+        else ""
+    )
+    # UNION (not UNION ALL) in the walk drops repeated (entity, hop) pairs, and hop bounds it:
+    # a cycle of relations cannot make it run away.
+    return f"""
+WITH RECURSIVE seeds AS (
+    SELECT e.id FROM {s}.entities AS e
+    WHERE e.scope = ANY (%(scopes)s::text[]) AND e.norm = ANY (%(terms)s::text[])
+    UNION
+    SELECT a.entity_id FROM {s}.entity_aliases AS a
+    WHERE a.scope = ANY (%(scopes)s::text[]) AND a.alias = ANY (%(terms)s::text[]){near_seeds}
+), walk (id, hop) AS (
+    SELECT id, 0 FROM seeds
+    UNION
+    SELECT CASE WHEN r.subject_id = w.id THEN r.object_id ELSE r.subject_id END, w.hop + 1
+    FROM walk AS w
+    JOIN {s}.entity_relations AS r ON r.subject_id = w.id OR r.object_id = w.id
+    WHERE w.hop < %(hops)s
+      AND (%(as_of)s::timestamptz IS NULL
+           OR ((r.valid_from IS NULL OR r.valid_from <= %(as_of)s::timestamptz)
+               AND (r.valid_to IS NULL OR r.valid_to > %(as_of)s::timestamptz)))
+), best AS (
+    SELECT id, min(hop) AS hop FROM walk GROUP BY id
+), hits AS (
+    SELECT m.prefix, m.key, min(b.hop) AS hop, count(*) AS matched,
+           array_agg(e.name ORDER BY b.hop, e.name) AS names
+    FROM best AS b
+    JOIN {s}.entity_mentions AS m ON m.entity_id = b.id
+    JOIN {s}.entities AS e ON e.id = b.id
+    GROUP BY m.prefix, m.key
+)
+SELECT i.namespace, i.key, i.value, i.created_at, i.updated_at, h.hop, h.names
+FROM hits AS h
+JOIN {s}.store_items AS i ON i.prefix = h.prefix AND i.key = h.key
+WHERE i.expires_at IS NULL OR i.expires_at > now()
+ORDER BY h.hop, h.matched DESC, i.updated_at DESC, i.prefix, i.key
+LIMIT %(limit)s"""
+
+
+def expand_plan(
+    schema: str, op: ExpandOp, query_vector: list[float] | None
+) -> Plan[list[Expanded]]:
+    """The items linked to what ``op`` names, in one statement (see :class:`ExpandOp`)."""
+    params: dict[str, Any] = {
+        "scopes": [_prefix(ns) for ns in op.namespaces],
+        "terms": list(dict.fromkeys(map(norm_name, op.terms))),
+        "hops": op.hops,
+        "limit": op.limit,
+        "as_of": op.as_of,
+    }
+    near = query_vector is not None
+    if query_vector is not None:
+        params |= {"qv": QueryVector(query_vector), "near": float(op.near)}
+    elif not params["terms"]:
+        return []
+    rows = yield Query(_expand_sql(schema, near=near), params)
+    return [
+        Expanded(
+            Item(
+                value=r["value"],
+                key=r["key"],
+                namespace=tuple(r["namespace"]),
+                created_at=r["created_at"],
+                updated_at=r["updated_at"],
+            ),
+            int(r["hop"]),
+            tuple(dict.fromkeys(r["names"])),
+        )
+        for r in rows or []
+    ]
+
+
+def purge_entities_sql(s: str) -> str:
+    """Delete the entities scoped under the namespace prefixes (their rows go by cascade)."""
+    return f"""
+DELETE FROM {s}.entities AS e
+WHERE e.scope = ANY (%(prefixes)s::text[]) OR e.scope LIKE ANY (%(likes)s::text[])"""
