@@ -32,7 +32,8 @@ from langmem_vault._nlp import load_spacy
 from langmem_vault.extraction._aliases import AliasMap
 from langmem_vault.extraction._clauses import split_statements
 from langmem_vault.extraction._messages import message_text
-from langmem_vault.extraction._schema import ExtractionProposal
+from langmem_vault.extraction._schema import AliasFact, ExtractionProposal
+from langmem_vault.memory._entities import ENTITY_KINDS, Entity, Relation, norm_name
 from langmem_vault.memory._models import (
     CATEGORIES,
     Extraction,
@@ -95,6 +96,7 @@ def check_proposal(
                 NON_HUMAN_EVIDENCE_CAP if _found_in(fact.evidence, other) else MISSING_EVIDENCE_CAP
             )
             confidence = min(confidence, cap)
+        entities, relations = _connections(fact)
         try:
             facts.append(
                 ProposedFact(
@@ -105,6 +107,8 @@ def check_proposal(
                     tags=fact.tags[:20],
                     same_as=same_as,
                     supersedes=supersedes,
+                    entities=entities,
+                    relations=relations,
                 )
             )
         except ValidationError as exc:
@@ -148,6 +152,27 @@ _MAY_JOIN = re.compile(r"[,;\n]|\s[-\u2013\u2014]\s|\b(?:and|but|also|plus)\b", 
 
 # A quote of the user ('User said: "..."') is one statement however it reads.
 _QUOTED = re.compile(r'"[^"]*"')
+
+
+def _connections(fact: AliasFact) -> tuple[list[Entity], list[Relation]]:
+    """A fact's entities and relations, clamped: an unknown kind is a thing, an invalid one
+    or a relation to a name the fact does not list is left out (never the whole fact)."""
+    entities: dict[str, Entity] = {}
+    for said in fact.entities[:20]:
+        kind = said.kind.lower() if said.kind.lower() in ENTITY_KINDS else "thing"
+        try:
+            entity = Entity(name=said.name, kind=kind, aliases=said.aliases)  # type: ignore[arg-type]
+        except ValidationError:
+            continue
+        entities.setdefault(norm_name(entity.name), entity)
+    relations = []
+    for rel in fact.relations[:20]:
+        if {norm_name(rel.subject), norm_name(rel.object)} <= set(entities):
+            try:
+                relations.append(Relation.model_validate(rel.model_dump()))
+            except ValidationError:
+                continue
+    return list(entities.values()), relations
 
 
 def _joins_statements(text: str) -> bool:

@@ -40,10 +40,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
+from langgraph.store.base import BaseStore, GetOp, Item, SearchOp
 
 from langmem_vault.db._steps import arun_steps, run_steps
-from langmem_vault.db._store_plans import Batch, StorePlan
+from langmem_vault.db._store_plans import Batch, StoreOp, StorePlan
+from langmem_vault.memory._entities import norm_name
 from langmem_vault.memory._layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory._models import (
     Episode,
@@ -56,7 +57,7 @@ from langmem_vault.memory._models import (
 )
 from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory._sealing import default_keyring
-from langmem_vault.memory._writes import memory_put
+from langmem_vault.memory._writes import memory_ops
 
 __all__ = [
     "ReconcileReport",
@@ -117,9 +118,10 @@ def _put(
     *,
     index: bool,
     layers: LayerPolicy = DEFAULT_LAYERS,
-) -> PutOp:
-    # Private facts are sealed when a key is configured ($LANGMEM_VAULT_KEY) and never indexed.
-    return memory_put(ns, key, value, keyring=default_keyring(), reindex=index, layers=layers)
+) -> list[StoreOp]:
+    # Private facts are sealed when a key is configured ($LANGMEM_VAULT_KEY) and never
+    # indexed; the entities a fact names are linked in the same batch (memory.writes).
+    return memory_ops(ns, key, value, keyring=default_keyring(), reindex=index, layers=layers)
 
 
 @dataclass
@@ -175,6 +177,16 @@ def _reinforce(ctx: _Ctx, key: str, proposal: ProposedFact) -> None:
         "source_message_ids": list(dict.fromkeys(ids)),
         "tags": list(dict.fromkeys([*fact.tags, *proposal.tags]))[:20],
         "evidence": fact.evidence or proposal.evidence,
+        # what this saying names that the stored fact did not (a model may name more)
+        "entities": list(
+            {norm_name(e.name): e for e in [*proposal.entities, *fact.entities]}.values()
+        )[:20],
+        "relations": list(
+            {
+                (r.subject, r.predicate, r.object): r
+                for r in [*fact.relations, *proposal.relations]
+            }.values()
+        )[:20],
     }
     promoted = fact.status == "pending_confirmation" and confidence >= ctx.confirm
     if promoted:
@@ -222,6 +234,8 @@ def _new_fact(ctx: _Ctx, key: str, proposal: ProposedFact, supersedes: str | Non
         private=proposal.private,
         supersedes=supersedes,
         layer=ctx.layers.initial(proposal.confidence),
+        entities=proposal.entities,
+        relations=proposal.relations,
     )
     ctx.touch(key, fact, index=True)
     (ctx.report.added if status == "active" else ctx.report.pending).append(key)
@@ -305,9 +319,10 @@ def reconcile_plan(
         if old in ctx.facts:
             _close(ctx, old, new)
 
-    writes: list[PutOp] = [
-        _put(ns.semantic, key, ctx.facts[key], index=reindex, layers=layers)
+    writes: list[StoreOp] = [
+        op
         for key, reindex in ctx.dirty.items()
+        for op in _put(ns.semantic, key, ctx.facts[key], index=reindex, layers=layers)
     ]
     existing = {_norm(str(i.value.get("text", ""))) for i in instruction_items}
     for index, proposed in enumerate(extraction.instructions):
@@ -325,7 +340,7 @@ def reconcile_plan(
             created_at=ctx.now,
             updated_at=ctx.now,
         )
-        writes.append(_put(ns.instructions, key, instruction, index=True))
+        writes += _put(ns.instructions, key, instruction, index=True)
         ctx.report.instructions.append(key)
     if extraction.episode is not None:
         key = make_key("episode")
@@ -343,7 +358,7 @@ def reconcile_plan(
             created_at=ctx.now,
             layer="working",
         )
-        writes.append(_put(ns.episodes, key, episode, index=True, layers=layers))
+        writes += _put(ns.episodes, key, episode, index=True, layers=layers)
         ctx.report.episode = key
     if writes:
         yield Batch(writes)  # the one atomic write

@@ -5,6 +5,8 @@ through :func:`langmem_vault.privacy.redact`. A fact whose text or evidence hold
 policy keeps as private (a date of birth; with :meth:`RedactionPolicy.strict`, any name or
 place) or touches one of the policy's ``private_topics`` (health, money...) is flagged
 ``private``, so it is sealed and never indexed downstream (its owner's inject still recalls it).
+A fact keeps only the entities its redacted text still names: a name redaction took out of the
+text does not stay beside it (``memory._entities.mentioned_in``).
 
 >>> from langmem_vault.memory._models import Extraction, ProposedFact
 >>> out = redact_extraction(Extraction(facts=[ProposedFact(
@@ -16,6 +18,7 @@ place) or touches one of the policy's ``private_topics`` (health, money...) is f
 from __future__ import annotations
 
 from langmem_vault.extraction._messages import clean_text
+from langmem_vault.memory._entities import mentioned_in
 from langmem_vault.memory._models import Extraction, FactCategory, ProposedFact
 from langmem_vault.privacy._redaction.pii import redact, redact_many
 from langmem_vault.privacy._redaction.policy import DEFAULT_POLICY, RedactionPolicy
@@ -49,12 +52,15 @@ def redact_extraction(
             or (has_evidence and evidence.private)
             or bool(topics & policy.private_topics)
         )
+        entities, relations = mentioned_in(text.text, fact.entities, fact.relations)
         facts.append(
             fact.model_copy(
                 update={
                     "text": text.text,
                     "evidence": evidence.text if has_evidence else None,
                     "private": private,
+                    "entities": entities,
+                    "relations": relations,
                 }
             )
         )

@@ -1,4 +1,5 @@
-"""The schema the extraction model fills: facts, an episode, instructions, under aliases.
+"""The schema the extraction model fills: facts (with the entities and relations each names),
+an episode, instructions, under aliases.
 
 Types are loose on purpose (a float where a range is meant, a free string for the category):
 :mod:`~langmem_vault.extraction._checks` clamps values instead of failing the whole call.
@@ -9,6 +10,25 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from langmem_vault.memory._models import CATEGORIES
+
+
+class AliasEntity(BaseModel):
+    """Someone or something a fact names."""
+
+    name: str = Field(description="Proper name as said: 'Priya', 'Acme', 'Lyon', 'Mochi'.")
+    kind: str = Field(default="thing", description="person, place, organisation, pet or thing")
+    aliases: list[str] = Field(
+        default_factory=list,
+        description="How the user refers to them, first person: 'my sister', 'my boss'.",
+    )
+
+
+class AliasRelation(BaseModel):
+    """A relation between two entities of the same fact."""
+
+    subject: str = Field(description="An entity's name.")
+    predicate: str = Field(description="Short verb phrase: 'recommended', 'works at'.")
+    object: str = Field(description="Another entity's name.")
 
 
 class AliasFact(BaseModel):
@@ -25,6 +45,8 @@ class AliasFact(BaseModel):
     supersedes: str | None = Field(
         default=None, description="Alias (F1...) of a known fact it contradicts or replaces."
     )
+    entities: list[AliasEntity] = Field(default_factory=list)
+    relations: list[AliasRelation] = Field(default_factory=list)
 
 
 class AliasEpisode(BaseModel):

@@ -8,6 +8,7 @@ from typing import Any
 
 from langmem_vault._lazy import LazyNames
 from langmem_vault.memory._conditions import Condition, parse_condition
+from langmem_vault.memory._entities import Entity, Relation
 from langmem_vault.memory._models import (
     CATEGORIES,
     Episode,
@@ -26,6 +27,7 @@ from langmem_vault.memory._namespaces import (
     MissingConfigKeyError,
     resolve_namespace,
 )
+from langmem_vault.memory._recall.expansion import aexpand, expand, expansion_op, query_terms
 from langmem_vault.memory._recall.scoring import ScoringWeights
 from langmem_vault.memory._vault import Memory, MemoryVault
 
@@ -35,6 +37,7 @@ __all__ = [
     "INSTRUCTIONS",
     "SEMANTIC",
     "Condition",
+    "Entity",
     "Episode",
     "Extraction",
     "Instruction",
@@ -47,15 +50,20 @@ __all__ = [
     "ProposedEpisode",
     "ProposedFact",
     "ProposedInstruction",
+    "Relation",
     "ScoringWeights",
     "SemanticFact",
     "aconsolidate",
+    "aexpand",
     "amemory_feedback",
     "arate_turn",
     "aturn_feedback",
     "consolidate",
+    "expand",
+    "expansion_op",
     "memory_feedback",
     "parse_condition",
+    "query_terms",
     "rate_turn",
     "resolve_namespace",
     "turn_feedback",

@@ -17,6 +17,7 @@ from typing import Annotated, Any, ClassVar, Literal, Self, get_args
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from langmem_vault.memory._conditions import parse_condition
+from langmem_vault.memory._entities import Entity, Relation
 from langmem_vault.memory._layers import Layer
 
 __all__ = [
@@ -61,6 +62,7 @@ MAX_EVIDENCE = 2000
 MAX_SUMMARY = 4000
 MAX_TAGS = 20
 MAX_TAG = 50
+MAX_ENTITIES = 20
 
 
 def utcnow() -> datetime:
@@ -155,6 +157,10 @@ class SemanticFact(MemoryModel):
     #: the lifecycle layer (memory.layers); values stored before layers existed never
     #: expired, so they read as long-term
     layer: MemoryLayer = "long_term"
+    #: who and what it names, and how they relate (memory._entities): sealed with the text of
+    #: a private fact, indexed in the store's entity tables otherwise
+    entities: list[Entity] = Field(default_factory=list, max_length=MAX_ENTITIES)
+    relations: list[Relation] = Field(default_factory=list, max_length=MAX_ENTITIES)
 
     @model_validator(mode="after")
     def _check_validity(self) -> Self:
@@ -266,6 +272,8 @@ class ProposedFact(BaseModel):
     private: bool = False
     same_as: str | None = None
     supersedes: str | None = None
+    entities: list[Entity] = Field(default_factory=list, max_length=MAX_ENTITIES)
+    relations: list[Relation] = Field(default_factory=list, max_length=MAX_ENTITIES)
 
 
 class ProposedEpisode(BaseModel):

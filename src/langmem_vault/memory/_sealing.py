@@ -1,7 +1,8 @@
 """Encryption at rest of private memories: AES-256-GCM envelopes and key ids.
 
 A private fact (``SemanticFact.private``, set by the user or by redaction's ``private``
-action) is stored with its ``text`` and ``evidence`` sealed: they move into an ``enc``
+action) is stored with its ``text`` and ``evidence`` (and the ``entities`` and ``relations``
+it names, ``memory._entities``) sealed: they move into an ``enc``
 envelope (AES-256-GCM, a fresh 96-bit nonce per write, the key id in clear beside it), and
 ``text`` becomes the placeholder ``"[private]"``. The namespace and key of the memory are the
 envelope's associated data, so a sealed value copied onto another memory or another user does
@@ -72,7 +73,7 @@ ENV_OLD_KEYS = "LANGMEM_VAULT_OLD_KEYS"
 PLACEHOLDER = "[private]"
 ALG = "AES-256-GCM"
 ENVELOPE_VERSION = 1
-SEALED_FIELDS = ("text", "evidence")
+SEALED_FIELDS = ("text", "evidence", "entities", "relations")
 MAX_KID = 64
 
 KeyFetcher = Callable[[str | None], tuple[str, bytes]]
@@ -231,8 +232,9 @@ def encrypt_fact(
     if not isinstance(value, Mapping):
         raise TypeError(f"value must be a dict, got {type(value).__name__}")
     plain = decrypt_fact(value, keyring, namespace, key) if is_sealed(value) else dict(value)
-    secret = {name: plain.get(name) for name in SEALED_FIELDS}
-    if not isinstance(secret["text"], str) or not secret["text"]:
+    # Fields a value lacks stay out (not null): a fact without entities opens without them.
+    secret = {name: plain[name] for name in SEALED_FIELDS if name in plain}
+    if not isinstance(secret.get("text"), str) or not secret["text"]:
         raise ValueError("value.text must be a non-empty string to encrypt")
     nonce = os.urandom(12)
     kid = keyring.current
@@ -241,6 +243,8 @@ def encrypt_fact(
     sealed.update(
         text=PLACEHOLDER,
         evidence=None,
+        entities=[],
+        relations=[],
         private=True,
         enc_kid=kid,
         enc={
@@ -282,7 +286,7 @@ def decrypt_fact(
         raise DecryptionError(f"memory {key!r}: malformed envelope ({exc})") from None
     secret = json.loads(plain)
     opened = {k: v for k, v in value.items() if k not in ("enc", "enc_kid")}
-    opened.update({name: secret.get(name) for name in SEALED_FIELDS})
+    opened.update({name: secret[name] for name in SEALED_FIELDS if name in secret})
     return opened
 
 

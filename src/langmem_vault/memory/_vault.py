@@ -15,6 +15,7 @@ id, so a bug cannot read or write someone else's memories. Every method has an a
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 import uuid
 from collections.abc import Mapping, Sequence
@@ -24,8 +25,9 @@ from typing import Any, Generic, TypeVar
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
-from langmem_vault.db._steps import arun_steps, run_steps
-from langmem_vault.db._store_plans import Batch, StorePlan
+from langmem_vault.db._steps import Call, arun_steps, run_steps
+from langmem_vault.db._store_plans import Batch, StoreOp, StorePlan
+from langmem_vault.memory._entities import Entity, EntityFinder, Relation, mentioned_in
 from langmem_vault.memory._models import (
     Episode,
     FactCategory,
@@ -52,7 +54,8 @@ from langmem_vault.memory._recall.scoring import (
 )
 from langmem_vault.memory._recall.usage import read_usage_plan, usage_namespace, with_usage
 from langmem_vault.memory._sealing import Keyring, default_keyring, open_value
-from langmem_vault.memory._writes import memory_put
+from langmem_vault.memory._writes import memory_ops
+from langmem_vault.store._entities import LinkOp
 
 __all__ = ["Memory", "MemoryVault"]
 
@@ -75,7 +78,9 @@ class MemoryVault:
     """One user's semantic facts, standing instructions and episodes in a BaseStore.
 
     ``config`` is a run config (``{"configurable": {"user_id": ...}}``) used to fill the
-    namespace templates; ``user_id`` is a shortcut for the common case.
+    namespace templates; ``user_id`` is a shortcut for the common case. ``entity_finder``
+    (for example :func:`langmem_vault.offline.find_entities`, spaCy) names the entities
+    of each fact remembered without explicit ``entities`` (see ``memory._entities``).
     """
 
     def __init__(
@@ -87,6 +92,7 @@ class MemoryVault:
         namespaces: MemoryNamespaces | None = None,
         weights: ScoringWeights = DEFAULT_WEIGHTS,
         keyring: Keyring | None = None,
+        entity_finder: EntityFinder | None = None,
     ) -> None:
         configurable = dict((config or {}).get("configurable") or {})
         if user_id is not None:
@@ -102,16 +108,42 @@ class MemoryVault:
         self.weights = weights
         # Without an explicit keyring, $LANGMEM_VAULT_KEY (when set) seals private facts.
         self.keyring = keyring if keyring is not None else default_keyring()
+        self.entity_finder = entity_finder
 
     # -- guards and drivers --------------------------------------------------------------
 
     def _put(
-        self, ns: tuple[str, ...], key: str, value: MemoryModel, *, reindex: bool = True
-    ) -> PutOp:
-        # One write rule (memory.writes): sealing with this vault's keyring, the layer's TTL.
-        return memory_put(
-            ns, key, value, keyring=self.keyring, reindex=reindex, layers=self.weights.layers
+        self,
+        ns: tuple[str, ...],
+        key: str,
+        value: MemoryModel,
+        *,
+        reindex: bool = True,
+        relink: bool = False,
+    ) -> _List[StoreOp]:
+        # One write rule (memory.writes): sealing with this vault's keyring, the layer's TTL,
+        # the entity links.
+        return memory_ops(
+            ns,
+            key,
+            value,
+            keyring=self.keyring,
+            reindex=reindex,
+            relink=relink,
+            layers=self.weights.layers,
         )
+
+    def _find(self, fact: SemanticFact) -> StorePlan[SemanticFact]:
+        """``fact`` with the entities the vault's finder names in it (CPU-bound: a worker
+        thread when async), unless it has some already."""
+        finder = self.entity_finder
+        if finder is None or fact.entities:
+            return fact
+        text = fact.text
+        entities, relations = yield Call(
+            lambda: finder(text), lambda: asyncio.to_thread(finder, text)
+        )
+        return fact.model_copy(update={"entities": entities, "relations": relations})
 
     def _run(self, plan: StorePlan[T]) -> T:
         return run_steps(plan, self.store)
@@ -152,7 +184,8 @@ class MemoryVault:
 
     def _remember_plan(self, fact: SemanticFact) -> StorePlan[Memory[SemanticFact]]:
         key = str(uuid.uuid4())
-        yield Batch([self._put(self.ns.semantic, key, fact)])
+        fact = yield from self._find(fact)
+        yield Batch(self._put(self.ns.semantic, key, fact))
         return Memory(key, fact)
 
     def _open(self, key: str, value: Any, usage: Mapping[str, Any] | None = None) -> SemanticFact:
@@ -172,6 +205,8 @@ class MemoryVault:
         evidence: str | None = None,
         layer: MemoryLayer = "long_term",
         thread_id: str | None = None,
+        entities: Sequence[Entity] = (),
+        relations: Sequence[Relation] = (),
     ) -> Memory[SemanticFact]:
         """Store a fact (validated first; nothing is written when a field is invalid).
 
@@ -182,10 +217,14 @@ class MemoryVault:
         >>> from langgraph.store.memory import InMemoryStore
         >>> MemoryVault(InMemoryStore(), user_id="u").remember("Likes jazz").value.layer
         'long_term'
+
+        ``entities`` and ``relations`` name who and what the fact is about (else the vault's
+        ``entity_finder`` does, when it has one); the store's entity index links them to
+        it (``memory.recall.expansion`` reads them).
         """
         fact = self._fact(
             text, category, tags, confidence, source, private, evidence, layer, thread_id
-        )
+        ).model_copy(update={"entities": list(entities), "relations": list(relations)})
         return self._run(self._remember_plan(fact))
 
     async def aremember(
@@ -200,11 +239,13 @@ class MemoryVault:
         evidence: str | None = None,
         layer: MemoryLayer = "long_term",
         thread_id: str | None = None,
+        entities: Sequence[Entity] = (),
+        relations: Sequence[Relation] = (),
     ) -> Memory[SemanticFact]:
         """Async :meth:`remember`."""
         fact = self._fact(
             text, category, tags, confidence, source, private, evidence, layer, thread_id
-        )
+        ).model_copy(update={"entities": list(entities), "relations": list(relations)})
         return await self._arun(self._remember_plan(fact))
 
     def _recall_plan(
@@ -338,7 +379,16 @@ class MemoryVault:
         new = SemanticFact.model_validate({**old.model_dump(), **changes, "updated_at": utcnow()})
         # Re-index only when what the index holds may change (text, privacy, status).
         reindex = any(getattr(old, f) != getattr(new, f) for f in ("text", "private", "status"))
-        yield Batch([self._put(self.ns.semantic, key, new, reindex=reindex)])
+        relink = new.text != old.text or bool({"entities", "relations"} & set(changes))
+        if new.text != old.text and "entities" not in changes:
+            # found again in the new text, else the old ones it still names
+            kept, rels = mentioned_in(new.text, new.entities, new.relations)
+            if self.entity_finder is not None:
+                kept, rels = [], []
+            new = yield from self._find(
+                new.model_copy(update={"entities": kept, "relations": rels})
+            )
+        yield Batch(self._put(self.ns.semantic, key, new, reindex=reindex, relink=relink))
         return Memory(key, new)
 
     def update(self, key: str, **changes: Any) -> Memory[SemanticFact]:
@@ -366,7 +416,7 @@ class MemoryVault:
         confirmed = fact.model_copy(
             update={"status": "active", "updated_at": now, "layer": "long_term"}
         )
-        ops = [self._put(self.ns.semantic, key, confirmed)]
+        ops = self._put(self.ns.semantic, key, confirmed)
         # A pending fact that contradicts an older one closes it only once confirmed.
         if fact.supersedes:
             (old_item,) = yield Batch([GetOp(self.ns.semantic, fact.supersedes)])
@@ -381,14 +431,7 @@ class MemoryVault:
                             "updated_at": now,
                         }
                     )
-                    ops.append(
-                        self._put(
-                            self.ns.semantic,
-                            fact.supersedes,
-                            closed,
-                            reindex=False,
-                        )
-                    )
+                    ops += self._put(self.ns.semantic, fact.supersedes, closed, reindex=False)
         yield Batch(ops)
         return Memory(key, confirmed)
 
@@ -409,6 +452,8 @@ class MemoryVault:
                 [
                     PutOp(self.ns.semantic, key, None),
                     PutOp(usage_namespace(self.ns.semantic), key, None),
+                    # its entities go too when no other fact names them
+                    LinkOp(self.ns.semantic, key),
                 ]
             )
             return True
@@ -418,7 +463,7 @@ class MemoryVault:
         closed = fact.model_copy(
             update={"status": "superseded", "valid_to": valid_to, "updated_at": now}
         )
-        yield Batch([self._put(self.ns.semantic, key, closed, reindex=False)])
+        yield Batch(self._put(self.ns.semantic, key, closed, reindex=False))
         return True
 
     def forget(self, key: str, *, hard: bool = False) -> bool:
@@ -434,7 +479,7 @@ class MemoryVault:
 
     def _add_instruction_plan(self, instruction: Instruction) -> StorePlan[Memory[Instruction]]:
         key = str(uuid.uuid4())
-        yield Batch([self._put(self.ns.instructions, key, instruction)])
+        yield Batch(self._put(self.ns.instructions, key, instruction))
         return Memory(key, instruction)
 
     def add_instruction(
@@ -508,7 +553,7 @@ class MemoryVault:
             return False
         old = Instruction.from_store(item.value)
         new = old.model_copy(update={"active": False, "updated_at": utcnow()})
-        yield Batch([self._put(self.ns.instructions, key, new, reindex=False)])
+        yield Batch(self._put(self.ns.instructions, key, new, reindex=False))
         return True
 
     def deactivate_instruction(self, key: str) -> bool:
@@ -523,7 +568,7 @@ class MemoryVault:
 
     def _add_episode_plan(self, episode: Episode) -> StorePlan[Memory[Episode]]:
         key = str(uuid.uuid4())
-        yield Batch([self._put(self.ns.episodes, key, episode)])
+        yield Batch(self._put(self.ns.episodes, key, episode))
         return Memory(key, episode)
 
     def add_episode(self, summary: str, **fields: Any) -> Memory[Episode]:

@@ -33,6 +33,18 @@ privacy guarantees hold whichever path wrote the memory:
 False
 >>> memory_put(ns, "k", SemanticFact(text="Likes tea", layer="working")).ttl
 10080.0
+
+Its connections (``memory._entities``) follow the same rule: :func:`memory_ops` adds to the
+put a ``LinkOp`` that indexes the entities and relations the value names, or removes the
+ones indexed before when the memory is private or retired. A batch is atomic on VaultStore,
+so the memory and its links are written together or not at all (other stores skip the op).
+
+>>> from langmem_vault.memory._entities import Entity
+>>> fact = SemanticFact(text="My sister is Priya", entities=[Entity(name="Priya")])
+>>> [op.entities for op in memory_ops(ns, "k", fact)[1:]]
+[(EntityLink(name='Priya', kind='thing', aliases=()),)]
+>>> [op.entities for op in memory_ops(ns, "k", fact.model_copy(update={"private": True}))[1:]]
+[()]
 """
 
 from __future__ import annotations
@@ -42,12 +54,15 @@ from typing import Any, Literal
 
 from langgraph.store.base import PutOp
 
+from langmem_vault.db._store_plans import StoreOp
+from langmem_vault.memory._entities import entity_links, relation_links
 from langmem_vault.memory._keys import check_key
 from langmem_vault.memory._layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory._models import MemoryModel
 from langmem_vault.memory._sealing import Keyring, encrypt_fact, is_sealed
+from langmem_vault.store._entities import LinkOp
 
-__all__ = ["Kind", "index_for", "is_private", "memory_put"]
+__all__ = ["Kind", "index_for", "is_private", "link_op", "memory_ops", "memory_put"]
 
 Kind = Literal["semantic", "instruction", "episode"]
 
@@ -110,3 +125,50 @@ def memory_put(
         value = encrypt_fact(value, keyring, namespace, key)
     ttl = layers.ttl_minutes(value.get("layer")) if kind != "instruction" else None
     return PutOp(namespace, key, value, index=index, ttl=ttl)
+
+
+def link_op(
+    namespace: tuple[str, ...],
+    key: str,
+    value: Mapping[str, Any],
+    *,
+    kind: Kind | str,
+    reindex: bool = True,
+    relink: bool = False,
+) -> LinkOp | None:
+    """The entity links a memory's write brings: the ones its value names, none for a
+    private or retired memory (the links it had go), or None to leave them as they are: a
+    rewrite that keeps the text (``reindex=False``), or a memory that names nothing
+    (nothing to index, and none of the cost). ``relink`` replaces the links even then: an
+    edit whose new text names nothing any more."""
+    if is_private(value) or _retired(kind, value):
+        return LinkOp(namespace, key)
+    if not reindex and not relink:
+        return None
+    entities = entity_links(value.get("entities") or ())
+    relations = relation_links(value.get("relations") or (), (e.name for e in entities))
+    if not entities and not relink:
+        return None
+    return LinkOp(namespace, key, entities, relations)
+
+
+def memory_ops(
+    namespace: tuple[str, ...],
+    key: str,
+    memory: MemoryModel | Mapping[str, Any],
+    *,
+    kind: Kind | str | None = None,
+    keyring: Keyring | None = None,
+    reindex: bool = True,
+    relink: bool = False,
+    layers: LayerPolicy = DEFAULT_LAYERS,
+) -> list[StoreOp]:
+    """:func:`memory_put`'s put, and the ``LinkOp`` of :func:`link_op` when there is one:
+    the ops of one memory's write, for one batch."""
+    value: dict[str, Any] = memory.to_store() if isinstance(memory, MemoryModel) else dict(memory)
+    kind = kind or str(value.get("kind") or "semantic")
+    put = memory_put(
+        namespace, key, value, kind=kind, keyring=keyring, reindex=reindex, layers=layers
+    )
+    link = link_op(namespace, key, value, kind=kind, reindex=reindex, relink=relink)
+    return [put] if link is None else [put, link]

@@ -39,12 +39,15 @@ from langmem_vault.extraction._aliases import KnownFact
 from langmem_vault.extraction._clauses import Clause, split_statements
 from langmem_vault.extraction._messages import message_text
 from langmem_vault.extraction._schema import (
+    AliasEntity,
     AliasEpisode,
     AliasFact,
     AliasInstruction,
+    AliasRelation,
     ExtractionProposal,
 )
 from langmem_vault.offline._chat import hedged, normalise
+from langmem_vault.offline._entities import find_entities
 
 __all__ = ["SPACY_MODEL", "OfflineExtractor", "SpacyModelError", "load_spacy"]
 
@@ -233,6 +236,8 @@ class OfflineExtractor:
                             add(fact)
                     elif self.keep_sentences:
                         add(_verbatim(clause.text, own, known))
+        if nlp is not None:
+            facts = [_connected(f) for f in facts]
         episode = None
         if len(facts) + len(instructions) >= self.episode_min_facts:
             said = [f.text for f in facts] + [f"asked: {i.text}" for i in instructions]
@@ -257,6 +262,20 @@ class OfflineExtractor:
         extraction is fast and a broken install fails at start; raises :class:`SpacyModelError`."""
         if self.use_spacy:
             load_spacy()
+
+
+def _connected(fact: AliasFact) -> AliasFact:
+    """``fact`` with the entities and relations its text names (offline._entities)."""
+    entities, relations = find_entities(fact.text)
+    return fact.model_copy(
+        update={
+            "entities": [AliasEntity(**e.model_dump()) for e in entities],
+            "relations": [
+                AliasRelation(subject=r.subject, predicate=r.predicate, object=r.object)
+                for r in relations
+            ],
+        }
+    )
 
 
 _TAG_LABELS = {"ORG", "GPE", "LOC", "PERSON", "NORP", "PRODUCT", "LANGUAGE", "EVENT", "FAC"}

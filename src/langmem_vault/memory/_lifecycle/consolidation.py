@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from langgraph.store.base import BaseStore, Item, Op, PutOp
+from langgraph.store.base import BaseStore, Item, PutOp
 
 from langmem_vault.db._steps import Step, Steps, arun_steps, run_steps
-from langmem_vault.db._store_plans import Batch
+from langmem_vault.db._store_plans import Batch, StoreOp
 from langmem_vault.memory._layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory._lifecycle.clusters import episode_clusters, fact_clusters, signature
 from langmem_vault.memory._lifecycle.consolidation_judge import (
@@ -71,7 +71,7 @@ from langmem_vault.memory._utility import (
     fold_increments,
     pending_activity,
 )
-from langmem_vault.memory._writes import memory_put
+from langmem_vault.memory._writes import memory_ops, memory_put
 
 __all__ = [
     "STATE_KEY",
@@ -408,9 +408,11 @@ def consolidation_plan(
             )
             report.promoted_episodes[item.key] = layer
 
-    writes: list[Op] = [
-        memory_put(ns.semantic, k, values[k], reindex=reindex, layers=policy.layers)
+    # memory_ops: a fact merged away or retired leaves the entity index (memory.writes)
+    writes: list[StoreOp] = [
+        op
         for k, reindex in changed.items()
+        for op in memory_ops(ns.semantic, k, values[k], reindex=reindex, layers=policy.layers)
     ]
     writes += [*new_facts, *episode_puts]
     # Usage records whose memory is gone (its layer's TTL expired, or it was deleted), unless

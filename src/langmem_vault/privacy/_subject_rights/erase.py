@@ -50,7 +50,7 @@ from typing import Any, TypedDict, Unpack
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 
 from langmem_vault.db._steps import Call, Steps, Within, arun_steps, run_steps
-from langmem_vault.db._store_plans import Batch, StorePlan
+from langmem_vault.db._store_plans import Batch, StoreOp, StorePlan
 from langmem_vault.memory._namespaces import (
     WATERMARK_NAMESPACE,
     MemoryNamespaces,
@@ -58,7 +58,7 @@ from langmem_vault.memory._namespaces import (
     tails_namespace,
 )
 from langmem_vault.memory._recall.usage import USAGE_ROOT, usage_namespace
-from langmem_vault.memory._writes import memory_put
+from langmem_vault.memory._writes import memory_ops
 from langmem_vault.privacy._audit.log import AuditEvent
 from langmem_vault.privacy._subject_rights.consent import consent_namespace
 from langmem_vault.privacy._subject_rights.portability import KINDS
@@ -365,14 +365,14 @@ def _restore_plan(user_id: str, prefixes: list[tuple[str, ...]]) -> StorePlan[in
     items: list[Item] = []
     for prefix in prefixes:
         items.extend((yield from _items_under((QUARANTINE, *prefix))))
-    ops = [PutOp(MARKERS, user_id, None)]
+    ops: list[StoreOp] = [PutOp(MARKERS, user_id, None)]
     for item in items:
         original = tuple(item.namespace)[1:]
         section = {"semantic": "memories"}.get(original[-1], original[-1])
         usage = original[: len(USAGE_ROOT)] == USAGE_ROOT
         ops.append(PutOp(tuple(item.namespace), item.key, None))
         if section in KINDS and not usage:  # a memory: the write rule (private: unindexed)
-            ops.append(memory_put(original, item.key, item.value, kind=KINDS[section]))
+            ops += memory_ops(original, item.key, item.value, kind=KINDS[section])
         else:
             ops.append(PutOp(original, item.key, dict(item.value), index=False))
     yield Batch(ops)

@@ -61,13 +61,13 @@ from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 from pydantic import ValidationError
 
 from langmem_vault.db._steps import arun_steps, run_steps
-from langmem_vault.db._store_plans import Batch, StorePlan
+from langmem_vault.db._store_plans import Batch, StoreOp, StorePlan
 from langmem_vault.memory._keys import InvalidKeyError, check_key
 from langmem_vault.memory._models import Episode, Instruction, MemoryModel, SemanticFact
 from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
 from langmem_vault.memory._recall.usage import read_usage_plan, usage_namespace, with_usage
 from langmem_vault.memory._sealing import UNREADABLE, Keyring, open_or_mark
-from langmem_vault.memory._writes import memory_put
+from langmem_vault.memory._writes import memory_ops
 from langmem_vault.privacy._audit.log import AuditEvent
 from langmem_vault.privacy._subject_rights.consent import (
     CONSENT_KEY,
@@ -363,8 +363,8 @@ def _checked_value(
 
 def _import_ops(
     doc: Mapping[str, Any], ns: ResolvedNamespaces, keyring: Keyring | None
-) -> tuple[list[PutOp], dict[str, int]]:
-    ops: list[PutOp] = []
+) -> tuple[list[StoreOp], dict[str, int]]:
+    ops: list[StoreOp] = []
     counts: dict[str, int] = {}
     total = 0
     for section, attr, model in SECTIONS:
@@ -389,8 +389,11 @@ def _import_ops(
             seen.add(key)
             value = _checked_value(model, row["value"], where)
             # The write rule: private facts sealed (with a keyring) and never indexed; [] also
-            # drops the index of a public memory this import overwrites.
-            ops.append(memory_put(namespace, key, value, kind=KINDS[section], keyring=keyring))
+            # drops the index of a public memory this import overwrites; the entities a
+            # memory names are linked again (relink: an overwritten memory's old ones go).
+            ops += memory_ops(
+                namespace, key, value, kind=KINDS[section], keyring=keyring, relink=True
+            )
             # The value carries its usage counts; a usage record left from before would
             # count them twice.
             ops.append(PutOp(usage_namespace(namespace), key, None))
@@ -427,7 +430,7 @@ def _import_plan(
     return owner, _write_plan(ops, report)
 
 
-def _write_plan(ops: list[PutOp], report: ImportReport) -> StorePlan[ImportReport]:
+def _write_plan(ops: list[StoreOp], report: ImportReport) -> StorePlan[ImportReport]:
     if ops:
         yield Batch(ops)  # one batch: all or nothing on VaultStore
     return report
