@@ -131,7 +131,7 @@ class LookupEmbeddings(Embeddings):
 
 def temp_server_uri() -> str:
     """A fresh embedded Postgres in a temp dir (removed at exit, after the server stops)."""
-    from langmem_vault.db import embedded_uri
+    from langmem_vault.db._embedded import embedded_uri
 
     return embedded_uri(temp_server_dir())
 
@@ -169,8 +169,7 @@ def restart_cold(data_dir: Path) -> str:
     """Stop the embedded server of ``data_dir``, evict its files from the OS cache and start
     it again: empty shared buffers and an empty OS cache, as after a reboot. Returns its URI.
     Close every connection to it first."""
-    from langmem_vault.db import embedded_uri
-    from langmem_vault.db._embedded import release
+    from langmem_vault.db._embedded import embedded_uri, release
 
     release(data_dir)
     evict_os_cache(data_dir)

@@ -238,7 +238,8 @@ def latency(turns: int, enqueue_only: bool = False) -> list[tuple[str, float, fl
     ``enqueue_only``, the pooled SELECT 1 floor and the background enqueue alone."""
     import psycopg
 
-    from langmem_vault.db import open_pool, resolve_dsn
+    from langmem_vault.db import open_pool
+    from langmem_vault.db._embedded import resolve_dsn
     from langmem_vault.jobs import JobQueue
 
     dsn = resolve_dsn(None)

@@ -59,7 +59,7 @@ import common
 import plans_explained
 import store_speed
 
-from langmem_vault.db import embedded_uri
+from langmem_vault.db._embedded import embedded_uri
 
 DIMS = 64
 WORDS_PER_ITEM = 12

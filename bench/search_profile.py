@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).parent / "data"))
 import common
 import store_speed
 
-from langmem_vault.db import embedded_uri
+from langmem_vault.db._embedded import embedded_uri
 
 
 def _walk(node: dict[str, Any], depth: int = 0) -> list[str]:

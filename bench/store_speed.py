@@ -46,7 +46,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, PutOp
 
-from langmem_vault.db import embedded_uri
+from langmem_vault.db._embedded import embedded_uri
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "data"))

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from langmem_vault.db import Database, embedded_uri, open_pool
-from langmem_vault.db._embedded import release
+from langmem_vault.db import open_pool
+from langmem_vault.db._connection import Database
+from langmem_vault.db._embedded import embedded_uri, release
 from langmem_vault.db._health import vector_smoke_plan
 
 

@@ -25,6 +25,8 @@ PUBLIC_MODULES = {
     "langmem_vault.api.langgraph_auth",
 }
 OPTIONAL = {"langmem_vault.mcp": "mcp", "langmem_vault.api": "fastapi"}
+# packages wholly internal: public (not renamed) so the rooms keep their paths, exporting nothing
+INTERNAL = {"langmem_vault.extraction"}
 
 
 @pytest.mark.parametrize("package", ["langmem_vault", *PACKAGES])
@@ -33,7 +35,9 @@ def test_every_exported_name_imports(package: str) -> None:
         pytest.importorskip(OPTIONAL[package])
     module = importlib.import_module(package)
     names = module.__all__
-    assert names, f"{package} exports nothing"
+    if package in INTERNAL:
+        assert names == [], f"{package} is internal and exports {names}"
+    assert names or package in INTERNAL, f"{package} exports nothing"
     for name in names:
         assert getattr(module, name) is not None, f"{package}.{name}"
 
@@ -109,3 +113,81 @@ def test_internal_modules_are_private() -> None:
             continue
         public.append(dotted)
     assert public == [], f"modules that should be private: {sorted(public)}"
+
+
+def exported(package: str) -> set[str] | None:
+    """The ``__all__`` of ``package`` (read from its source, nothing imported), None when the
+    module is not a package of the tree."""
+    init = SRC.parent.joinpath(*package.split("."), "__init__.py")
+    if not init.exists():
+        return None
+    for node in ast.parse(init.read_text()).body:
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
+                return set(ast.literal_eval(node.value))
+    return set()
+
+
+def is_module(package: str, name: str) -> bool:
+    base = SRC.parent.joinpath(*package.split("."), name)
+    return base.with_suffix(".py").exists() or (base / "__init__.py").exists()
+
+
+def unexported_imports(module: str, code: str) -> list[str]:
+    """``package.name`` for each name ``code`` (the source of ``module``) imports through
+    another package's ``__init__`` although that package does not export it: an internal name
+    belongs imported from its private module."""
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if not isinstance(node, ast.ImportFrom) or node.level or not node.module:
+            continue
+        package = node.module
+        if package.split(".")[0] != "langmem_vault":
+            continue
+        if package != "langmem_vault" and module.startswith(package + "."):
+            continue  # the module's own room
+        names = exported(package)
+        if names is None:
+            continue
+        found += [
+            f"{package}.{alias.name}"
+            for alias in node.names
+            if alias.name not in names and not is_module(package, alias.name)
+        ]
+    return found
+
+
+def test_the_rooms_check_sees_an_internal_name_through_a_public_init() -> None:
+    assert unexported_imports(
+        "langmem_vault.api._jobs", "from langmem_vault.service import MemoryRecord"
+    ) == ["langmem_vault.service.MemoryRecord"]
+    assert unexported_imports(
+        "langmem_vault.cli._app", "from langmem_vault.privacy import redact, AuditEvent"
+    ) == ["langmem_vault.privacy.AuditEvent"]
+    # exported names, private modules, and a room's own package are all fine
+    assert (
+        unexported_imports("langmem_vault.api._jobs", "from langmem_vault.service import Identity")
+        == []
+    )
+    assert (
+        unexported_imports(
+            "langmem_vault.api._jobs", "from langmem_vault.service._records import MemoryRecord"
+        )
+        == []
+    )
+    assert unexported_imports("langmem_vault.api._app", "from langmem_vault.api import _jobs") == []
+    assert (
+        unexported_imports("langmem_vault.store._sync", "from langmem_vault.store import X") == []
+    )
+
+
+def test_rooms_import_internals_from_their_private_modules() -> None:
+    """ARCHITECTURE.md: a room imports another room's internals from their private module,
+    never through its public ``__init__`` (which exports the entry points only)."""
+    bad = []
+    for path in sorted(SRC.rglob("*.py")):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        bad += [f"{module}: {name}" for name in unexported_imports(module, path.read_text())]
+    assert bad == [], f"internal names imported through a public __init__: {bad}"

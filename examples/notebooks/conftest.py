@@ -24,7 +24,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.path.suffix != ".ipynb" or os.environ.get("LANGMEM_VAULT_DSN"):
         return
     if not _server:
-        from langmem_vault.db import embedded_uri
+        from langmem_vault.db._embedded import embedded_uri
 
         # Not under pytest's tmp_path: see tests/conftest.py (the server's OS user needs it).
         path = Path(tempfile.mkdtemp(prefix="lmv-notebooks-"))

@@ -69,7 +69,7 @@ def _open_store(dsn: str | None, in_memory: bool) -> Iterator[tuple[BaseStore, s
         return
     import psycopg
 
-    from langmem_vault.db import resolve_dsn
+    from langmem_vault.db._embedded import resolve_dsn
     from langmem_vault.store import VaultStore
 
     uri = resolve_dsn(dsn)

@@ -7,20 +7,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from langmem_vault.db import (
-    AsyncDatabase,
-    Database,
-    Query,
-    aopen_pool,
-    check_schema,
-    migrate_plan,
-    open_pool,
-    resolve_dsn,
-)
-from langmem_vault.db._connection import CONFLICT_ATTEMPTS
-from langmem_vault.db._embedded import DSN_ENV
-from langmem_vault.db._migrations import load_migrations
-from langmem_vault.db._runner import Plan
+from langmem_vault.db import aopen_pool, open_pool
+from langmem_vault.db._connection import CONFLICT_ATTEMPTS, AsyncDatabase, Database
+from langmem_vault.db._embedded import DSN_ENV, resolve_dsn
+from langmem_vault.db._migrations import check_schema, load_migrations, migrate_plan
+from langmem_vault.db._runner import Plan, Query
 
 
 def test_resolve_dsn_prefers_argument_then_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,8 @@ import psutil
 import psycopg
 import pytest
 
-from langmem_vault.db import AsyncDatabase, Database, Query, aopen_pool, open_pool
+from langmem_vault.db import aopen_pool, open_pool
+from langmem_vault.db._connection import AsyncDatabase, Database
 from langmem_vault.db._embedded import (
     SERVER_SETTINGS,
     SETTINGS_FILE,
@@ -30,6 +31,7 @@ from langmem_vault.db._embedded import (
     server_major,
 )
 from langmem_vault.db._health import vector_smoke_plan
+from langmem_vault.db._runner import Query
 
 
 def _postmaster(data_dir: Path) -> psutil.Process | None:

@@ -13,7 +13,7 @@ from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.store.postgres import AsyncPostgresStore, PostgresStore
 
 from langmem_vault import AsyncVaultSaver, AsyncVaultStore, VaultSaver, VaultStore
-from langmem_vault.db import resolve_dsn
+from langmem_vault.db._embedded import resolve_dsn
 from langmem_vault.db._migrations import DEFAULT_SCHEMA
 from langmem_vault.db._pools import PoolOptions
 from langmem_vault.jobs import AsyncJobQueue, JobQueue

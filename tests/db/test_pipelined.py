@@ -7,8 +7,9 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from langmem_vault.db import AsyncDatabase, Database, Query, aopen_pool, open_pool
-from langmem_vault.db._runner import Pipelined, Plan, gather
+from langmem_vault.db import aopen_pool, open_pool
+from langmem_vault.db._connection import AsyncDatabase, Database
+from langmem_vault.db._runner import Pipelined, Plan, Query, gather
 
 
 def _two_steps(tag: str) -> Plan[list[str]]:

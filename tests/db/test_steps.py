@@ -12,8 +12,9 @@ import pytest
 from langgraph.store.base import GetOp, Op, PutOp, Result
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.db import AsyncDatabase, Database, Query, aopen_pool, open_pool
-from langmem_vault.db._runner import Pipelined
+from langmem_vault.db import aopen_pool, open_pool
+from langmem_vault.db._connection import AsyncDatabase, Database
+from langmem_vault.db._runner import Pipelined, Query
 from langmem_vault.db._steps import Call, Embed, Steps, Within, arun_steps, run_steps
 from langmem_vault.db._store_plans import Batch, StorePlan
 

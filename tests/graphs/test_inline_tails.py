@@ -18,7 +18,8 @@ from langmem_vault.memory._vault import MemoryVault
 from langmem_vault.nodes._extract import MAX_TAILS, TAIL_TTL_MINUTES
 from langmem_vault.offline._extractor import OfflineExtractor
 from langmem_vault.offline._model import RecallChatModel
-from langmem_vault.privacy import aexport_user, erase_user, export_user, restore_user
+from langmem_vault.privacy import aexport_user, erase_user, export_user
+from langmem_vault.privacy._subject_rights.erase import restore_user
 
 TAILS = tails_namespace(("memories", "dana", "semantic"))
 

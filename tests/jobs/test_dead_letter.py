@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from langmem_vault.extraction._payload import EXTRACT_JOB, payload_builder
-from langmem_vault.jobs import AsyncJobQueue, ExtractionWorker, JobQueue, UnknownJobs
+from langmem_vault.jobs import AsyncJobQueue, ExtractionWorker, JobQueue
+from langmem_vault.jobs._dead_letter import UnknownJobs
 from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.jobs.test_extraction_worker import lives_in, turn

@@ -14,7 +14,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 
 from langmem_vault.graphs._state import MemoryState
-from langmem_vault.jobs import AsyncJobQueue, ExtractionWorker, JobQueue, LeaseLost
+from langmem_vault.jobs import AsyncJobQueue, ExtractionWorker, JobQueue
+from langmem_vault.jobs._worker import LeaseLost
 from langmem_vault.memory._namespaces import MemoryNamespaces
 from langmem_vault.nodes._extract import create_extract_node
 from langmem_vault.store import AsyncVaultStore, VaultStore

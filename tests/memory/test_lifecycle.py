@@ -14,7 +14,7 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.extraction._reconcile import apply_extraction
 from langmem_vault.graphs._state import MemoryState
-from langmem_vault.memory import Extraction, ProposedFact
+from langmem_vault.memory import Extraction
 from langmem_vault.memory._layers import LayerPolicy
 from langmem_vault.memory._lifecycle.feedback import (
     amemory_feedback,
@@ -22,6 +22,7 @@ from langmem_vault.memory._lifecycle.feedback import (
     memory_feedback,
     rate_turn,
 )
+from langmem_vault.memory._models import ProposedFact
 from langmem_vault.memory._recall.access import AccessRecorder
 from langmem_vault.memory._recall.scoring import ScoringWeights
 from langmem_vault.memory._recall.usage import usage_namespace

@@ -13,12 +13,11 @@ from langmem_vault.memory import (
     Instruction,
     MemoryNamespaces,
     MissingConfigKeyError,
-    ProposedFact,
     SemanticFact,
-    parse_condition,
-    resolve_namespace,
 )
-from langmem_vault.memory._namespaces import decode_label
+from langmem_vault.memory._conditions import parse_condition
+from langmem_vault.memory._models import ProposedFact
+from langmem_vault.memory._namespaces import decode_label, resolve_namespace
 
 MONDAY = datetime(2026, 11, 23, 9, 30, tzinfo=UTC)
 

@@ -14,7 +14,8 @@ from pydantic import ValidationError
 
 from langmem_vault.extraction._reconcile import aapply_extraction, apply_extraction
 from langmem_vault.graphs._state import MemoryState
-from langmem_vault.memory import Extraction, ProposedEpisode, ProposedFact, ProposedInstruction
+from langmem_vault.memory import Extraction
+from langmem_vault.memory._models import ProposedEpisode, ProposedFact, ProposedInstruction
 from langmem_vault.memory._namespaces import MemoryNamespaces
 from langmem_vault.memory._recall.access import AccessRecorder
 from langmem_vault.memory._sealing import ENV_KEY, is_sealed

@@ -26,7 +26,7 @@ from bench.offline_extract_bench import (
 from langmem_vault.extraction._aliases import AliasMap
 from langmem_vault.extraction._checks import check_proposal
 from langmem_vault.offline._extractor import VERBATIM_CONFIDENCE, OfflineExtractor
-from langmem_vault.privacy import ConsentSettings, filter_extraction
+from langmem_vault.privacy._subject_rights.consent import ConsentSettings, filter_extraction
 from langmem_vault.store import VaultStore
 
 STATEMENTS = load_statements()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from langmem_vault.privacy import Action, Entity, RedactionPolicy, redact
+from langmem_vault.privacy import RedactionPolicy, redact
+from langmem_vault.privacy._redaction.policy import Action, Entity
 
 ALL_REDACT = RedactionPolicy.redact_all()
 

@@ -6,13 +6,8 @@ import re
 
 import pytest
 
-from langmem_vault.privacy import (
-    DEFAULT_POLICY,
-    Action,
-    Entity,
-    RedactionPolicy,
-    redact,
-)
+from langmem_vault.privacy import RedactionPolicy, redact
+from langmem_vault.privacy._redaction.policy import DEFAULT_POLICY, Action, Entity
 
 KEY = b"k" * 32
 

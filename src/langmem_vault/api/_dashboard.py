@@ -24,9 +24,9 @@ from langmem_vault.api._deps import identity, service
 from langmem_vault.api._errors import FieldError, NotAuthenticated
 from langmem_vault.api._sessions import COOKIE, Sessions
 from langmem_vault.memory._models import CATEGORIES
-from langmem_vault.service import Identity, MemoryRecord, MemoryService, ServiceError
+from langmem_vault.service import Identity, MemoryService, ServiceError
 from langmem_vault.service._categories import colour_of
-from langmem_vault.service._records import Status
+from langmem_vault.service._records import MemoryRecord, Status
 
 __all__ = ["TABS", "build_router", "load_templates"]
 

@@ -10,8 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langmem_vault.api._deps import ActingDep
 from langmem_vault.memory._models import MAX_TEXT
-from langmem_vault.service import MemoryRecord
 from langmem_vault.service._categories import CategoryInfo, CategorySpec
+from langmem_vault.service._records import MemoryRecord
 
 __all__ = ["InstructionCreate", "InstructionUpdate", "router"]
 

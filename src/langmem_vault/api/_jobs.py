@@ -15,7 +15,8 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from langmem_vault.api._auth import acting_for
 from langmem_vault.api._deps import identity, service
 from langmem_vault.jobs._dead_letter import MAX_LIST
-from langmem_vault.service import FailedJobList, Identity, MemoryService, RetryResult
+from langmem_vault.service import Identity, MemoryService
+from langmem_vault.service._jobs import FailedJobList, RetryResult
 
 __all__ = ["router"]
 

@@ -11,8 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from langmem_vault.api._deps import ActingDep
 from langmem_vault.memory._models import MAX_EVIDENCE, MAX_TEXT, FactCategory
-from langmem_vault.service import MemoryPage, MemoryRecord, SearchResults
-from langmem_vault.service._records import Kind, SearchType, Status
+from langmem_vault.service._records import (
+    Kind,
+    MemoryPage,
+    MemoryRecord,
+    SearchResults,
+    SearchType,
+    Status,
+)
 
 __all__ = ["MemoryCreate", "MemoryUpdate", "router"]
 

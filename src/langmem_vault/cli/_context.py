@@ -98,9 +98,8 @@ def open_service(dsn: str | None, schema: str | None) -> Iterator[MemoryService]
     store (local embeddings), the saver, the audit log and the job queue, set up
     (idempotent)."""
     from langmem_vault.checkpointers import VaultSaver
-    from langmem_vault.db import resolve_dsn
     from langmem_vault.db._connection import open_pool
-    from langmem_vault.db._embedded import EmbeddedServerError
+    from langmem_vault.db._embedded import EmbeddedServerError, resolve_dsn
     from langmem_vault.db._migrations import DEFAULT_SCHEMA
     from langmem_vault.embeddings import default_index
     from langmem_vault.jobs._queue import JobQueue

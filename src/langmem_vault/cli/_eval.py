@@ -179,8 +179,7 @@ def locomo(
 ) -> None:
     """Evaluate memory on a LoCoMo-format FILE: evidence recall@k, answer coverage and tokens
     by category; with --model also J (LLM-as-judge) and F1."""
-    from langmem_vault.db import resolve_dsn
-    from langmem_vault.db._embedded import EmbeddedServerError
+    from langmem_vault.db._embedded import EmbeddedServerError, resolve_dsn
     from langmem_vault.embeddings import default_index, local_embeddings
     from langmem_vault.eval._locomo import run_locomo, steps
     from langmem_vault.eval._locomo_data import LocomoFormatError, load_locomo

@@ -19,7 +19,7 @@ from langmem_vault.cli._context import (
     service_for,
     table,
 )
-from langmem_vault.service import MemoryRecord
+from langmem_vault.service._records import MemoryRecord
 
 __all__ = ["register"]
 

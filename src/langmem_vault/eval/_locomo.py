@@ -47,7 +47,8 @@ from langgraph.store.base import BaseStore, PutOp
 from langmem_vault.eval._answers import answer_question, judge_answer
 from langmem_vault.eval._locomo_data import CATEGORY_NAMES, Conversation, Question, Turn
 from langmem_vault.eval._metrics import answer_coverage, evidence_recall, locomo_f1
-from langmem_vault.extraction import apply, extract_span
+from langmem_vault.extraction._apply import apply
+from langmem_vault.extraction._span import extract_span
 from langmem_vault.memory._models import SemanticFact
 from langmem_vault.memory._vault import MemoryVault
 from langmem_vault.memory._writes import memory_put

@@ -12,24 +12,16 @@ Jobs that used all their attempts form the dead-letter list (``queue.failed()``)
 """
 
 from langmem_vault.jobs._background import BackgroundExtraction
-from langmem_vault.jobs._consolidation import CONSOLIDATE_JOB, ConsolidationWorker
-from langmem_vault.jobs._dead_letter import FailedJob, FailedJobs, Retried, UnknownJobs
-from langmem_vault.jobs._plans import Enqueued, Job
+from langmem_vault.jobs._consolidation import ConsolidationWorker
 from langmem_vault.jobs._queue import AsyncJobQueue, JobQueue
-from langmem_vault.jobs._worker import ExtractionWorker, LeaseLost
+from langmem_vault.jobs._worker import ExtractionWorker
 
+# The entry points: the queue, its workers and the background extraction that owns both. What
+# the queue's methods return (Job, Enqueued, FailedJobs...) stays in its module.
 __all__ = [
-    "CONSOLIDATE_JOB",
     "AsyncJobQueue",
     "BackgroundExtraction",
     "ConsolidationWorker",
-    "Enqueued",
     "ExtractionWorker",
-    "FailedJob",
-    "FailedJobs",
-    "Job",
     "JobQueue",
-    "LeaseLost",
-    "Retried",
-    "UnknownJobs",
 ]

@@ -32,17 +32,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
 from langmem_vault.memory._models import FactCategory
-from langmem_vault.service import (
-    Identity,
-    MemoryPage,
-    MemoryRecord,
-    MemoryService,
-    Profile,
-    Remembered,
-    SearchResults,
-    ServiceError,
-)
-from langmem_vault.service._records import Kind, Status
+from langmem_vault.service import Identity, MemoryService, ServiceError
+from langmem_vault.service._agent import Profile, Remembered
+from langmem_vault.service._records import Kind, MemoryPage, MemoryRecord, SearchResults, Status
 
 __all__ = ["CALLER_STATE", "PROFILE_URI", "Caller", "build_server"]
 

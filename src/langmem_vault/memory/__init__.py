@@ -7,50 +7,25 @@ lifecycle's entry points (feedback, consolidation).
 from typing import Any
 
 from langmem_vault._lazy import LazyNames
-from langmem_vault.memory._conditions import Condition, parse_condition
-from langmem_vault.memory._entities import Entity, Relation
-from langmem_vault.memory._models import (
-    CATEGORIES,
-    Episode,
-    Extraction,
-    Instruction,
-    ProposedEpisode,
-    ProposedFact,
-    ProposedInstruction,
-    SemanticFact,
-)
-from langmem_vault.memory._namespaces import (
-    EPISODES,
-    INSTRUCTIONS,
-    SEMANTIC,
-    MemoryNamespaces,
-    MissingConfigKeyError,
-    resolve_namespace,
-)
-from langmem_vault.memory._recall.expansion import aexpand, expand, expansion_op, query_terms
+from langmem_vault.memory._models import Episode, Extraction, Instruction, SemanticFact
+from langmem_vault.memory._namespaces import MemoryNamespaces, MissingConfigKeyError
+from langmem_vault.memory._recall.expansion import aexpand, expand, query_terms
 from langmem_vault.memory._recall.scoring import ScoringWeights
-from langmem_vault.memory._vault import Memory, MemoryVault
+from langmem_vault.memory._vault import MemoryVault
 
+# The entry points: the facade, the kinds it stores, where they live (and the error a run
+# without the template's key gets), recall's weights, the keyring, and the lifecycle's
+# functions, and the entity expansion recall builds on. The model's parts (proposals, conditions, namespace constants) stay in their
+# modules.
 __all__ = [
-    "CATEGORIES",
-    "EPISODES",
-    "INSTRUCTIONS",
-    "SEMANTIC",
-    "Condition",
-    "Entity",
     "Episode",
     "Extraction",
     "Instruction",
     "Keyring",
-    "Memory",
     "MemoryNamespaces",
     "MemoryVault",
     "MissingConfigKeyError",
     "ModelJudge",
-    "ProposedEpisode",
-    "ProposedFact",
-    "ProposedInstruction",
-    "Relation",
     "ScoringWeights",
     "SemanticFact",
     "aconsolidate",
@@ -60,12 +35,9 @@ __all__ = [
     "aturn_feedback",
     "consolidate",
     "expand",
-    "expansion_op",
     "memory_feedback",
-    "parse_condition",
     "query_terms",
     "rate_turn",
-    "resolve_namespace",
     "turn_feedback",
 ]
 

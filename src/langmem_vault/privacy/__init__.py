@@ -26,55 +26,18 @@ Example:
 from typing import TYPE_CHECKING
 
 from langmem_vault._lazy import LazyNames
-from langmem_vault.privacy._redaction.pii import (
-    DetectedEntity,
-    RedactionResult,
-    detect,
-    detect_many,
-    preload,
-    redact,
-    redact_many,
-)
-from langmem_vault.privacy._redaction.policy import (
-    DEFAULT_ACTIONS,
-    DEFAULT_POLICY,
-    Action,
-    Entity,
-    RedactionPolicy,
-)
+from langmem_vault.privacy._redaction.pii import detect_many, preload, redact, redact_many
+from langmem_vault.privacy._redaction.policy import RedactionPolicy
 
 if TYPE_CHECKING:  # static types for the lazy names below
     from langmem_vault.privacy._audit.access import AuditingAccessRecorder
     from langmem_vault.privacy._audit.buffer import AsyncAuditBuffer, AuditBuffer
-    from langmem_vault.privacy._audit.log import (
-        AsyncAuditLog,
-        AuditAction,
-        AuditEvent,
-        AuditLog,
-        AuditRecord,
-    )
+    from langmem_vault.privacy._audit.log import AsyncAuditLog, AuditLog
     from langmem_vault.privacy._audit.store import AuditedStore
-    from langmem_vault.privacy._rotation import RotationReport, arotate_keys, rotate_keys
-    from langmem_vault.privacy._subject_rights.consent import (
-        ConsentSettings,
-        afilter_for_namespaces,
-        aget_consent,
-        aset_consent,
-        filter_extraction,
-        filter_for_namespaces,
-        get_consent,
-        set_consent,
-    )
-    from langmem_vault.privacy._subject_rights.erase import (
-        ErasureReport,
-        aerase_user,
-        apurge_erased,
-        arestore_user,
-        erase_user,
-        purge_erased,
-        restore_user,
-    )
-    from langmem_vault.privacy._subject_rights.gate import GateAnswer, PrivacyGate, Tier
+    from langmem_vault.privacy._rotation import arotate_keys, rotate_keys
+    from langmem_vault.privacy._subject_rights.consent import aset_consent, set_consent
+    from langmem_vault.privacy._subject_rights.erase import aerase_user, erase_user
+    from langmem_vault.privacy._subject_rights.gate import PrivacyGate
     from langmem_vault.privacy._subject_rights.portability import (
         InvalidExportError,
         aexport_user,
@@ -86,27 +49,12 @@ if TYPE_CHECKING:  # static types for the lazy names below
 
 # module -> the names it gives this package, loaded on first attribute access (PEP 562)
 _LAZY = {
-    "langmem_vault.privacy._audit.log": (
-        "AuditAction",
-        "AuditEvent",
-        "AuditLog",
-        "AsyncAuditLog",
-        "AuditRecord",
-    ),
+    "langmem_vault.privacy._audit.log": ("AuditLog", "AsyncAuditLog"),
     "langmem_vault.privacy._audit.buffer": ("AuditBuffer", "AsyncAuditBuffer"),
     "langmem_vault.privacy._audit.store": ("AuditedStore",),
     "langmem_vault.privacy._audit.access": ("AuditingAccessRecorder",),
-    "langmem_vault.privacy._subject_rights.consent": (
-        "filter_for_namespaces",
-        "afilter_for_namespaces",
-        "ConsentSettings",
-        "get_consent",
-        "aget_consent",
-        "set_consent",
-        "aset_consent",
-        "filter_extraction",
-    ),
-    "langmem_vault.privacy._rotation": ("rotate_keys", "arotate_keys", "RotationReport"),
+    "langmem_vault.privacy._subject_rights.consent": ("set_consent", "aset_consent"),
+    "langmem_vault.privacy._rotation": ("rotate_keys", "arotate_keys"),
     "langmem_vault.privacy._subject_rights.portability": (
         "export_user",
         "aexport_user",
@@ -115,16 +63,8 @@ _LAZY = {
         "memories_csv",
         "InvalidExportError",
     ),
-    "langmem_vault.privacy._subject_rights.erase": (
-        "ErasureReport",
-        "erase_user",
-        "aerase_user",
-        "restore_user",
-        "arestore_user",
-        "purge_erased",
-        "apurge_erased",
-    ),
-    "langmem_vault.privacy._subject_rights.gate": ("PrivacyGate", "GateAnswer", "Tier"),
+    "langmem_vault.privacy._subject_rights.erase": ("erase_user", "aerase_user"),
+    "langmem_vault.privacy._subject_rights.gate": ("PrivacyGate",),
 }
 
 
@@ -139,53 +79,31 @@ def __dir__() -> list[str]:
     return _NAMES.listing()
 
 
+# The entry points: what the docs use and what wiring privacy into an app needs. Results,
+# events, policies' parts and the lower-level consent and erase steps stay in their modules.
 __all__ = [
-    "DEFAULT_ACTIONS",
-    "DEFAULT_POLICY",
-    "Action",
     "AsyncAuditBuffer",
     "AsyncAuditLog",
-    "AuditAction",
     "AuditBuffer",
-    "AuditEvent",
     "AuditLog",
-    "AuditRecord",
     "AuditedStore",
     "AuditingAccessRecorder",
-    "ConsentSettings",
-    "DetectedEntity",
-    "Entity",
-    "ErasureReport",
-    "GateAnswer",
     "InvalidExportError",
     "PrivacyGate",
     "RedactionPolicy",
-    "RedactionResult",
-    "RotationReport",
-    "Tier",
     "aerase_user",
     "aexport_user",
-    "afilter_for_namespaces",
-    "aget_consent",
     "aimport_user",
-    "apurge_erased",
-    "arestore_user",
     "arotate_keys",
     "aset_consent",
-    "detect",
     "detect_many",
     "erase_user",
     "export_user",
-    "filter_extraction",
-    "filter_for_namespaces",
-    "get_consent",
     "import_user",
     "memories_csv",
     "preload",
-    "purge_erased",
     "redact",
     "redact_many",
-    "restore_user",
     "rotate_keys",
     "set_consent",
 ]

@@ -15,53 +15,19 @@ naming the field, :class:`Forbidden`) with nothing written.
 'active'
 """
 
-from langmem_vault.service._agent import Profile, Remembered
 from langmem_vault.service._errors import Forbidden, InvalidInput, NotFound, ServiceError
 from langmem_vault.service._facade import MemoryService
-from langmem_vault.service._jobs import FailedJobList, FailedJobRecord, RetryResult
-from langmem_vault.service._privacy import (
-    AuditEntry,
-    ConsentView,
-    EraseResult,
-    ImportResult,
-    RotationResult,
-)
-from langmem_vault.service._records import (
-    Identity,
-    MemoryPage,
-    MemoryQuery,
-    MemoryRecord,
-    SearchHit,
-    SearchResults,
-)
-from langmem_vault.service._stats import DayCount, StatsReport
-from langmem_vault.service._threads import MessageView, ThreadDetail, ThreadRecord
+from langmem_vault.service._records import Identity, MemoryQuery
 
+# The entry points: the service, who it acts for, the query it takes and the errors it
+# raises. Its results (MemoryRecord, MemoryPage, StatsReport...) are what its methods return
+# (pydantic models, documented on the methods); their classes stay in their modules.
 __all__ = [
-    "AuditEntry",
-    "ConsentView",
-    "DayCount",
-    "EraseResult",
-    "FailedJobList",
-    "FailedJobRecord",
     "Forbidden",
     "Identity",
-    "ImportResult",
     "InvalidInput",
-    "MemoryPage",
     "MemoryQuery",
-    "MemoryRecord",
     "MemoryService",
-    "MessageView",
     "NotFound",
-    "Profile",
-    "Remembered",
-    "RetryResult",
-    "RotationResult",
-    "SearchHit",
-    "SearchResults",
     "ServiceError",
-    "StatsReport",
-    "ThreadDetail",
-    "ThreadRecord",
 ]
