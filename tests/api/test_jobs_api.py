@@ -41,6 +41,18 @@ async def test_users_see_and_retry_only_their_own_failed_jobs(api: Api, queue: J
             "t-alice-Oslo",
         )
         assert job["attempts"] == job["max_attempts"] == 1 and job["failed_at"]
+        # the row shows whose job it is, never the namespace it writes into
+        assert set(job) == {
+            "id",
+            "kind",
+            "user_id",
+            "thread_id",
+            "attempts",
+            "max_attempts",
+            "last_error",
+            "created_at",
+            "failed_at",
+        }
         assert theirs not in await failed_ids(alice)
         assert (await alice.get("/jobs/failed", params={"user_id": "bob"})).status_code == 403
 

@@ -14,9 +14,9 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 
 from langmem_vault.api._auth import acting_for
 from langmem_vault.api._deps import identity, service
-from langmem_vault.jobs._dead_letter import MAX_LIST
+from langmem_vault.jobs._dead_letter import MAX_LIST, FailedJobs
 from langmem_vault.service import Identity, MemoryService
-from langmem_vault.service._jobs import FailedJobList, RetryResult
+from langmem_vault.service._jobs import RetryResult
 
 __all__ = ["router"]
 
@@ -52,10 +52,10 @@ ScopedDep = Annotated[Scoped, Depends(scoped)]
 JobId = Annotated[int, Path(ge=1, le=2**63 - 1, description="the failed job's id")]
 
 
-@router.get("/failed", response_model=FailedJobList)
+@router.get("/failed", response_model=FailedJobs)
 async def failed_jobs(
     scope: ScopedDep, limit: Annotated[int, Query(ge=1, le=MAX_LIST)] = 100
-) -> FailedJobList:
+) -> FailedJobs:
     """Background jobs that failed every attempt, newest failure first: id, kind, user,
     thread, attempts, last error, when (``total`` counts them all)."""
     return await scope.service.afailed_jobs(scope.user_id, limit=limit)

@@ -22,15 +22,15 @@ from langmem_vault.cli._context import (
     service_for,
     table,
 )
-from langmem_vault.jobs._dead_letter import MAX_LIST
-from langmem_vault.service._jobs import FailedJobRecord, RetryResult
+from langmem_vault.jobs._dead_letter import MAX_LIST, FailedJob
+from langmem_vault.service._jobs import RetryResult
 
 __all__ = ["register"]
 
 jobs = typer.Typer(help="Background jobs that failed every attempt.", no_args_is_help=True)
 
 
-def _row(job: FailedJobRecord) -> list[object]:
+def _row(job: FailedJob) -> list[object]:
     attempts = f"{job.attempts}/{job.max_attempts}"
     return [job.id, job.kind, job.user_id, job.thread_id, attempts, job.failed_at, job.last_error]
 

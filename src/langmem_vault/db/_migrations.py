@@ -47,6 +47,16 @@ def check_schema(schema: str) -> str:
     return schema
 
 
+def in_schema(template: str, schema: str) -> sql.Composed:
+    """``template`` with ``{schema}`` filled in as a quoted identifier, once ``schema`` passes
+    :func:`check_schema` (the job queue and the audit log write their statements this way).
+
+    >>> in_schema("SELECT 1 FROM {schema}.vault_jobs", "app").as_string()
+    'SELECT 1 FROM "app".vault_jobs'
+    """
+    return sql.SQL(template).format(schema=sql.Identifier(check_schema(schema)))
+
+
 @cache
 def load_migrations(track: str) -> tuple[Migration, ...]:
     """The migrations of ``track``, in version order."""

@@ -26,9 +26,10 @@ from datetime import datetime
 from typing import Any
 
 from psycopg.types.json import Jsonb
+from pydantic import BaseModel, ConfigDict, Field
 
+from langmem_vault.db._migrations import in_schema
 from langmem_vault.db._runner import Plan, Query
-from langmem_vault.jobs._plans import _q
 
 __all__ = [
     "MAX_LIST",
@@ -86,27 +87,32 @@ RETURNING id, payload -> 'namespaces' -> 'semantic' AS semantic
 )
 
 
-@dataclass(frozen=True, slots=True)
-class FailedJob:
-    """One job of the dead-letter list (its payload's messages are not read)."""
+class FailedJob(BaseModel):
+    """One job of the dead-letter list (its payload's messages are not read). The service
+    returns it too, with ``user_id`` filled in from ``semantic``."""
+
+    model_config = ConfigDict(frozen=True)
 
     id: int
     kind: str
+    #: the user id the payload names (consolidation jobs do; the service fills it for the rest)
+    user_id: str | None
     thread_id: str
     attempts: int
     max_attempts: int
     last_error: str | None
     created_at: datetime
     failed_at: datetime | None
-    #: the semantic namespace the job writes into (whose job it is), if its payload names one
-    semantic: tuple[str, ...] | None
-    #: the user id the payload names (consolidation jobs do), else None
-    user_id: str | None
+    #: the semantic namespace the job writes into (whose job it is), if its payload names one;
+    #: not serialised (the API shows ``user_id``)
+    semantic: tuple[str, ...] | None = Field(exclude=True)
 
 
-@dataclass(frozen=True, slots=True)
-class FailedJobs:
-    """Failed jobs, newest failure first, and how many there are in all."""
+class FailedJobs(BaseModel):
+    """Failed jobs, newest failure first; ``total`` counts them all (``jobs`` may stop at the
+    limit)."""
+
+    model_config = ConfigDict(frozen=True)
 
     total: int
     jobs: tuple[FailedJob, ...]
@@ -164,9 +170,11 @@ def failed_plan(
     when None), newest failure first, at most ``limit``."""
     if not isinstance(limit, int) or not 1 <= limit <= MAX_LIST:
         raise ValueError(f"limit: must be an integer from 1 to {MAX_LIST}, got {limit!r}")
-    rows = yield Query(_q(_FAILED, schema), {"semantic": _scope(semantic), "limit": limit})
+    rows = yield Query(in_schema(_FAILED, schema), {"semantic": _scope(semantic), "limit": limit})
     rows = rows or []
-    return FailedJobs(int(rows[0]["total"]) if rows else 0, tuple(map(_failed_job, rows)))
+    return FailedJobs(
+        total=int(rows[0]["total"]) if rows else 0, jobs=tuple(map(_failed_job, rows))
+    )
 
 
 def retry_plan(
@@ -194,12 +202,12 @@ def retry_plan(
         if bad:
             raise ValueError(f"job_ids: job ids are positive integers, got {bad[0]!r}")
         ids = sorted(set(job_ids))
-        rows = yield Query(_q(_LOCK_ASKED, schema), {**params, "ids": ids})
+        rows = yield Query(in_schema(_LOCK_ASKED, schema), {**params, "ids": ids})
         found = {int(r["id"]): str(r["status"]) for r in rows or []}
         missing = [i for i in ids if i not in found]
         if missing:
             raise UnknownJobs(missing)
-    rows = yield Query(_q(_RETRY, schema), {**params, "ids": ids})
+    rows = yield Query(in_schema(_RETRY, schema), {**params, "ids": ids})
     owners = {int(r["id"]): _namespace(r["semantic"]) for r in rows or []}
     unchanged = {i: s for i, s in found.items() if i not in owners}
     return Retried(tuple(sorted(owners)), unchanged, owners)

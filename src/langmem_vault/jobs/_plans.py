@@ -15,10 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from langmem_vault.db._migrations import check_schema
+from langmem_vault.db._migrations import in_schema as _q
 from langmem_vault.db._runner import Plan, Query
 
 JOB_STATUSES = ("pending", "running", "done", "failed")
@@ -257,10 +256,6 @@ RETURNING id
 _STATUSES = "SELECT id, status FROM {schema}.vault_jobs WHERE id = ANY(%s)"
 
 _COUNTS = "SELECT status, count(*) AS n FROM {schema}.vault_jobs GROUP BY status"
-
-
-def _q(template: str, schema: str) -> sql.Composed:
-    return sql.SQL(template).format(schema=sql.Identifier(check_schema(schema)))
 
 
 @dataclass(frozen=True, slots=True)

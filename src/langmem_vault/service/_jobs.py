@@ -14,39 +14,16 @@ service's ``jobs`` component (a ``JobQueue`` or ``AsyncJobQueue``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 
 from pydantic import BaseModel
 
 from langmem_vault.db._steps import Call, Steps
-from langmem_vault.jobs._dead_letter import FailedJob
+from langmem_vault.jobs._dead_letter import FailedJob, FailedJobs
 from langmem_vault.memory._namespaces import NamespaceTemplate, ResolvedNamespaces, decode_label
 from langmem_vault.service._base import ServiceBase
 from langmem_vault.service._errors import InvalidInput
 
-__all__ = ["FailedJobList", "FailedJobRecord", "JobState", "JobsMixin", "RetryResult", "user_of"]
-
-
-class FailedJobRecord(BaseModel):
-    """One failed job: what it was, whose, how often it ran, why it failed last, when."""
-
-    id: int
-    kind: str
-    user_id: str | None
-    thread_id: str
-    attempts: int
-    max_attempts: int
-    last_error: str | None
-    created_at: datetime
-    failed_at: datetime | None
-
-
-class FailedJobList(BaseModel):
-    """Failed jobs, newest failure first; ``total`` counts them all (``jobs`` may stop at
-    the limit)."""
-
-    total: int
-    jobs: list[FailedJobRecord]
+__all__ = ["JobState", "JobsMixin", "RetryResult", "user_of"]
 
 
 class JobState(BaseModel):
@@ -89,24 +66,16 @@ class JobsMixin(ServiceBase):
             return None
         return self._ns(self._authorize(user_id))
 
-    def _record(self, job: FailedJob) -> FailedJobRecord:
-        return FailedJobRecord(
-            id=job.id,
-            kind=job.kind,
-            user_id=job.user_id or user_of(self.namespaces.semantic, job.semantic),
-            thread_id=job.thread_id,
-            attempts=job.attempts,
-            max_attempts=job.max_attempts,
-            last_error=job.last_error,
-            created_at=job.created_at,
-            failed_at=job.failed_at,
-        )
+    def _record(self, job: FailedJob) -> FailedJob:
+        """``job`` with its owner's user id, read from its namespace when the payload has none."""
+        user_id = job.user_id or user_of(self.namespaces.semantic, job.semantic)
+        return job.model_copy(update={"user_id": user_id})
 
-    def _failed_jobs_steps(self, user_id: str | None, limit: int) -> Steps[FailedJobList]:
+    def _failed_jobs_steps(self, user_id: str | None, limit: int) -> Steps[FailedJobs]:
         scope = self._scope(user_id)
         jobs = self.jobs
         found = yield Call.same(lambda: jobs.failed(namespaces=scope, limit=limit))
-        return FailedJobList(total=found.total, jobs=[self._record(j) for j in found.jobs])
+        return FailedJobs(total=found.total, jobs=tuple(map(self._record, found.jobs)))
 
     def _retry_jobs_steps(
         self, job_ids: Sequence[int] | None, user_id: str | None
@@ -128,7 +97,7 @@ class JobsMixin(ServiceBase):
             unchanged=[JobState(id=i, status=s) for i, s in sorted(done.unchanged.items())],
         )
 
-    def failed_jobs(self, user_id: str | None = None, *, limit: int = 100) -> FailedJobList:
+    def failed_jobs(self, user_id: str | None = None, *, limit: int = 100) -> FailedJobs:
         """The dead-letter list: ``user_id``'s failed background jobs (every user's, for an
         admin, when None), newest failure first, at most ``limit``.
 
@@ -137,7 +106,7 @@ class JobsMixin(ServiceBase):
         """
         return self._run(self._failed_jobs_steps(user_id, limit))
 
-    async def afailed_jobs(self, user_id: str | None = None, *, limit: int = 100) -> FailedJobList:
+    async def afailed_jobs(self, user_id: str | None = None, *, limit: int = 100) -> FailedJobs:
         """Async :meth:`failed_jobs`."""
         return await self._arun(self._failed_jobs_steps(user_id, limit))
 

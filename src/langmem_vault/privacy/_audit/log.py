@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from psycopg import sql
 
 from langmem_vault._run_config import MAX_USER_ID
-from langmem_vault.db._migrations import check_schema, migrate_plan
+from langmem_vault.db._migrations import in_schema, migrate_plan
 from langmem_vault.db._pools import AsyncPooledComponent, PooledComponent
 from langmem_vault.db._runner import Plan, Query
 
@@ -185,10 +185,6 @@ WITH d AS (DELETE FROM {schema}.vault_audit WHERE at < %s RETURNING 1)
 SELECT count(*) AS n FROM d"""
 
 
-def _q(template: str, schema: str) -> sql.Composed:
-    return sql.SQL(template).format(schema=sql.Identifier(check_schema(schema)))
-
-
 def record_plan(schema: str, events: Sequence[AuditEvent]) -> Plan[int]:
     """Insert ``events`` in one statement; returns how many were written."""
     for event in events:
@@ -210,7 +206,7 @@ def record_plan(schema: str, events: Sequence[AuditEvent]) -> Plan[int]:
         )
         for column, value in zip(columns, row, strict=True):
             column.append(value)
-    yield Query(_q(_INSERT, schema), columns)
+    yield Query(in_schema(_INSERT, schema), columns)
     return len(events)
 
 
@@ -249,7 +245,7 @@ def query_plan(
     _check_str("user_id", user_id, MAX_USER_ID)
     if not isinstance(limit, int) or not 1 <= limit <= MAX_QUERY_LIMIT:
         raise ValueError(f"limit must be an int in 1..{MAX_QUERY_LIMIT}, got {limit!r}")
-    parts: list[sql.Composable] = [_q(_SELECT, schema)]
+    parts: list[sql.Composable] = [in_schema(_SELECT, schema)]
     params: list[Any] = [user_id]
     if memory_key is not None:
         parts.append(sql.SQL(" AND memory_key = %s"))
@@ -279,7 +275,7 @@ def query_plan(
 def delete_user_plan(schema: str, user_id: str) -> Plan[int]:
     """Delete every event of ``user_id`` (part of erase); returns how many."""
     _check_str("user_id", user_id, MAX_USER_ID)
-    rows = yield Query(_q(_DELETE_USER, schema), (user_id,))
+    rows = yield Query(in_schema(_DELETE_USER, schema), (user_id,))
     return int(rows[0]["n"]) if rows else 0
 
 
@@ -287,7 +283,7 @@ def purge_plan(schema: str, older_than: timedelta) -> Plan[int]:
     """Delete events older than ``older_than`` (retention); returns how many."""
     if not isinstance(older_than, timedelta) or older_than < timedelta(0):
         raise ValueError(f"older_than must be a non-negative timedelta, got {older_than!r}")
-    rows = yield Query(_q(_PURGE, schema), (_utcnow() - older_than,))
+    rows = yield Query(in_schema(_PURGE, schema), (_utcnow() - older_than,))
     return int(rows[0]["n"]) if rows else 0
 
 
