@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from langmem_vault._lazy import LazyNames
 
 if TYPE_CHECKING:
+    from langmem_vault._run_config import UserIdError, check_user_id
     from langmem_vault.checkpointers import AsyncVaultSaver, VaultSaver
     from langmem_vault.graphs import (
         CompactOptions,
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from langmem_vault.store import AsyncVaultStore, InvalidValueError, SearchRanking, VaultStore
 
 _WHERE = {
+    # the one user id rule of graph, tools, checkpointer, CLI and API, and its error
+    "langmem_vault._run_config": ("UserIdError", "check_user_id"),
     "langmem_vault.checkpointers": ("AsyncVaultSaver", "VaultSaver"),
     "langmem_vault.graphs": (
         "CompactOptions",
@@ -97,12 +100,14 @@ __all__ = [
     "RespondOptions",
     "SearchRanking",
     "SemanticFact",
+    "UserIdError",
     "VaultSaver",
     "VaultStore",
     "aapply_extraction",
     "add_memory",
     "apply_extraction",
     "build_memory_graph",
+    "check_user_id",
     "create_compact_node",
     "create_extract_node",
     "create_inject_node",
