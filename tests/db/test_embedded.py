@@ -213,7 +213,7 @@ _HOLDER = textwrap.dedent(
     """
     import logging, sys, time
     logging.basicConfig(level=logging.INFO)  # as langgraph dev does: the start stays quiet
-    from langmem_vault.db import embedded_uri
+    from langmem_vault.db._embedded import embedded_uri
     embedded_uri(sys.argv[1])
     print("ready", flush=True)
     time.sleep(120)

@@ -5,7 +5,8 @@ The smoke test is what crashed on CPUs without AVX-512 with the old embedded bui
 index build, an insert into the index and an index search. It runs on a temporary table
 dropped at commit, so it leaves nothing behind.
 
->>> from langmem_vault.db import Database, open_pool
+>>> from langmem_vault.db import open_pool
+>>> from langmem_vault.db._connection import Database
 >>> Database(open_pool()).run(vector_smoke_plan())  # doctest: +SKIP
 '0.8.6'
 """
