@@ -11,6 +11,7 @@ VaultStore and VaultSaver::
 Both are async context managers the server enters once at start and leaves at shutdown. They
 connect to ``$LANGMEM_VAULT_DSN``, else the embedded server (``$LANGMEM_VAULT_DATA_DIR``, else
 the per-user data directory), in schema ``$LANGMEM_VAULT_SCHEMA`` (default ``langmem_vault``).
+``$LANGMEM_VAULT_READ_DSN`` (a streaming replica) takes the store's reads (store/_replicas.py).
 Everything slow (the embedded server's start, the local embedding model) loads in a worker
 thread: the dev server's blocking-call detector (BlockBuster) never fires. When the last of
 the two closes (a reload, Ctrl-C, SIGTERM), the pools close, what :func:`close_on_shutdown`
@@ -220,6 +221,10 @@ def _stop_reloader_on_error() -> Iterator[None]:
         raise
 
 
+#: a streaming replica's DSN: the server store's reads go there
+READ_DSN_ENV = "LANGMEM_VAULT_READ_DSN"
+
+
 def _schema() -> str:
     return os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
 
@@ -236,7 +241,12 @@ async def vault_store() -> AsyncIterator[AsyncVaultStore]:
             await stack.enter_async_context(_shared.held())
             index = await asyncio.to_thread(default_index)  # reads the model: seconds
             store = await stack.enter_async_context(
-                AsyncVaultStore.from_conn_string(None, index=index, schema=_schema())
+                AsyncVaultStore.from_conn_string(
+                    None,
+                    index=index,
+                    schema=_schema(),
+                    read_conn_string=os.environ.get(READ_DSN_ENV) or None,
+                )
             )
             await store.setup()
             await AsyncJobQueue(store.conn, schema=store.schema).setup()

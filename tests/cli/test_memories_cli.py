@@ -229,3 +229,24 @@ def test_episodes_and_threads(cli: Cli) -> None:
     assert len(saver.list_threads(u)) == 1
     assert "deleted thread" in cli("threads", "delete", "-u", u, "t-" + u).stdout
     assert saver.list_threads(u) == []
+
+
+def test_list_pages_in_sql_and_prints_the_next_cursor(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from langmem_vault.service._memories import MemoriesMixin
+
+    u = user()
+    keys = [cli.service.add_memory(u, f"Fact number {n}").key for n in range(3)]
+
+    def refuse(*args: object, **kwargs: object) -> object:
+        raise AssertionError("the listing read every memory of the user")
+
+    monkeypatch.setattr(MemoriesMixin, "_records_plan", refuse)
+    first = cli("memories", "list", "-u", u, "--limit", "2")
+    assert first.exit_code == 0, first.output
+    assert "1-2 of 3" in first.stdout and "Fact number 2" in first.stdout
+    cursor = first.stdout.split("--after ")[1].split()[0]
+    rest = as_json(cli("memories", "list", "-u", u, "--limit", "2", "--after", cursor, "--json"))
+    assert isinstance(rest, dict) and [m["key"] for m in rest["items"]] == [keys[0]]
+    assert rest["next"] is None

@@ -198,7 +198,7 @@ def build_router() -> APIRouter:
             listed = await svc.alist_memories(
                 uid, status=TABS[status], limit=PAGE, offset=offset, **filters
             )
-            items, total, truncated = listed.items, listed.total, listed.truncated
+            items, total, truncated = listed.items, listed.total or 0, listed.truncated
         return view.render(
             "memories.html",
             page="memories",

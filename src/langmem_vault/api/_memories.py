@@ -72,6 +72,9 @@ async def list_memories(
     ] = True,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
+    after: Annotated[
+        str | None, Query(max_length=1000, description="a page's next: the page after it")
+    ] = None,
 ) -> MemoryPage:
     if status is None and not include_expired:
         status = ["active", "pending", "disabled"]
@@ -85,6 +88,7 @@ async def list_memories(
         until=until,
         limit=limit,
         offset=offset,
+        after=after,
     )
 
 

@@ -57,6 +57,9 @@ def list_(
     until: Annotated[str | None, typer.Option(help="created before: ISO date/time or 7d")] = None,
     limit: int = 50,
     offset: int = 0,
+    after: Annotated[
+        str | None, typer.Option(help="the next cursor a listing printed: the page after it")
+    ] = None,
     dsn: DsnOption = None,
     schema: SchemaOption = None,
     as_json: JsonOption = False,
@@ -71,13 +74,17 @@ def list_(
         "until": parse_time(until, "until"),
         "limit": limit,
         "offset": offset,
+        "after": after,
     }
     with service_for(dsn, schema, user) as service:
         page = service.list_memories(user, **filters)
     if as_json:
         print_json(page)
         return
-    shown = f"{offset + 1}-{offset + len(page.items)} of {page.total}" if page.items else "none"
+    of = "" if page.total is None else f" of {page.total}"
+    shown = f"{offset + 1}-{offset + len(page.items)}{of}" if page.items else "none"
+    if page.next:
+        shown += f"; next page: --after {page.next}"
     table(f"memories of {user}", COLUMNS, [_row(m) for m in page.items], caption=shown)
 
 

@@ -453,3 +453,23 @@ class Transaction(Step):
     async def arun(self, ctx: Any) -> Any:
         assert isinstance(self.db, AsyncDatabase), "an async driver runs an AsyncDatabase"
         return await self.db.run(self.plan)
+
+
+class Direct(Step):
+    """A plan of statements each atomic on its own, run without a transaction block, as one
+    step: ``db.run_direct(make)`` on the :class:`Database` or :class:`AsyncDatabase` it names
+    (a read-only store batch, on the primary or on a read replica)."""
+
+    __slots__ = ("db", "make")
+
+    def __init__(self, db: Database | AsyncDatabase, make: Callable[[], Plan[Any]]) -> None:
+        self.db = db
+        self.make = make
+
+    def run(self, ctx: Any) -> Any:
+        assert isinstance(self.db, Database), "a sync driver runs a sync Database"
+        return self.db.run_direct(self.make)
+
+    async def arun(self, ctx: Any) -> Any:
+        assert isinstance(self.db, AsyncDatabase), "an async driver runs an AsyncDatabase"
+        return await self.db.run_direct(self.make)

@@ -56,6 +56,7 @@ from langmem_vault.memory._recall.usage import read_usage_plan, usage_namespace,
 from langmem_vault.memory._sealing import Keyring, default_keyring, open_value
 from langmem_vault.memory._writes import memory_ops
 from langmem_vault.store._entities import LinkOp
+from langmem_vault.store._pages import PageOp, runs_pages
 
 __all__ = ["Memory", "MemoryVault"]
 
@@ -315,11 +316,17 @@ class MemoryVault:
             filt["category"] = category
         if limit < 1 or offset < 0:
             raise ValueError(f"limit must be >= 1 and offset >= 0, got {limit} and {offset}")
-        # Oldest first across pages: a store's search has no order of its own to page by,
-        # so read every match and sort by the fact's creation time before cutting.
-        items = yield from scan_plan(self.ns.semantic, filt or None)
-        items.sort(key=lambda i: (as_datetime(i.value.get("created_at")) or _EPOCH, i.key))
-        page = items[offset : offset + limit]
+        if runs_pages(self.store):
+            # VaultStore cuts the page in SQL, on its (namespace, created_at, key) index.
+            op: Any = PageOp((self.ns.semantic,), limit, offset=offset, newest_first=False)
+            (found,) = yield Batch([op._replace(filter=filt or None)])
+            page = found.items
+        else:
+            # Any other store's search has no order to page by: read every match and sort
+            # by the fact's creation time before cutting.
+            items = yield from scan_plan(self.ns.semantic, filt or None)
+            items.sort(key=lambda i: (as_datetime(i.value.get("created_at")) or _EPOCH, i.key))
+            page = items[offset : offset + limit]
         usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in page)
         return [
             Memory(i.key, self._open(i.key, i.value, usage.get((tuple(i.namespace), i.key))))
@@ -334,7 +341,8 @@ class MemoryVault:
         limit: int = 100,
         offset: int = 0,
     ) -> _List[Memory[SemanticFact]]:
-        """Stored facts (``status=None``: all, including pending and superseded), oldest first."""
+        """Stored facts (``status=None``: all, including pending and superseded), oldest first
+        (on VaultStore: in the order they were first stored, each page one index walk)."""
         return self._run(self._list_plan(status, category, limit, offset))
 
     async def alist(

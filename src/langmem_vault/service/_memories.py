@@ -24,6 +24,7 @@ from langmem_vault.memory._sealing import open_or_mark
 from langmem_vault.memory._writes import memory_put
 from langmem_vault.service._base import ServiceBase
 from langmem_vault.service._errors import InvalidInput, NotFound, from_validation
+from langmem_vault.service._listing import decode_cursor, encode_cursor, listing_plan
 from langmem_vault.service._records import (
     KINDS,
     MatchType,
@@ -35,6 +36,7 @@ from langmem_vault.service._records import (
     SearchType,
     record_of,
 )
+from langmem_vault.store._pages import runs_pages
 
 __all__ = ["MemoriesMixin"]
 
@@ -109,15 +111,27 @@ class MemoriesMixin(ServiceBase):
         kinds = [query.kind] if query.kind else list(KINDS)
         if query.category is not None:
             kinds = [k for k in kinds if k == "semantic"]
+        if not kinds:
+            return MemoryPage(total=0, limit=query.limit, offset=query.offset, items=[])
+        if runs_pages(self.store):  # the page is cut in SQL (service/_listing.py)
+            spaces = [(kind, self._namespace(user_id, kind)) for kind in kinds]
+            plan = listing_plan(spaces, query, user_id, self._open, self.max_rows)
+            return (yield Within(self.store, plan))  # type: ignore[no-any-return]
         records, truncated = yield Within(self.store, self._records_plan(user_id, kinds))
         matched = [r for r in records if query.matches(r)]
+        if query.after is not None:
+            at, key = decode_cursor(query.after)
+            matched = [r for r in matched if r.created_at and (r.created_at, r.key) < (at, key)]
         page = matched[query.offset : query.offset + query.limit]
+        more = len(matched) > query.offset + query.limit
+        end = (page[-1].created_at, page[-1].key) if more and page[-1].created_at else None
         return MemoryPage(
             total=len(matched),
             limit=query.limit,
             offset=query.offset,
             items=page,
             truncated=truncated,
+            next=None if end is None else encode_cursor(end),
         )
 
     def _find_plan(self, user_id: str, key: str) -> StorePlan[MemoryRecord]:

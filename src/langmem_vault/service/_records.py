@@ -125,15 +125,18 @@ class SearchHit(MemoryRecord):
 
 
 class MemoryPage(BaseModel):
-    """A page of a listing: ``total`` counts every match, ``items`` holds this page."""
+    """A page of a listing: ``total`` counts every match (None on a page asked for by
+    cursor when the query filters by more than kind), ``items`` holds this page."""
 
-    total: int
+    total: int | None
     limit: int
     offset: int
     items: list[MemoryRecord]
     #: True when the user holds more memories than one call reads (the service's
-    #: ``max_rows``): ``total`` and ``items`` then come from the most recently updated ones
+    #: ``max_rows``): ``total`` and ``items`` then come from the part that was read
     truncated: bool = False
+    #: the cursor of the next page (pass it as ``after``); None on the last page
+    next: str | None = None
 
 
 class SearchResults(BaseModel):
@@ -163,6 +166,9 @@ class MemoryQuery(BaseModel):
     until: datetime | None = None
     limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
     offset: int = Field(default=0, ge=0)
+    #: a page's ``next`` cursor: the page after it (boundaries stay put while memories
+    #: are added); ``offset`` then counts from there
+    after: str | None = Field(default=None, max_length=1000)
 
     @field_validator("tags")
     @classmethod

@@ -13,6 +13,7 @@ from langmem_vault._lazy import LazyNames
 if TYPE_CHECKING:
     from langmem_vault.store._aio import AsyncVaultStore
     from langmem_vault.store._mirrors import MirrorSearchOp
+    from langmem_vault.store._pages import Page, PageOp
     from langmem_vault.store._ranking import SearchRanking
     from langmem_vault.store._sync import VaultStore
     from langmem_vault.store._validation import InvalidValueError
@@ -21,6 +22,8 @@ __all__ = [
     "AsyncVaultStore",
     "InvalidValueError",
     "MirrorSearchOp",
+    "Page",
+    "PageOp",
     "SearchRanking",
     "VaultStore",
 ]
@@ -32,6 +35,7 @@ _NAMES = LazyNames(
         "langmem_vault.store._sync": ("VaultStore",),
         "langmem_vault.store._ranking": ("SearchRanking",),
         "langmem_vault.store._mirrors": ("MirrorSearchOp",),
+        "langmem_vault.store._pages": ("Page", "PageOp"),
         "langmem_vault.store._validation": ("InvalidValueError",),
     },
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any, TypeVar, Unpack
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
@@ -16,13 +16,11 @@ from langmem_vault.db._connection import (
 )
 from langmem_vault.db._migrations import DEFAULT_SCHEMA
 from langmem_vault.db._pools import PoolOptions, apooled
-from langmem_vault.db._runner import Plan
 from langmem_vault.db._steps import arun_steps
 from langmem_vault.store._base import VaultStoreBase
 from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
 from langmem_vault.store._plans import (
     analyze_plan,
-    batch_plan,
     prepare_batch,
     purge_plan,
     setup_plan,
@@ -30,6 +28,7 @@ from langmem_vault.store._plans import (
 )
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._reembed import DEFAULT_PAGE
+from langmem_vault.store._replicas import ReadRouting
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +46,8 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
     ...         return await store.asearch(("users", "u1"), query="green tea")
     """
 
+    _db: AsyncDatabase
+
     def __init__(
         self,
         conn: AsyncConn,
@@ -56,11 +57,14 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         schema: str = DEFAULT_SCHEMA,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
+        read_conn: AsyncConn | None = None,
     ) -> None:
         super().__init__(
             index=index, ttl=ttl, schema=schema, ranking=ranking, max_value_bytes=max_value_bytes
         )
         self._db = AsyncDatabase(conn)
+        # Reads on a streaming replica, with read-your-writes (store/_replicas.py).
+        self._routing = None if read_conn is None else ReadRouting(AsyncDatabase(read_conn))
         self._sweeper: asyncio.Task[None] | None = None
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -83,13 +87,20 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         ttl: TTLConfig | None = None,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
+        read_conn_string: str | None = None,
         **pool_options: Unpack[PoolOptions],
     ) -> AsyncIterator[AsyncVaultStore]:
         """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded);
-        the options are those of :meth:`VaultStore.from_conn_string`."""
-        async with apooled(conn_string, **pool_options) as pool:
+        the options are those of :meth:`VaultStore.from_conn_string` (``read_conn_string``
+        too)."""
+        async with AsyncExitStack() as stack:
+            pool = await stack.enter_async_context(apooled(conn_string, **pool_options))
+            reads = None
+            if read_conn_string is not None:
+                reads = await stack.enter_async_context(apooled(read_conn_string, **pool_options))
             store = cls(
                 pool,
+                read_conn=reads,
                 index=index,
                 ttl=ttl,
                 schema=schema,
@@ -121,13 +132,7 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
                 )
                 self._remember_queries(missing, vectors, queries)
 
-        def plan() -> Plan[list[Result]]:
-            return batch_plan(prepared, self.settings, docs, queries, self._stats)
-
-        # A read-only batch skips BEGIN and COMMIT: two round trips of the few it takes.
-        if prepared.read_only:
-            return await self._db.run_direct(plan)
-        return await self._db.run(plan)
+        return await arun_steps(self._batch_steps(prepared, docs, queries))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Sync access from another thread (e.g. a sync graph node), run on the store's loop."""
@@ -136,7 +141,9 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
     async def aincrement(self, increments: Iterable[Increment]) -> int:
         """Add to counter records atomically (see :meth:`VaultStore.increment`)."""
         rows = prepare_increments(increments)
-        return await self._db.run(lambda: increment_plan(self.schema, rows))
+        n = await self._db.run(lambda: increment_plan(self.schema, rows))
+        await arun_steps(self._written())
+        return n
 
     def increment(self, increments: Iterable[Increment]) -> int:
         """Sync :meth:`aincrement` from another thread, run on the store's loop."""
@@ -179,6 +186,7 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
     ) -> int:
         """Async twin of :meth:`VaultStore.purge_prefixes`."""
         n = await self._db.run(lambda: purge_plan(self.schema, prefixes))
+        await arun_steps(self._written())
         if analyze:
             await self._db.run(analyze_plan(self.schema, self._stats, vectors=self._vectors))
         return n

@@ -8,15 +8,22 @@ from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import IndexConfig, TTLConfig, ensure_embeddings, tokenize_path
+from langgraph.store.base import IndexConfig, Result, TTLConfig, ensure_embeddings, tokenize_path
 
 from langmem_vault.db._connection import AsyncDatabase, Database
 from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.db._steps import Steps
 from langmem_vault.store._lexemes import StatsCache
-from langmem_vault.store._plans import PreparedBatch, StoreSettings, check_vectors
+from langmem_vault.store._plans import (
+    PreparedBatch,
+    StoreSettings,
+    batch_plan,
+    check_vectors,
+    refresh_plan,
+)
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._reembed import reembed_steps
+from langmem_vault.store._replicas import ReadRouting, batch_steps, mark_written
 from langmem_vault.store._validation import (
     DEFAULT_MAX_VALUE_BYTES,
     InvalidValueError,
@@ -90,6 +97,10 @@ class VaultStoreBase:
     supports_mirror_search: bool = True
     #: ``batch`` runs LinkOp and ExpandOp (store/_entities.py)
     supports_entity_links: bool = True
+    #: ``batch`` runs PageOp (store/_pages.py)
+    supports_pages: bool = True
+    _db: Any  # Database in VaultStore, AsyncDatabase in AsyncVaultStore
+    _routing: ReadRouting | None
 
     def __init__(
         self,
@@ -146,6 +157,26 @@ class VaultStoreBase:
             raise ValueError("reembed needs a store with an index: VaultStore(..., index={...})")
         dims = self.index_config["dims"]
         return reembed_steps(db, self.embeddings, dims, self.schema, namespace_prefix, page=page)
+
+    def _batch_steps(
+        self, prepared: PreparedBatch, docs: dict[str, list[float]], queries: dict[str, list[float]]
+    ) -> Steps[list[Result]]:
+        """A batch on the primary, or (read-only, with a replica) on the replica."""
+
+        def make(deferred: list[Any] | None) -> Any:
+            return batch_plan(prepared, self.settings, docs, queries, self._stats, deferred)
+
+        return batch_steps(
+            self._db,
+            self._routing,
+            prepared.read_only,
+            make,
+            lambda keys: refresh_plan(keys, self.settings),
+        )
+
+    def _written(self) -> Steps[None]:
+        """After a write outside ``batch``: reads wait for the replica to replay it."""
+        return mark_written(self._db, self._routing)
 
     def _check_docs(self, texts: list[str], vectors: Sequence[Sequence[float]]) -> dict[str, Any]:
         assert self.index_config is not None

@@ -20,8 +20,11 @@ _OPS = {"$eq", "$ne", *_ORDER_OPS}
 class FilterBuilder:
     """Accumulates WHERE clauses and their parameters for one search."""
 
-    def __init__(self, column: str = "i.value") -> None:
+    def __init__(self, column: str = "i.value", *, containment: bool = True) -> None:
         self.column = column
+        # False for an ordered index walk (store/_pages.py): with the containment clause a
+        # generic plan may read the jsonb GIN index, every match, and sort them.
+        self.containment = containment
         self.clauses: list[str] = []
         self.params: dict[str, Any] = {}
 
@@ -63,7 +66,7 @@ class FilterBuilder:
 
     def _equal(self, path: list[str], operand: Any) -> None:
         self.clauses.append(self._equality_sql(path, operand))
-        if isinstance(operand, str | int | float):
+        if self.containment and isinstance(operand, str | int | float):
             # Implied by the equality (booleans too: inject's {"private": True} read of a
             # user's facts); lets Postgres use the jsonb_path_ops GIN index.
             doc: Any = operand

@@ -55,6 +55,8 @@ from langmem_vault.store._mirrors import (
     mirror_params,
     mirrored_sql,
 )
+from langmem_vault.store._page_plan import page_plan
+from langmem_vault.store._pages import PageOp, check_page_op
 from langmem_vault.store._ranking import MAX_EF_SEARCH, SearchRanking
 from langmem_vault.store._validation import (
     InvalidValueError,
@@ -108,8 +110,8 @@ class PreparedPut:
 
 
 #: what ``batch`` takes: langgraph's ops, and this store's own (store/_mirrors.py,
-#: store/_entities.py)
-StoreOp = Op | MirrorSearchOp | LinkOp | ExpandOp
+#: store/_entities.py, store/_pages.py)
+StoreOp = Op | MirrorSearchOp | LinkOp | ExpandOp | PageOp
 
 
 @dataclass
@@ -199,6 +201,8 @@ def _check_read(op: StoreOp) -> None:
     elif isinstance(op, MirrorSearchOp):
         check_mirror(op)
         _check_read(op.search)
+    elif isinstance(op, PageOp):
+        check_page_op(op)
     elif isinstance(op, GetOp):
         check_namespace(op.namespace)
         check_key(op.key)
@@ -498,8 +502,13 @@ def batch_plan(
     doc_vectors: dict[str, list[float]],
     query_vectors: dict[str, list[float]],
     stats_cache: StatsCache,
+    deferred: list[Key] | None = None,
 ) -> Plan[list[Result]]:
-    """Execute a prepared batch: reads first (they see the state before the batch), then writes."""
+    """Execute a prepared batch: reads first (they see the state before the batch), then writes.
+
+    ``deferred`` (a read-only batch on a read replica, which cannot write): the TTL refreshes
+    its reads call for are added to it instead of written; :func:`refresh_plan` writes them
+    on the primary."""
     schema = settings.schema
     results: list[Any] = [None] * len(batch.ops)
     refresh: dict[Key, None] = {}
@@ -516,6 +525,8 @@ def batch_plan(
         elif isinstance(read, ExpandOp):
             qv = query_vectors.get(read.query) if read.query and settings.hybrid else None
             reads[i] = expand_plan(schema, read, qv)
+        elif isinstance(read, PageOp):
+            reads[i] = page_plan(read, schema)
     keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
     plans = [_get_plan(schema, keys), *reads.values()] if gets else list(reads.values())
     # Every read of the batch travels together: one round trip per step, not per op.
@@ -541,12 +552,20 @@ def batch_plan(
 
     # Keys the batch rewrites get their TTL from the put, not from the read.
     refresh_only = [key for key in refresh if key not in batch.puts]
+    if deferred is not None and batch.read_only:
+        deferred.extend(refresh_only)
+        return results
     if batch.links:  # before the writes: it still sees the links of an item they delete
         yield from clear_links_plan(schema, batch.links)
     yield from _write_plan(batch, refresh_only, settings, doc_vectors)
     if batch.links:  # after them: the links reference their items
         yield from insert_links_plan(schema, batch.links, doc_vectors if settings.hybrid else None)
     return results
+
+
+def refresh_plan(keys: Sequence[Key], settings: StoreSettings) -> Plan[None]:
+    """The TTL refresh a read-only batch deferred (``batch_plan(deferred=...)``)."""
+    yield from _write_plan(PreparedBatch([], {}, []), list(keys), settings, {})
 
 
 def _get_plan(schema: str, keys: Sequence[Key]) -> Plan[dict[Key, dict[str, Any]]]:

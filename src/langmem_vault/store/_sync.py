@@ -6,7 +6,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Unpack
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
@@ -17,13 +17,11 @@ from langmem_vault.db._connection import (
 )
 from langmem_vault.db._migrations import DEFAULT_SCHEMA
 from langmem_vault.db._pools import PoolOptions, pooled
-from langmem_vault.db._runner import Plan
 from langmem_vault.db._steps import run_steps
 from langmem_vault.store._base import VaultStoreBase
 from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
 from langmem_vault.store._plans import (
     analyze_plan,
-    batch_plan,
     prepare_batch,
     purge_plan,
     setup_plan,
@@ -31,6 +29,7 @@ from langmem_vault.store._plans import (
 )
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._reembed import DEFAULT_PAGE
+from langmem_vault.store._replicas import ReadRouting
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +53,8 @@ class VaultStore(VaultStoreBase, BaseStore):
     ``SearchItem.score`` is documented in :mod:`langmem_vault.store._ranking`.
     """
 
+    _db: Database
+
     def __init__(
         self,
         conn: SyncConn,
@@ -63,11 +64,14 @@ class VaultStore(VaultStoreBase, BaseStore):
         schema: str = DEFAULT_SCHEMA,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
+        read_conn: SyncConn | None = None,
     ) -> None:
         super().__init__(
             index=index, ttl=ttl, schema=schema, ranking=ranking, max_value_bytes=max_value_bytes
         )
         self._db = Database(conn)
+        # Reads on a streaming replica, with read-your-writes (store/_replicas.py).
+        self._routing = None if read_conn is None else ReadRouting(Database(read_conn))
         self._sweeper: threading.Thread | None = None
         self._stop_sweeper = threading.Event()
 
@@ -87,6 +91,7 @@ class VaultStore(VaultStoreBase, BaseStore):
         ttl: TTLConfig | None = None,
         ranking: SearchRanking | None = None,
         max_value_bytes: int | None = None,
+        read_conn_string: str | None = None,
         **pool_options: Unpack[PoolOptions],
     ) -> Iterator[VaultStore]:
         """Open a pooled store on ``conn_string`` (or the env DSN, or the embedded server).
@@ -94,10 +99,20 @@ class VaultStore(VaultStoreBase, BaseStore):
         ``pool_size``, ``prepare_threshold`` (``None`` for PgBouncer), ``pipeline`` and
         ``pool_config`` (langgraph's ``PoolConfig``) are described in
         :mod:`langmem_vault.db._pools`; every Postgres class takes them.
+
+        ``read_conn_string``: a streaming replica of that server; reads go there, a read
+        after this store's write waits for nothing and goes to the primary until the replica
+        has replayed it (see :mod:`langmem_vault.store._replicas`). Its pool takes the same
+        options.
         """
-        with pooled(conn_string, **pool_options) as pool:
+        with ExitStack() as stack:
+            pool = stack.enter_context(pooled(conn_string, **pool_options))
+            reads = None
+            if read_conn_string is not None:
+                reads = stack.enter_context(pooled(read_conn_string, **pool_options))
             store = cls(
                 pool,
+                read_conn=reads,
                 index=index,
                 ttl=ttl,
                 schema=schema,
@@ -125,13 +140,7 @@ class VaultStore(VaultStoreBase, BaseStore):
                 vectors = [self.embeddings.embed_query(text) for text in missing]
                 self._remember_queries(missing, vectors, queries)
 
-        def plan() -> Plan[list[Result]]:
-            return batch_plan(prepared, self.settings, docs, queries, self._stats)
-
-        # A read-only batch skips BEGIN and COMMIT: two round trips of the few it takes.
-        if prepared.read_only:
-            return self._db.run_direct(plan)
-        return self._db.run(plan)
+        return run_steps(self._batch_steps(prepared, docs, queries))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         # A sync store used from async code: run in a thread. Use AsyncVaultStore for real async.
@@ -146,7 +155,9 @@ class VaultStore(VaultStoreBase, BaseStore):
         many records were touched. See :mod:`langmem_vault.store._counters`.
         """
         rows = prepare_increments(increments)
-        return self._db.run(lambda: increment_plan(self.schema, rows))
+        n = self._db.run(lambda: increment_plan(self.schema, rows))
+        run_steps(self._written())
+        return n
 
     async def aincrement(self, increments: Iterable[Increment]) -> int:
         """:meth:`increment` from async code (in a thread; use AsyncVaultStore for real async)."""
@@ -185,6 +196,7 @@ class VaultStore(VaultStoreBase, BaseStore):
         4
         """
         n = self._db.run(lambda: purge_plan(self.schema, prefixes))
+        run_steps(self._written())
         if analyze:
             self._db.run(analyze_plan(self.schema, self._stats, vectors=self._vectors))
         return n

@@ -1,0 +1,112 @@
+"""Pages of a listing cut in SQL: the items of some namespaces in creation order, on an index.
+
+A ``SearchOp`` without a query has no order a caller can page by across writes (VaultStore's
+is the most recently updated first, InMemoryStore's the insertion order), so a listing that
+wants a stable order had to read every match and sort it. A :class:`PageOp` asks for one page
+of the items of ``namespaces`` (exact namespaces, not prefixes) in creation order, newest or
+oldest first: an item's creation time is its value's own ``created_at`` when that holds a
+timestamp (a memory keeps the time it was made, through an export and an import), else the
+time it was first stored; the key breaks ties. Each namespace is an ordered walk of
+``store_items_prefix_created_idx`` (store/0004) from the cursor, cut at the page size, so a
+page reads the rows it returns (one more, to learn whether a next page exists), whatever the
+namespaces hold.
+
+Paging by ``after`` (the :attr:`Page.next` cursor of the page before) keeps page boundaries
+where they were when items are added or removed elsewhere in the order; ``offset`` is for a
+jump to page N and walks the rows it skips. ``with_total=True`` also counts every match (a second
+statement, sent in the same round trip: an index-only count when there is no filter).
+Reads do not refresh TTLs (as ``GetOp(refresh_ttl=False)``).
+
+VaultStore and AsyncVaultStore run it in ``batch``, beside any other ops; other stores do not
+know it (check with :func:`runs_pages`).
+
+>>> op = PageOp((("memories", "u1", "semantic"),), limit=2)
+>>> op.newest_first, op.after
+(True, None)
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from langgraph.store.base import Item
+
+from langmem_vault.store._filters import FilterBuilder
+from langmem_vault.store._validation import (
+    InvalidValueError,
+    check_key,
+    check_namespace,
+    check_page,
+)
+
+__all__ = ["Page", "PageCursor", "PageOp", "runs_pages"]
+
+#: where a page ends: the creation time and key of its last item
+PageCursor = tuple[datetime, str]
+MAX_NAMESPACES = 16
+
+
+class PageOp(NamedTuple):
+    """One page of the items of ``namespaces`` matching ``filter`` (a search filter), in
+    creation order; its result in ``batch`` is a :class:`Page`."""
+
+    namespaces: tuple[tuple[str, ...], ...]
+    limit: int = 10
+    after: PageCursor | None = None
+    offset: int = 0
+    newest_first: bool = True
+    filter: dict[str, Any] | None = None
+    with_total: bool = False
+    #: also read each item's mirror (store/_mirrors.py: its usage record), in the same statement
+    mirror: tuple[str, ...] | None = None
+
+
+class Page(NamedTuple):
+    """A page: its items, the cursor of the next page (None on the last one), when counted
+    how many items match in all, and each item's own cursor (a page may end after any)."""
+
+    items: list[Item]
+    next: PageCursor | None
+    total: int | None = None
+    cursors: tuple[PageCursor, ...] = ()
+    #: each item's mirror or None, when the op asked for them
+    mirrors: tuple[Item | None, ...] | None = None
+
+
+def runs_pages(store: object) -> bool:
+    """Whether ``store.batch`` runs :class:`PageOp` (VaultStore, AsyncVaultStore); read from
+    the class, as :func:`~langmem_vault.store._mirrors.runs_mirror_search` is.
+
+    >>> from langgraph.store.memory import InMemoryStore
+    >>> runs_pages(InMemoryStore())
+    False
+    """
+    return getattr(type(store), "supports_pages", False) is True
+
+
+def check_page_op(op: PageOp) -> None:
+    """The op's checks, before any I/O."""
+    if not isinstance(op.namespaces, tuple) or not 1 <= len(op.namespaces) <= MAX_NAMESPACES:
+        raise InvalidValueError(
+            f"PageOp.namespaces must be a tuple of 1..{MAX_NAMESPACES} namespaces, "
+            f"got {op.namespaces!r}"
+        )
+    for ns in op.namespaces:
+        check_namespace(ns)
+    check_page("limit", op.limit)
+    check_page("offset", op.offset)
+    if op.limit < 1:
+        raise InvalidValueError(f"PageOp.limit must be >= 1, got {op.limit}")
+    if op.after is not None:
+        at, key = op.after if isinstance(op.after, tuple) and len(op.after) == 2 else (None, None)
+        if not isinstance(at, datetime) or at.tzinfo is None:
+            raise InvalidValueError(f"PageOp.after must be (aware datetime, key), got {op.after!r}")
+        check_key(key)
+    FilterBuilder().add(op.filter)
+    if op.mirror is not None:
+        if not isinstance(op.mirror, tuple) or not op.mirror:
+            raise InvalidValueError(
+                f"PageOp.mirror must be a non-empty namespace tuple, got {op.mirror!r}"
+            )
+        check_namespace(op.mirror)

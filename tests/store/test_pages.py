@@ -1,0 +1,158 @@
+"""PageOp: a listing's pages cut in SQL on store_items_prefix_created_idx, in creation order.
+
+Walking every page by cursor gives each matching item once, in (created_at, key) order; a
+page's boundary stays where it was when items are added; a page reads the rows it returns
+(EXPLAIN ANALYZE of its statement), not the namespace."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import psycopg
+import pytest
+from langgraph.store.base import PutOp, SearchOp
+
+from langmem_vault.store import AsyncVaultStore, VaultStore
+from langmem_vault.store._page_plan import page_plan
+from langmem_vault.store._pages import Page, PageOp, runs_pages
+from langmem_vault.store._validation import InvalidValueError
+
+FACTS = ("memories", "u1", "semantic")
+RULES = ("memories", "u1", "instructions")
+OTHER = ("memories", "u2", "semantic")
+
+
+async def _batch(store: Any, ops: list[Any]) -> list[Any]:
+    return await store.abatch(ops) if isinstance(store, AsyncVaultStore) else store.batch(ops)
+
+
+@pytest.fixture(params=["vault", "avault"])
+async def store(request: pytest.FixtureRequest, pg_uri: str, schema: str) -> Any:
+    if request.param == "vault":
+        with VaultStore.from_conn_string(pg_uri, schema=schema) as s:
+            s.setup()
+            yield s
+    else:
+        async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema) as a:
+            await a.setup()
+            yield a
+
+
+async def _fill(store: Any) -> None:
+    # Batches of three: items of one batch share a created_at (the transaction's), so the key
+    # breaks ties, and the order is not simply the insertion order.
+    for b in range(8):
+        ops = [PutOp(FACTS, f"f{b}{k}", {"n": b, "odd": b % 2}, index=False) for k in "cab"]
+        ops.append(PutOp(RULES, f"r{b}", {"n": b, "odd": b % 2}, index=False))
+        ops.append(PutOp(OTHER, f"o{b}", {"n": b}, index=False))
+        await _batch(store, ops)
+
+
+async def _walk(store: Any, op: PageOp) -> list[Page]:
+    pages = [(await _batch(store, [op]))[0]]
+    while pages[-1].next is not None:
+        pages.append((await _batch(store, [op._replace(after=pages[-1].next)]))[0])
+    return pages
+
+
+async def test_pages_by_cursor_give_every_match_once_in_creation_order(store: Any) -> None:
+    await _fill(store)
+    assert runs_pages(store)
+    (everything,) = await _batch(store, [SearchOp(("memories", "u1"), limit=100)])
+    mine = [i for i in everything if i.namespace in (FACTS, RULES)]
+    newest = sorted(mine, key=lambda i: (i.created_at, i.key), reverse=True)
+    op = PageOp((FACTS, RULES), limit=5, with_total=True)
+    pages = await _walk(store, op)
+    assert [len(p.items) for p in pages] == [5, 5, 5, 5, 5, 5, 2]
+    assert [(i.namespace, i.key) for p in pages for i in p.items] == [
+        (i.namespace, i.key) for i in newest
+    ]
+    assert pages[0].total == 32 and pages[-1].next is None
+    oldest_op = op._replace(newest_first=False, filter={"odd": 1}, with_total=False)
+    oldest = await _walk(store, oldest_op)
+    odd = [i.key for i in reversed(newest) if i.value["odd"] == 1]
+    assert [i.key for p in oldest for i in p.items] == odd and oldest[0].total is None
+    (jump,) = await _batch(store, [op._replace(offset=7, limit=3)])
+    assert [i.key for i in jump.items] == [i.key for i in newest[7:10]]
+
+
+async def test_a_cursor_page_keeps_its_boundary_when_items_are_added(store: Any) -> None:
+    await _fill(store)
+    op = PageOp((FACTS,), limit=4)
+    (first,) = await _batch(store, [op])
+    (second,) = await _batch(store, [op._replace(after=first.next)])
+    await _batch(store, [PutOp(FACTS, f"new{n}", {"n": 99}, index=False) for n in range(5)])
+    (again,) = await _batch(store, [op._replace(after=first.next)])
+    assert [i.key for i in again.items] == [i.key for i in second.items]
+    (top,) = await _batch(store, [op])
+    assert [i.key for i in top.items][:4] == ["new4", "new3", "new2", "new1"]
+
+
+async def test_a_bad_page_op_names_what_is_wrong(store: Any) -> None:
+    for bad, field in [
+        (PageOp(()), "namespaces"),
+        (PageOp((FACTS,), limit=0), "limit"),
+        (PageOp((FACTS,), after=("yesterday", "k")), "after"),  # type: ignore[arg-type]
+        (PageOp((FACTS,), filter={"n": {"$near": 1}}), "$near"),
+    ]:
+        with pytest.raises(InvalidValueError, match=field.replace("$", r"\$")):
+            await _batch(store, [bad])
+
+
+def test_a_page_reads_only_the_rows_it_returns(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        store.setup()
+        for b in range(40):
+            ops = [PutOp(FACTS, f"f{b}_{k}", {"n": k}, index=False) for k in range(25)]
+            store.batch([*ops, PutOp(OTHER, f"o{b}", {"n": b}, index=False)])
+        (first,) = store.batch([PageOp((FACTS, RULES), limit=10)])
+    cursor = first.next
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(f"ANALYZE {schema}.store_items")
+        for op in (PageOp((FACTS, RULES), limit=10), PageOp((FACTS,), limit=10, after=cursor)):
+            query = next(page_plan(op, schema))
+            row = conn.execute(
+                f"EXPLAIN (ANALYZE, FORMAT JSON) {query.sql}",  # type: ignore[operator]
+                query.params,
+            ).fetchone()
+            assert row is not None
+            scans = list(_scans(row[0][0]["Plan"]))
+            walked = {s.get("Index Name") for s in scans}
+            assert walked == {"store_items_prefix_created_idx"}
+            assert sum(s["Actual Rows"] for s in scans) <= 11, json.dumps(scans)
+        # A prepared statement's generic plan (psycopg prepares a statement run 5 times) walks
+        # the same index: a filter must not turn it into a read of every match and a sort.
+        filtered = PageOp((FACTS,), limit=10, filter={"n": 3}, after=cursor, newest_first=False)
+        query = next(page_plan(filtered, schema))
+        names: list[str] = []
+
+        def placeholder(m: re.Match[str]) -> str:
+            names.append(m.group(1))
+            return f"${len(names)}"
+
+        generic = re.sub(r"%\((\w+)\)s", placeholder, str(query.sql))
+        plan = conn.execute(f"EXPLAIN (GENERIC_PLAN, FORMAT JSON) {generic}").fetchone()
+        assert plan is not None
+        walked = {s.get("Index Name") for s in _scans(plan[0][0]["Plan"])}
+        assert walked == {"store_items_prefix_created_idx"}, json.dumps(plan[0])
+
+
+def _scans(node: dict[str, Any]) -> Any:
+    if node.get("Relation Name") == "store_items":
+        yield node
+    for child in node.get("Plans", []):
+        yield from _scans(child)
+
+
+async def test_a_page_brings_each_items_mirror_in_its_statement(store: Any) -> None:
+    await _fill(store)
+    root = ("lv", "usage")
+    await _batch(store, [PutOp((*root, *FACTS), "f7a", {"uses": 3}, index=False)])
+    await _batch(store, [PutOp((*root, *OTHER), "f7b", {"uses": 9}, index=False)])  # not a mirror
+    (page,) = await _batch(store, [PageOp((FACTS,), limit=3, mirror=root)])
+    assert [i.key for i in page.items] == ["f7c", "f7b", "f7a"]
+    assert page.mirrors is not None
+    assert [m.value if m else None for m in page.mirrors] == [None, None, {"uses": 3}]
+    assert page.mirrors[2] is not None and page.mirrors[2].namespace == (*root, *FACTS)
