@@ -317,7 +317,7 @@ class MemoryVault:
         if limit < 1 or offset < 0:
             raise ValueError(f"limit must be >= 1 and offset >= 0, got {limit} and {offset}")
         if runs_pages(self.store):
-            # VaultStore cuts the page in SQL, on its (namespace, created_at, key) index.
+            # VaultStore cuts the page in SQL, on its (namespace, creation time, key) index.
             op: Any = PageOp((self.ns.semantic,), limit, offset=offset, newest_first=False)
             (found,) = yield Batch([op._replace(filter=filt or None)])
             page = found.items
@@ -342,7 +342,7 @@ class MemoryVault:
         offset: int = 0,
     ) -> _List[Memory[SemanticFact]]:
         """Stored facts (``status=None``: all, including pending and superseded), oldest first
-        (on VaultStore: in the order they were first stored, each page one index walk)."""
+        by their own creation time (on VaultStore each page is one index walk)."""
         return self._run(self._list_plan(status, category, limit, offset))
 
     async def alist(
