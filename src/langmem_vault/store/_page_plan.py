@@ -1,5 +1,5 @@
 """The plan of a :class:`~langmem_vault.store._pages.PageOp`: one ordered index walk per
-namespace (store/0004), and the count beside it in the same round trip."""
+namespace (store/0005), and the count beside it in the same round trip."""
 
 from __future__ import annotations
 
