@@ -19,7 +19,7 @@ import asyncio
 import builtins
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
@@ -39,13 +39,9 @@ from langmem_vault.memory._models import (
     utcnow,
 )
 from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces
-from langmem_vault.memory._recall.retrieval import (
-    applicable_instructions,
-    fact_search_op,
-    newest_plan,
-    scan_plan,
-    score_items,
-)
+from langmem_vault.memory._recall.fusion import BranchHit
+from langmem_vault.memory._recall.recall_plan import RecallQuery, recall_plan
+from langmem_vault.memory._recall.retrieval import applicable_instructions, newest_plan, scan_plan
 from langmem_vault.memory._recall.scoring import (
     DEFAULT_WEIGHTS,
     ScoringWeights,
@@ -56,9 +52,10 @@ from langmem_vault.memory._recall.usage import read_usage_plan, usage_namespace,
 from langmem_vault.memory._sealing import Keyring, default_keyring, open_value
 from langmem_vault.memory._writes import memory_ops
 from langmem_vault.store._entities import LinkOp
+from langmem_vault.store._mirrors import runs_mirror_search
 from langmem_vault.store._pages import PageOp, runs_pages
 
-__all__ = ["Memory", "MemoryVault"]
+__all__ = ["Memory", "MemoryVault", "Recalled"]
 
 M = TypeVar("M", bound=MemoryModel)
 _EPOCH = datetime.min.replace(tzinfo=UTC)
@@ -73,6 +70,17 @@ class Memory(Generic[M]):
     key: str
     value: M
     score: float | None = None
+
+
+@dataclass(frozen=True)
+class Recalled(Memory[SemanticFact]):
+    """A fact :meth:`MemoryVault.recall` returns: ``score`` ranks it (the fused score blended
+    with confidence, recency and utility); ``fused`` is its reciprocal-rank-fusion score and
+    ``parts`` each branch's hit (``vector``, ``keyword``, ``thread``...: its rank there,
+    from 1, and that branch's own score). A branch that did not find it is absent."""
+
+    fused: float = 0.0
+    parts: Mapping[str, BranchHit] = field(default_factory=dict)
 
 
 class MemoryVault:
@@ -253,57 +261,84 @@ class MemoryVault:
         self,
         query: str | None,
         limit: int,
+        as_of: datetime | None,
         categories: Sequence[str] | None,
         include_pending: bool,
         candidates: int,
-    ) -> StorePlan[_List[Memory[SemanticFact]]]:
+    ) -> StorePlan[_List[Recalled]]:
         if limit < 1:
             raise ValueError(f"limit must be at least 1, got {limit}")
-        op = fact_search_op(self.ns.semantic, query, candidates=candidates)
-        (items,) = yield Batch([op])
-        usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
-        scored = score_items(
-            items,
-            utcnow(),
-            use_relevance=bool(query),
-            weights=self.weights,
-            include_pending=include_pending,
-            usage=usage,
+        if candidates < 1:
+            raise ValueError(f"candidates must be at least 1, got {candidates}")
+        if as_of is not None and as_of.tzinfo is None:
+            raise ValueError(f"as_of must be timezone-aware, got {as_of!r}")
+        request = RecallQuery(
+            self.ns.semantic,
+            query or None,
+            as_of=as_of,
+            candidates=max(candidates, limit),
+            joined_usage=runs_mirror_search(self.store),
+        )
+        scored = yield from recall_plan(
+            request, utcnow(), weights=self.weights, include_pending=include_pending
         )
         if categories is not None:
             wanted = set(categories)
             scored = [m for m in scored if m.category in wanted]
         picked = balance_categories(scored, limit)
-        return [Memory(m.key, self._open(m.key, dict(m.value)), m.score) for m in picked]
+        return [
+            Recalled(m.key, self._open(m.key, dict(m.value)), m.score, m.fused or 0.0, m.parts)
+            for m in picked
+        ]
 
     def recall(
         self,
         query: str | None = None,
         *,
-        limit: int = 5,
+        limit: int = 10,
+        as_of: datetime | None = None,
         categories: Sequence[str] | None = None,
         include_pending: bool = False,
-        candidates: int = 50,
-    ) -> _List[Memory[SemanticFact]]:
-        """The most useful current facts for ``query`` (or overall), best first.
+        candidates: int = 200,
+    ) -> _List[Recalled]:
+        """The facts that answer ``query`` best (or the most useful overall), best first,
+        each with its score parts.
 
-        Scored like inject: search relevance blended with confidence x 0.7 + recency x 0.3 and
-        utility, with category balance.
+        One store round trip on VaultStore: the hybrid search's ``candidates`` (with each
+        one's vector and keyword score and usage record), ranked by reciprocal rank fusion of
+        the branches (vector, keyword, thread; see
+        :mod:`langmem_vault.memory._recall.recall_plan`). The fused score stands in for search
+        relevance in the usual blend with confidence x 0.7 + recency x 0.3 and utility, with
+        category balance. ``as_of`` (an aware datetime) asks what held then: facts valid at
+        that moment, superseded since or not.
+
+        >>> from datetime import datetime, UTC
+        >>> from langgraph.store.memory import InMemoryStore
+        >>> from langmem_vault.embeddings import default_index
+        >>> vault = MemoryVault(InMemoryStore(index=default_index()), user_id="u1")
+        >>> lyon = vault.remember("Lives in Lyon").key
+        >>> _ = vault.remember("Plays chess on Sundays")
+        >>> best = vault.recall("which city does the user live in", limit=1)[0]
+        >>> best.key == lyon, best.parts["vector"].rank
+        (True, 1)
+        >>> vault.recall("where", as_of=datetime(2000, 1, 1, tzinfo=UTC))
+        []
         """
-        plan = self._recall_plan(query, limit, categories, include_pending, candidates)
+        plan = self._recall_plan(query, limit, as_of, categories, include_pending, candidates)
         return self._run(plan)
 
     async def arecall(
         self,
         query: str | None = None,
         *,
-        limit: int = 5,
+        limit: int = 10,
+        as_of: datetime | None = None,
         categories: Sequence[str] | None = None,
         include_pending: bool = False,
-        candidates: int = 50,
-    ) -> _List[Memory[SemanticFact]]:
+        candidates: int = 200,
+    ) -> _List[Recalled]:
         """Async :meth:`recall`."""
-        plan = self._recall_plan(query, limit, categories, include_pending, candidates)
+        plan = self._recall_plan(query, limit, as_of, categories, include_pending, candidates)
         return await self._arun(plan)
 
     def _list_plan(

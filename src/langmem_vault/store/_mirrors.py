@@ -41,10 +41,15 @@ class MirrorSearchOp(NamedTuple):
 
 
 class Mirrored(NamedTuple):
-    """One result of a :class:`MirrorSearchOp`: the search's item and its mirror, or None."""
+    """One result of a :class:`MirrorSearchOp`: the search's item and its mirror, or None;
+    with a query, the two parts of the item's score (``store.ranking``): ``vector``, the
+    cosine similarity (None on a keyword-only store), and ``keyword``, the query's weighted
+    keyword coverage, so a caller can rank by each on its own (rank fusion)."""
 
     item: SearchItem
     mirror: Item | None
+    vector: float | None = None
+    keyword: float | None = None
 
 
 def runs_mirror_search(store: object) -> bool:
@@ -97,6 +102,15 @@ LEFT JOIN LATERAL (
       AND m.key = r.key AND {NOT_EXPIRED}
     LIMIT 1
 ) AS m ON true"""
+
+
+def score_parts_of(row: dict[str, Any]) -> tuple[float | None, float | None]:
+    """The cosine and keyword coverage of a search row (None where it has none: a search
+    without a query, an un-indexed item)."""
+    if row.get("score") is None:
+        return None, None
+    cos, coverage = row.get("cos"), row.get("coverage")
+    return (None if cos is None else float(cos)), (None if coverage is None else float(coverage))
 
 
 def mirror_of(row: dict[str, Any], mirror: tuple[str, ...]) -> Item | None:

@@ -54,6 +54,7 @@ from langmem_vault.store._mirrors import (
     mirror_of,
     mirror_params,
     mirrored_sql,
+    score_parts_of,
 )
 from langmem_vault.store._page_plan import page_plan
 from langmem_vault.store._pages import PageOp, check_page_op
@@ -345,14 +346,19 @@ class SearchPage:
     expiring: list[Key]
     #: each item's mirror, for a MirrorSearchOp (store/_mirrors.py)
     mirrors: list[Item | None] | None = None
+    #: each item's cosine and keyword coverage, for a MirrorSearchOp
+    parts: list[tuple[float | None, float | None]] | None = None
 
 
 def _page(
     rows: list[tuple[dict[str, Any], SearchItem]], mirror: MirrorSearchOp | None = None
 ) -> SearchPage:
     expiring = [(i.namespace, i.key) for r, i in rows if r["ttl_minutes"] is not None]
-    mirrors = None if mirror is None else [mirror_of(r, mirror.mirror) for r, _ in rows]
-    return SearchPage([i for _, i in rows], expiring, mirrors)
+    if mirror is None:
+        return SearchPage([i for _, i in rows], expiring)
+    mirrors = [mirror_of(r, mirror.mirror) for r, _ in rows]
+    parts = [score_parts_of(r) for r, _ in rows]
+    return SearchPage([i for _, i in rows], expiring, mirrors, parts)
 
 
 def _mirrored(schema: str, sql: str, params: dict[str, Any], mirror: MirrorSearchOp | None) -> str:
@@ -543,8 +549,13 @@ def batch_plan(
         search = read.search if isinstance(read, MirrorSearchOp) else read
         if isinstance(search, SearchOp):
             results[i] = answer.items
-            if answer.mirrors is not None:
-                results[i] = [Mirrored(*p) for p in zip(answer.items, answer.mirrors, strict=True)]
+            if answer.mirrors is not None and answer.parts is not None:
+                results[i] = [
+                    Mirrored(item, mirror, *parts)
+                    for item, mirror, parts in zip(
+                        answer.items, answer.mirrors, answer.parts, strict=True
+                    )
+                ]
             if search.refresh_ttl:
                 refresh.update(dict.fromkeys(answer.expiring))
         else:

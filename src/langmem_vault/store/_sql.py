@@ -410,7 +410,8 @@ WITH {terms(hybrid=hybrid)},
 scored AS MATERIALIZED (
     SELECT i.*, {cos} AS cos, {COVERAGE} AS coverage FROM cand AS i
 )
-SELECT namespace, key, value, created_at, updated_at, ttl_minutes, {score} AS score{verdict}
+SELECT namespace, key, value, created_at, updated_at, ttl_minutes, {score} AS score,
+       cos, coverage{verdict}
 FROM scored
 ORDER BY {order} DESC, updated_at DESC LIMIT %(wanted)s"""
 

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from langmem_vault.memory._layers import DEFAULT_LAYERS, LayerPolicy
+from langmem_vault.memory._recall.fusion import BranchHit
 
 __all__ = [
     "ScoredMemory",
@@ -65,6 +66,9 @@ class ScoredMemory:
     score: float
     relevance: float | None = None
     namespace: tuple[str, ...] = field(default=())
+    #: recall's fused score and each branch's hit (``recall.fusion``); empty without recall
+    fused: float | None = None
+    parts: Mapping[str, BranchHit] = field(default_factory=dict)
 
     @property
     def category(self) -> str:

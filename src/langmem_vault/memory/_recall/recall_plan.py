@@ -1,0 +1,316 @@
+"""recall: the facts that answer a query, ranked by fusing independent branches.
+
+One store batch (one round trip on VaultStore) reads the candidates: the store's hybrid
+search over the user's facts, each result with its usage record and its two score parts
+(``vector``: cosine similarity, ``keyword``: the query's weighted keyword coverage,
+``store.mirrors.Mirrored``), plus the ops of any extra :class:`Branch` (entities, time...).
+Then, in process, each branch ranks what it knows and :func:`~.fusion.fuse` fuses the lists:
+
+- ``vector``: the candidates by cosine similarity;
+- ``keyword``: those sharing a keyword with the query, by coverage (a rare name counts more);
+- ``thread``: the candidates of the conversations (``source_thread_id``) whose best few
+  matches score highest: what a user says about one thing tends to come together, so a turn
+  that answers the question without naming its words ranks beside the ones that do;
+- one list per extra branch.
+
+The fused score, scaled to [0, 1] across the candidates, takes the place of search relevance
+in the usual blend with confidence, recency, utility and layer (``recall.scoring``): the
+facade's :meth:`~langmem_vault.memory._vault.MemoryVault.recall` and the inject node rank the
+same way. ``as_of`` asks what held at that moment: facts valid then (superseded ones too),
+none that started later.
+
+>>> q = RecallQuery(("memories", "u1", "semantic"), "where does Ana live", candidates=50)
+>>> [type(op).__name__ for op in recall_ops(q)]
+['SearchOp']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from langgraph.store.base import Item, SearchItem
+
+from langmem_vault.db._store_plans import Batch, StorePlan
+from langmem_vault.memory._recall.fusion import DEFAULT_K, fuse
+from langmem_vault.memory._recall.retrieval import fact_search_op, fact_value
+from langmem_vault.memory._recall.scoring import (
+    DEFAULT_WEIGHTS,
+    ScoredMemory,
+    ScoringWeights,
+    as_datetime,
+    score_memory,
+)
+from langmem_vault.memory._recall.usage import (
+    Target,
+    read_usage_plan,
+    usage_search_op,
+    with_usage,
+)
+from langmem_vault.store._mirrors import Mirrored
+
+__all__ = [
+    "DEFAULT_BRANCH_WEIGHTS",
+    "Branch",
+    "Candidate",
+    "RecallFound",
+    "RecallQuery",
+    "RecallSettings",
+    "rank_found",
+    "read_found",
+    "recall_ops",
+    "recall_plan",
+]
+
+#: each branch's weight in the fusion (tuned on LoCoMo conversations 0-4: bench/RESULTS.md)
+DEFAULT_BRANCH_WEIGHTS: Mapping[str, float] = {"vector": 1.0, "keyword": 1.5, "thread": 0.8}
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """How the branches are fused: their weights (a branch not named weighs 1), the rank
+    constant ``k``, and how many of a thread's best matches score it (``thread_top``)."""
+
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_BRANCH_WEIGHTS))
+    k: float = DEFAULT_K
+    thread_top: int = 3
+
+
+DEFAULT_SETTINGS = RecallSettings()
+
+
+@dataclass(frozen=True)
+class RecallQuery:
+    """What is asked: the user's fact namespace, the query text (None: no relevance, the
+    most useful facts), the moment it asks about (``as_of``), how many candidates the search
+    reads, and whether the store joins usage records to it (``runs_mirror_search``)."""
+
+    namespace: tuple[str, ...]
+    text: str | None
+    as_of: datetime | None = None
+    candidates: int = 50
+    joined_usage: bool = False
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A fact the search found, with the parts of its search score (None when the store
+    does not report them: the item's own score then stands for its vector similarity)."""
+
+    item: SearchItem | Item
+    vector: float | None = None
+    keyword: float | None = None
+
+
+class Branch(Protocol):
+    """One more ranked list for the fusion: store ops that join recall's batch, and a
+    ranking read from their results (items the search did not find join the candidates)."""
+
+    name: str
+
+    def ops(self, query: RecallQuery) -> Sequence[Any]: ...
+
+    def rank(
+        self, query: RecallQuery, results: Sequence[Any], pool: Mapping[Target, Candidate]
+    ) -> Sequence[tuple[SearchItem | Item, float]]: ...
+
+
+@dataclass(frozen=True)
+class RecallFound:
+    """What recall's batch read: the candidates, the extra branches' lists, usage records."""
+
+    query: RecallQuery
+    pool: dict[Target, Candidate]
+    lists: dict[str, list[tuple[Target, float]]]
+    usage: Mapping[Target, Mapping[str, Any]]
+
+
+def _target(item: SearchItem | Item) -> Target:
+    return (tuple(item.namespace), item.key)
+
+
+def _score(item: SearchItem | Item) -> float | None:
+    """The item's search score (None: not found by a search, or not indexed)."""
+    score = getattr(item, "score", None)
+    return None if score is None else float(score)
+
+
+def recall_ops(query: RecallQuery, branches: Sequence[Branch] = ()) -> list[Any]:
+    """The store ops of one recall, for a batch of the caller's (inject adds its own)."""
+    search: Any = fact_search_op(query.namespace, query.text, candidates=query.candidates)
+    if query.joined_usage:
+        search = usage_search_op(search)
+    return [search, *(op for branch in branches for op in branch.ops(query))]
+
+
+def read_found(
+    query: RecallQuery,
+    results: Sequence[Any],
+    branches: Sequence[Branch] = (),
+    *,
+    also: Sequence[Item | SearchItem] = (),
+) -> StorePlan[RecallFound]:
+    """Read the results of :func:`recall_ops`' ops into candidates and branch lists; without
+    joined usage, one more batch reads the usage records (of ``also``'s items too)."""
+    page, rest = results[0], list(results[1:])
+    pool: dict[Target, Candidate] = {}
+    joined: dict[Target, Mapping[str, Any]] = {}
+    for found in page:
+        if isinstance(found, Mirrored):
+            pool[_target(found.item)] = Candidate(found.item, found.vector, found.keyword)
+            if found.mirror is not None:
+                joined[_target(found.item)] = dict(found.mirror.value)
+        else:
+            pool[_target(found)] = Candidate(found)
+    lists: dict[str, list[tuple[Target, float]]] = {}
+    for branch in branches:
+        count = len(branch.ops(query))
+        mine, rest = rest[:count], rest[count:]
+        hits = branch.rank(query, mine, pool)
+        for item, _ in hits:
+            pool.setdefault(_target(item), Candidate(item))
+        lists[branch.name] = [(_target(item), score) for item, score in hits]
+    usage: Mapping[Target, Mapping[str, Any]] = joined
+    if not query.joined_usage:
+        usage = yield from read_usage_plan([*pool, *(_target(i) for i in also)])
+    return RecallFound(query, pool, lists, usage)
+
+
+def _valid(
+    fact: Mapping[str, Any], now: datetime, as_of: datetime | None, allowed: set[str]
+) -> bool:
+    """Whether ``fact`` answers now (open, not closed before now) or, with ``as_of``, then
+    (valid at that moment, whether closed since or not)."""
+    status = fact.get("status", "active")
+    valid_to = as_datetime(fact.get("valid_to"))
+    if as_of is None:
+        return status in allowed and (valid_to is None or valid_to > now)
+    valid_from = as_datetime(fact.get("valid_from"))
+    return (
+        status in allowed | {"superseded"}
+        and (valid_from is None or valid_from <= as_of)
+        and (valid_to is None or valid_to > as_of)
+    )
+
+
+def _thread_list(
+    kept: Mapping[Target, tuple[Candidate, Mapping[str, Any]]], top: int
+) -> list[tuple[Target, float]]:
+    """Each candidate with a thread, scored by the mean search score of its thread's ``top``
+    best candidates (its own score breaks ties)."""
+    by_thread: dict[str, list[float]] = {}
+    for candidate, fact in kept.values():
+        thread = fact.get("source_thread_id")
+        if thread:
+            by_thread.setdefault(str(thread), []).append(_score(candidate.item) or 0.0)
+    strength = {
+        thread: sum(sorted(scores, reverse=True)[:top]) / min(top, len(scores))
+        for thread, scores in by_thread.items()
+    }
+    scored = [
+        (target, strength[str(fact["source_thread_id"])], (_score(candidate.item) or 0.0))
+        for target, (candidate, fact) in kept.items()
+        if fact.get("source_thread_id")
+    ]
+    scored.sort(key=lambda t: (t[1], t[2]), reverse=True)
+    return [(target, thread) for target, thread, _ in scored]
+
+
+def _lists(
+    found: RecallFound,
+    kept: Mapping[Target, tuple[Candidate, Mapping[str, Any]]],
+    settings: RecallSettings,
+) -> dict[str, list[tuple[Target, float]]]:
+    """The built-in branches' lists over the kept candidates, then the extra branches'."""
+    vector = {
+        t: score
+        for t, (c, _) in kept.items()
+        if (score := c.vector if c.vector is not None else _score(c.item)) is not None
+    }
+    keyword = {t: c.keyword for t, (c, _) in kept.items() if c.keyword}
+    lists: dict[str, list[tuple[Target, float]]] = {
+        "vector": sorted(vector.items(), key=lambda p: p[1], reverse=True),
+        # coverage ties are common (one shared name): the better vector match goes first
+        "keyword": sorted(
+            keyword.items(),
+            key=lambda p: (p[1], vector.get(p[0], 0.0)),
+            reverse=True,
+        ),
+        "thread": _thread_list(kept, settings.thread_top),
+    }
+    for name, hits in found.lists.items():
+        lists[name] = [(t, s) for t, s in hits if t in kept]
+    return lists
+
+
+def rank_found(
+    found: RecallFound,
+    now: datetime,
+    *,
+    weights: ScoringWeights = DEFAULT_WEIGHTS,
+    settings: RecallSettings = DEFAULT_SETTINGS,
+    include_pending: bool = False,
+    session: str | None = None,
+    also: Sequence[SearchItem] = (),
+) -> list[ScoredMemory]:
+    """The candidates (and ``also``: facts ranked elsewhere, such as the owner's opened
+    private facts, by their own score) scored best first, each with its branch hits.
+
+    Facts that do not answer at ``now`` (or ``as_of``) and values that are not facts are
+    dropped first. With a query the fused score, scaled so the best candidate has 1, is the
+    relevance of :func:`~.scoring.score_memory`; without one, facts rank by usefulness alone.
+    """
+    query = found.query
+    allowed = {"active", "pending_confirmation"} if include_pending else {"active"}
+    pool = dict(found.pool)
+    for item in also:
+        pool.setdefault(_target(item), Candidate(item))
+    kept: dict[Target, tuple[Candidate, Mapping[str, Any]]] = {}
+    for target, candidate in pool.items():
+        fact = fact_value(candidate.item)  # values of other shapes in the namespace
+        if fact is not None and _valid(fact, now, query.as_of, allowed):
+            kept[target] = (candidate, with_usage(fact, found.usage.get(target)))
+    fused = {f.key: f for f in fuse(_lists(found, kept, settings), settings.weights, k=settings.k)}
+    best = max((f.score for f in fused.values()), default=0.0)
+    scored: list[ScoredMemory] = []
+    for target, (candidate, value) in kept.items():
+        hit = fused.get(target)
+        relevance = None
+        if query.text:
+            relevance = hit.score / best if hit is not None and best > 0 else 0.0
+        raw = _score(candidate.item)
+        scored.append(
+            ScoredMemory(
+                key=target[1],
+                value=value,
+                score=score_memory(
+                    value, now, relevance=relevance, weights=weights, session=session
+                ),
+                relevance=(raw or 0.0) if query.text else None,
+                namespace=target[0],
+                fused=hit.score if hit is not None else 0.0,
+                parts=dict(hit.parts) if hit is not None else {},
+            )
+        )
+    scored.sort(key=lambda m: m.score, reverse=True)
+    return scored
+
+
+def recall_plan(
+    query: RecallQuery,
+    now: datetime,
+    *,
+    weights: ScoringWeights = DEFAULT_WEIGHTS,
+    settings: RecallSettings = DEFAULT_SETTINGS,
+    include_pending: bool = False,
+    branches: Sequence[Branch] = (),
+) -> StorePlan[list[ScoredMemory]]:
+    """One recall as a store plan: one batch (plus the usage read on stores that cannot
+    join it), then the fusion."""
+    results = yield Batch(recall_ops(query, branches))
+    found = yield from read_found(query, results, branches)
+    return rank_found(
+        found, now, weights=weights, settings=settings, include_pending=include_pending
+    )
