@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -46,17 +46,17 @@ from langmem_vault.memory._recall.injected import (
 from langmem_vault.memory._recall.private_recall import (
     DEFAULT_MAX_PRIVATE,
     PrivateRanker,
-    merge_candidates,
     open_private,
     private_search_op,
 )
-from langmem_vault.memory._recall.retrieval import (
-    applicable_instructions,
-    fact_search_op,
-    newest_plan,
-    scan_op,
-    score_items,
+from langmem_vault.memory._recall.recall_plan import (
+    RecallFound,
+    RecallQuery,
+    rank_found,
+    read_found,
+    recall_ops,
 )
+from langmem_vault.memory._recall.retrieval import applicable_instructions, newest_plan, scan_op
 from langmem_vault.memory._recall.scoring import (
     DEFAULT_WEIGHTS,
     ScoredMemory,
@@ -65,7 +65,7 @@ from langmem_vault.memory._recall.scoring import (
     balance_categories,
     score_parts,
 )
-from langmem_vault.memory._recall.usage import Target, read_usage_plan, split_usage, usage_search_op
+from langmem_vault.memory._recall.usage import Target, split_usage, usage_search_op
 from langmem_vault.memory._sealing import Keyring, default_keyring
 from langmem_vault.nodes._common import MemoryNode, resolve_store
 from langmem_vault.nodes._degrade import DEFAULT_INJECT_TIMEOUT, Degrade, OnError
@@ -280,10 +280,10 @@ class Candidates:
 
     message: str | None
     instructions: list[tuple[str, Instruction]]
-    facts: list[Any]
+    #: recall's candidates (``memory.recall.recall_plan``)
+    facts: RecallFound
     episodes: list[Any]
     private: list[Item]
-    usage: Mapping[tuple[tuple[str, ...], str], Mapping[str, Any]] = field(default_factory=dict)
 
 
 def candidates_plan(
@@ -294,38 +294,41 @@ def candidates_plan(
     *,
     joined_usage: bool = False,
 ) -> StorePlan[Candidates]:
-    """The store reads of one inject turn, in one batch (driven sync or async).
+    """The store reads of one inject turn, in one batch (driven sync or async): recall's ops
+    (``memory.recall.recall_plan``), the standing instructions, the recent episodes and the
+    owner's private facts.
 
     ``joined_usage``: the store runs ``MirrorSearchOp`` (``store.mirrors``), so the fact
     searches bring their usage records along; else a second batch reads them.
     """
     ns = opts.namespaces.resolve(config)
     message = latest_user_text(messages)
-    facts = [fact_search_op(ns.semantic, message, candidates=opts.candidates)]
-    if opts.include_private:
-        # Private facts are not in the index: read them by filter, rank them in process.
-        facts.append(private_search_op(ns.semantic, limit=opts.max_private))
+    request = RecallQuery(
+        ns.semantic, message, candidates=opts.candidates, joined_usage=joined_usage
+    )
+    recall = recall_ops(request)
+    # Private facts are not in the index: read them by filter, rank them in process.
+    private_op: Any = private_search_op(ns.semantic, limit=opts.max_private)
+    if joined_usage:
+        private_op = usage_search_op(private_op)
     # list[Any]: a MirrorSearchOp is the store's own op, outside langgraph's Op union
     ops: list[Any] = [
         SearchOp(ns.instructions, filter={"active": True}, limit=100, refresh_ttl=False),
         # Recent episodes without a query (one embedding per turn is enough): the first page
         # of the namespace, sorted below by the episodes' own end time.
         scan_op(ns.episodes),
-        *(usage_search_op(op) if joined_usage else op for op in facts),
+        *recall,
+        *([private_op] if opts.include_private else []),
     ]
     results = yield Batch(ops)
     instruction_items, episode_items = results[:2]
-    pages: list[Any] = results[2:]
+    private: list[Any] = list(results[2 + len(recall)]) if opts.include_private else []
     usage: dict[Target, dict[str, Any]] = {}
     if joined_usage:
-        for i, page in enumerate(pages):
-            pages[i], records = split_usage(page)
-            usage |= records
-    else:
-        targets = [(tuple(i.namespace), i.key) for page in pages for i in page]
-        usage = yield from read_usage_plan(targets)
-    fact_items = pages[0]
-    private = list(pages[1]) if opts.include_private else []
+        private, usage = split_usage(private)
+    found = yield from read_found(request, results[2 : 2 + len(recall)], also=private)
+    if usage:
+        found = replace(found, usage={**found.usage, **usage})
     recent = yield from newest_plan(
         ns.episodes, "ended_at", max(opts.max_episodes * 5, 10), first=episode_items
     )
@@ -333,11 +336,22 @@ def candidates_plan(
     return Candidates(
         message=message,
         instructions=instructions[: opts.max_instructions],
-        facts=list(fact_items),
+        facts=found,
         episodes=list(recent),
         private=private,
-        usage=usage,
     )
+
+
+def _public(found: RecallFound, private: Sequence[SearchItem]) -> RecallFound:
+    """The search's candidates without private facts: those rank from their opened copy
+    (a sealed one nobody opened carries only a placeholder and is never shown)."""
+    opened = {(tuple(p.namespace), p.key) for p in private}
+    pool = {
+        target: c
+        for target, c in found.pool.items()
+        if target not in opened and not c.item.value.get("private") and "enc" not in c.item.value
+    }
+    return replace(found, pool=pool)
 
 
 def select(
@@ -349,21 +363,19 @@ def select(
     *,
     session: str | None = None,
 ) -> Injection:
-    """Rank the candidates (public search results and the scored private facts on one scale)
-    and render the best within the budget. ``session`` (the thread id): this session's
-    short-term memories compete at full weight (see ``memory.layers``)."""
-    items = merge_candidates(found.facts, private)
-    # Sealed facts nobody opened carry only a placeholder: never shown.
-    items = [i for i in items if "enc" not in i.value]
+    """Rank the candidates as :meth:`MemoryVault.recall
+    <langmem_vault.memory._vault.MemoryVault.recall>` does (public search results and the
+    scored private facts in one fusion) and render the best within the budget. ``session``
+    (the thread id): this session's short-term memories compete at full weight (see
+    ``memory.layers``)."""
     use_relevance = found.message is not None
-    scored = score_items(
-        items,
+    scored = rank_found(
+        _public(found.facts, private),
         now,
-        use_relevance=use_relevance,
         weights=opts.weights,
         include_pending=use_relevance and opts.max_pending > 0,
-        usage=found.usage,
         session=session,
+        also=[p for p in private if "enc" not in p.value],
     )
     scored = _with_pending(scored, opts.max_pending)
     facts = balance_categories(scored, opts.max_facts, max_share=opts.max_share)

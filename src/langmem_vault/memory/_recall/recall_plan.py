@@ -224,10 +224,12 @@ def _lists(
     settings: RecallSettings,
 ) -> dict[str, list[tuple[Target, float]]]:
     """The built-in branches' lists over the kept candidates, then the extra branches'."""
+    # A score of 0 is no evidence (a word ranker's miss), not a last place.
     vector = {
         t: score
         for t, (c, _) in kept.items()
         if (score := c.vector if c.vector is not None else _score(c.item)) is not None
+        and score > 0
     }
     keyword = {t: c.keyword for t, (c, _) in kept.items() if c.keyword}
     lists: dict[str, list[tuple[Target, float]]] = {
@@ -259,8 +261,11 @@ def rank_found(
     private facts, by their own score) scored best first, each with its branch hits.
 
     Facts that do not answer at ``now`` (or ``as_of``) and values that are not facts are
-    dropped first. With a query the fused score, scaled so the best candidate has 1, is the
-    relevance of :func:`~.scoring.score_memory`; without one, facts rank by usefulness alone.
+    dropped first. With a query the fused score is the relevance of
+    :func:`~.scoring.score_memory`, rescaled to [0, 1] across the candidates (best = 1,
+    worst = 0): fused scores sit close together (1/11, 1/12...), where they would barely
+    move the blend against confidence and recency. Without a query, facts rank by usefulness
+    alone.
     """
     query = found.query
     allowed = {"active", "pending_confirmation"} if include_pending else {"active"}
@@ -273,13 +278,15 @@ def rank_found(
         if fact is not None and _valid(fact, now, query.as_of, allowed):
             kept[target] = (candidate, with_usage(fact, found.usage.get(target)))
     fused = {f.key: f for f in fuse(_lists(found, kept, settings), settings.weights, k=settings.k)}
-    best = max((f.score for f in fused.values()), default=0.0)
+    spread = [fused[t].score if t in fused else 0.0 for t in kept]
+    low, high = (min(spread), max(spread)) if spread else (0.0, 0.0)
     scored: list[ScoredMemory] = []
     for target, (candidate, value) in kept.items():
         hit = fused.get(target)
         relevance = None
         if query.text:
-            relevance = hit.score / best if hit is not None and best > 0 else 0.0
+            share = hit.score if hit is not None else 0.0
+            relevance = (share - low) / (high - low) if high - low > 1e-12 else 1.0
         raw = _score(candidate.item)
         scored.append(
             ScoredMemory(
