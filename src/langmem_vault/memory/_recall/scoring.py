@@ -152,7 +152,8 @@ def score_parts(
     memory: ScoredMemory, now: datetime, weights: ScoringWeights = DEFAULT_WEIGHTS
 ) -> dict[str, float | None]:
     """The parts of a scored memory's score, for the injection trace: search relevance (None
-    without a query), confidence, recency of the last update or access, utility, the total.
+    without a query), confidence, recency of the last update or access, utility, the total;
+    for a memory recall ranked, its fused score and each branch's rank (``vector_rank``...).
 
     >>> from datetime import datetime, timezone
     >>> now = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -162,13 +163,18 @@ def score_parts(
     """
     value = memory.value
     latest = last_touched(value)
-    return {
+    parts: dict[str, float | None] = {
         "relevance": None if memory.relevance is None else round(memory.relevance, 4),
         "confidence": round(float(value.get("confidence", 1.0)), 4),
         "recency": round(recency(latest, now, decay_days=weights.decay_days), 4),
         "utility": round(float(value.get("utility", 0.5)), 4),
         "score": round(memory.score, 4),
     }
+    if memory.fused is not None:
+        # recall's fusion (recall.fusion): its score and where each branch ranked the memory
+        parts["fused"] = round(memory.fused, 4)
+        parts |= {f"{name}_rank": float(hit.rank) for name, hit in memory.parts.items()}
+    return parts
 
 
 def balance_categories(

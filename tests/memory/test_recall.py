@@ -1,0 +1,128 @@
+"""MemoryVault.recall: branches fused by reciprocal rank, score parts, as_of, plug-in branches
+(InMemoryStore and VaultStore on the embedded Postgres, sync and async)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from langgraph.store.base import BaseStore, Item, SearchItem
+
+from langmem_vault.db.steps import run_steps
+from langmem_vault.memory.models import utcnow
+from langmem_vault.memory.recall.fusion import fuse
+from langmem_vault.memory.recall.recall_plan import Candidate, RecallQuery, recall_plan
+from langmem_vault.memory.vault import MemoryVault, Recalled
+from langmem_vault.store import AsyncVaultStore, VaultStore
+
+FACTS = [
+    "Lives in Lyon since 2023",
+    "Works as a nurse at the Croix-Rousse hospital",
+    "Plays chess with Priya on Sundays",
+    "Allergic to peanuts",
+]
+
+
+def _check_parts(hits: Sequence[Recalled], store: BaseStore) -> None:
+    assert hits and all(isinstance(h, Recalled) for h in hits)
+    assert hits[0].value.text == "Plays chess with Priya on Sundays"
+    best = hits[0]
+    assert best.fused > 0 and best.score is not None
+    assert best.parts["vector"].rank == 1 and best.parts["vector"].score > 0
+    if isinstance(store, VaultStore | AsyncVaultStore):
+        # the store reports the keyword part: "chess" and "Priya" are the query's words
+        assert best.parts["keyword"].rank == 1 and best.parts["keyword"].score > 0
+    # fused scores rank the results (the usual blend keeps them in that order here)
+    assert [h.fused for h in hits] == sorted((h.fused for h in hits), reverse=True)
+
+
+def test_recall_returns_score_parts(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    for text in FACTS:
+        vault.remember(text)
+    _check_parts(vault.recall("who do I play chess with, Priya?", limit=3), store)
+
+
+async def test_arecall_returns_score_parts(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    for text in FACTS:
+        await vault.aremember(text)
+    _check_parts(await vault.arecall("who do I play chess with, Priya?", limit=3), astore)
+
+
+def test_fusion_puts_two_branches_above_one() -> None:
+    # "b" tops the vector list alone; "a" is second there and first by keyword
+    fused = fuse({"vector": [("b", 0.9), ("a", 0.8)], "keyword": [("a", 0.4)]})
+    assert [f.key for f in fused] == ["a", "b"]
+    assert set(fused[0].parts) == {"vector", "keyword"} and set(fused[1].parts) == {"vector"}
+
+
+def _dated(vault: MemoryVault) -> tuple[str, str]:
+    paris = vault.remember("The user lives in Paris").key
+    vault.update(
+        paris,
+        valid_from=datetime(2019, 1, 1, tzinfo=UTC),
+        valid_to=datetime(2023, 5, 1, tzinfo=UTC),
+        status="superseded",
+    )
+    lyon = vault.remember("The user lives in Lyon").key
+    vault.update(lyon, valid_from=datetime(2023, 5, 1, tzinfo=UTC))
+    return paris, lyon
+
+
+def test_as_of_answers_from_what_held_then(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    paris, lyon = _dated(vault)
+    question = "where does the user live"
+    assert [m.key for m in vault.recall(question)] == [lyon]
+    assert [m.key for m in vault.recall(question, as_of=datetime(2021, 6, 1, tzinfo=UTC))] == [
+        paris
+    ]
+    assert vault.recall(question, as_of=datetime(2010, 1, 1, tzinfo=UTC)) == []
+
+
+async def test_as_of_async(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    paris = (await vault.aremember("The user lives in Paris")).key
+    await vault.aupdate(
+        paris,
+        valid_from=datetime(2019, 1, 1, tzinfo=UTC),
+        valid_to=datetime(2023, 5, 1, tzinfo=UTC),
+        status="superseded",
+    )
+    then = datetime(2021, 6, 1, tzinfo=UTC)
+    assert [m.key for m in await vault.arecall("where", as_of=then)] == [paris]
+    assert await vault.arecall("where") == []
+
+
+class Pinned:
+    """A branch that ranks one stored fact first (found by its own store op)."""
+
+    name = "pinned"
+
+    def __init__(self, namespace: tuple[str, ...], key: str) -> None:
+        self.namespace, self.key = namespace, key
+
+    def ops(self, query: RecallQuery) -> Sequence[Any]:
+        from langgraph.store.base import GetOp
+
+        return [GetOp(self.namespace, self.key)]
+
+    def rank(
+        self, query: RecallQuery, results: Sequence[Any], pool: Mapping[Any, Candidate]
+    ) -> Sequence[tuple[SearchItem | Item, float]]:
+        return [(item, 1.0) for item in results if item is not None]
+
+
+def test_a_branch_plugs_in_as_one_more_list(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    keys = [vault.remember(text).key for text in FACTS]
+    query = RecallQuery(vault.ns.semantic, "who do I play chess with", candidates=50)
+    plain = run_steps(recall_plan(query, utcnow()), store)
+    assert plain[0].key == keys[2]
+    pinned = run_steps(
+        recall_plan(query, utcnow(), branches=[Pinned(vault.ns.semantic, keys[3])]), store
+    )
+    assert pinned[0].key == keys[3]  # peanuts: first in its own list
+    assert pinned[0].parts["pinned"].rank == 1
