@@ -246,7 +246,7 @@ class _Search:
         self.include_private = include_private
         self.artifact = artifact
 
-    def _out(self, found: list[Memory[SemanticFact]], offset: int) -> Any:
+    def _out(self, found: Sequence[Memory[SemanticFact]], offset: int) -> Any:
         kept = [m for m in found if self.include_private or not m.value.private][offset:]
         rows = [
             {

@@ -9,7 +9,8 @@ the store's search cannot find them. For the owner's own assistant inject instea
 2. opens the sealed ones in process with the keyring;
 3. ranks them against the turn's query vector by cosine similarity, the scale
    InMemoryStore, PostgresStore and VaultStore report (VaultStore's score is the cosine when
-   no keyword matches), so they merge with the public candidates before the per-turn rescale.
+   no keyword matches), so they join recall's vector branch beside the public candidates
+   (:func:`~langmem_vault.memory.recall.recall_plan.rank_found`).
 
 The facts' vectors are computed from the opened text and cached in this process only (an LRU
 keyed by a hash of namespace, key and text): never written anywhere. The query vector comes
@@ -29,7 +30,6 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
@@ -203,18 +203,3 @@ class PrivateRanker:
                 self._keep(missing, await embeddings.aembed_documents(texts))
             qvec = _cached_query(store, query) or await embeddings.aembed_query(query)
         return self._scored(items, query, qvec)
-
-
-def merge_candidates(public: Sequence[Any], private: Sequence[SearchItem]) -> list[Any]:
-    """Public search results plus the ranked private facts, each memory once.
-
-    A private fact can also come back from the public search (unscored: InMemoryStore lists
-    every item of the namespace); the private ranking's copy wins.
-    """
-    keys = {(tuple(p.namespace), p.key) for p in private}
-    kept = [
-        item
-        for item in public
-        if (tuple(item.namespace), item.key) not in keys and not item.value.get("private")
-    ]
-    return [*kept, *private]

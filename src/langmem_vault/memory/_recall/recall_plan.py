@@ -228,8 +228,7 @@ def _lists(
     vector = {
         t: score
         for t, (c, _) in kept.items()
-        if (score := c.vector if c.vector is not None else _score(c.item)) is not None
-        and score > 0
+        if (score := c.vector if c.vector is not None else _score(c.item)) is not None and score > 0
     }
     keyword = {t: c.keyword for t, (c, _) in kept.items() if c.keyword}
     lists: dict[str, list[tuple[Target, float]]] = {

@@ -1,8 +1,8 @@
 """Store reads shared by the facade and inject: candidate searches, scoring, newest first.
 
 These are plan pieces (see :mod:`langmem_vault.db._store_plans`): functions that build store ops
-and functions that turn their results into scored memories, so inject can put the fact,
-instruction and episode searches into ONE ``batch`` round trip.
+and read their results, so inject can put the fact, instruction and episode searches into ONE
+``batch`` round trip (facts are ranked by :mod:`~.recall_plan`).
 
 >>> op = fact_search_op(("memories", "u1", "semantic"), "tea", candidates=20)
 >>> op.limit, op.query
@@ -21,11 +21,7 @@ from langgraph.store.base import Item, SearchItem, SearchOp
 from langmem_vault.db._store_plans import Batch, StorePlan
 from langmem_vault.memory._models import Instruction
 from langmem_vault.memory._recall.scoring import (
-    DEFAULT_WEIGHTS,
-    ScoredMemory,
-    ScoringWeights,
     as_datetime,
-    score_memory,
 )
 from langmem_vault.memory._recall.usage import Target, with_usage
 
@@ -37,7 +33,6 @@ __all__ = [
     "newest_plan",
     "scan_op",
     "scan_plan",
-    "score_items",
 ]
 
 #: items per page when a plan reads a whole namespace
@@ -54,7 +49,7 @@ def fact_search_op(
 
     No status filter here: on both Postgres stores a JSON filter makes the search scan and
     costs more than it saves (measured in bench/nodes_bench.py); closed and pending facts are
-    dropped in :func:`score_items` instead.
+    dropped when recall ranks them (:func:`~.recall_plan.rank_found`).
     """
     return SearchOp(
         namespace_prefix=namespace,
@@ -92,64 +87,6 @@ def fact_value(item: Item | SearchItem) -> Mapping[str, Any] | None:
         "created_at": item.created_at.isoformat(),
         "updated_at": item.updated_at.isoformat(),
     }
-
-
-def score_items(
-    items: Iterable[Item | SearchItem],
-    now: datetime,
-    *,
-    use_relevance: bool,
-    weights: ScoringWeights = DEFAULT_WEIGHTS,
-    include_pending: bool = False,
-    usage: Mapping[Target, Mapping[str, Any]] | None = None,
-    session: str | None = None,
-) -> list[ScoredMemory]:
-    """Score stored items best first, skipping closed or out-of-window facts.
-
-    ``session`` is the thread id of this turn: its short-term memories rank at full weight,
-    other sessions' below long-term and working ones (``ScoringWeights.layers``).
-
-    ``usage`` holds the items' usage records
-    (:func:`~langmem_vault.memory._recall.usage.read_usage_plan`): their last access keeps a fact
-    fresh, their citations raise its utility.
-
-    Search scores of one query often sit in a narrow band (cosines of 0.2-0.35), where they
-    would barely move the blend; they are rescaled to [0, 1] across the candidates (best = 1,
-    worst = 0) so relevance keeps its share against confidence and recency.
-    """
-    allowed = {"active", "pending_confirmation"} if include_pending else {"active"}
-    kept: list[tuple[Item | SearchItem, Mapping[str, Any]]] = []
-    for item in items:
-        fact = fact_value(item)  # values of other shapes in the namespace are not facts
-        if fact is None or fact.get("status", "active") not in allowed:
-            continue
-        valid_to = as_datetime(fact.get("valid_to"))
-        if valid_to is not None and valid_to <= now:
-            continue
-        kept.append((item, fact))
-    # Un-indexed items come back with score None (InMemoryStore); they rank as 0.
-    raw = [float(getattr(item, "score", None) or 0.0) for item, _ in kept]
-    low, high = (min(raw), max(raw)) if raw else (0.0, 0.0)
-    span = high - low
-    scored: list[ScoredMemory] = []
-    for (item, fact), score in zip(kept, raw, strict=True):
-        relevance: float | None = None
-        if use_relevance:
-            relevance = (score - low) / span if span > 1e-9 else 1.0
-        value = with_usage(fact, (usage or {}).get((tuple(item.namespace), item.key)))
-        scored.append(
-            ScoredMemory(
-                key=item.key,
-                value=value,
-                score=score_memory(
-                    value, now, relevance=relevance, weights=weights, session=session
-                ),
-                relevance=score if use_relevance else None,
-                namespace=tuple(item.namespace),
-            )
-        )
-    scored.sort(key=lambda m: m.score, reverse=True)
-    return scored
 
 
 def applicable_instructions(
