@@ -10,14 +10,16 @@ from langmem_vault._lazy import LazyNames
 from langmem_vault.memory._models import Episode, Extraction, Instruction, SemanticFact
 from langmem_vault.memory._namespaces import MemoryNamespaces, MissingConfigKeyError
 from langmem_vault.memory._recall.expansion import aexpand, expand, query_terms
+from langmem_vault.memory._recall.fusion import BranchHit
 from langmem_vault.memory._recall.scoring import ScoringWeights
-from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.memory._vault import MemoryVault, Recalled
 
 # The entry points: the facade, the kinds it stores, where they live (and the error a run
-# without the template's key gets), recall's weights, the keyring, the lifecycle's functions,
+# without the template's key gets), recall's results and weights, the keyring, the lifecycle's functions,
 # and the entity expansion recall builds on. The model's parts (proposals, conditions,
 # namespace constants) stay in their modules.
 __all__ = [
+    "BranchHit",
     "Episode",
     "Extraction",
     "Instruction",
@@ -26,6 +28,7 @@ __all__ = [
     "MemoryVault",
     "MissingConfigKeyError",
     "ModelJudge",
+    "Recalled",
     "ScoringWeights",
     "SemanticFact",
     "aconsolidate",
