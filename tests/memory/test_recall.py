@@ -9,11 +9,11 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, Item, SearchItem
 
-from langmem_vault.db.steps import run_steps
-from langmem_vault.memory.models import utcnow
-from langmem_vault.memory.recall.fusion import fuse
-from langmem_vault.memory.recall.recall_plan import Candidate, RecallQuery, recall_plan
-from langmem_vault.memory.vault import MemoryVault, Recalled
+from langmem_vault.db._steps import run_steps
+from langmem_vault.memory._models import utcnow
+from langmem_vault.memory._recall.fusion import fuse
+from langmem_vault.memory._recall.recall_plan import Candidate, RecallQuery, recall_plan
+from langmem_vault.memory import MemoryVault, Recalled
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 FACTS = [

@@ -8,8 +8,8 @@ from typing import Any
 from langchain_core.messages import HumanMessage
 from langgraph.store.base import BaseStore
 
-from langmem_vault.memory.vault import MemoryVault, Recalled
-from langmem_vault.nodes.inject import create_inject_node
+from langmem_vault.memory import MemoryVault, Recalled
+from langmem_vault.nodes import create_inject_node
 from tests.support.stores import thread
 
 CFG = thread("u1", "t1")

@@ -10,7 +10,7 @@ the store's search cannot find them. For the owner's own assistant inject instea
 3. ranks them against the turn's query vector by cosine similarity, the scale
    InMemoryStore, PostgresStore and VaultStore report (VaultStore's score is the cosine when
    no keyword matches), so they join recall's vector branch beside the public candidates
-   (:func:`~langmem_vault.memory.recall.recall_plan.rank_found`).
+   (:func:`~langmem_vault.memory._recall.recall_plan.rank_found`).
 
 The facts' vectors are computed from the opened text and cached in this process only (an LRU
 keyed by a hash of namespace, key and text): never written anywhere. The query vector comes
