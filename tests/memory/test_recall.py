@@ -10,10 +10,10 @@ from typing import Any
 from langgraph.store.base import BaseStore, Item, SearchItem
 
 from langmem_vault.db._steps import run_steps
+from langmem_vault.memory import MemoryVault, Recalled
 from langmem_vault.memory._models import utcnow
 from langmem_vault.memory._recall.fusion import fuse
 from langmem_vault.memory._recall.recall_plan import Candidate, RecallQuery, recall_plan
-from langmem_vault.memory import MemoryVault, Recalled
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 FACTS = [
