@@ -276,7 +276,10 @@ def rank_found(
         fact = fact_value(candidate.item)  # values of other shapes in the namespace
         if fact is not None and _valid(fact, now, query.as_of, allowed):
             kept[target] = (candidate, with_usage(fact, found.usage.get(target)))
-    fused = {f.key: f for f in fuse(_lists(found, kept, settings), settings.weights, k=settings.k)}
+    fused = {}
+    if query.text:  # without a query no branch has anything to rank
+        lists = _lists(found, kept, settings)
+        fused = {f.key: f for f in fuse(lists, settings.weights, k=settings.k)}
     spread = [fused[t].score if t in fused else 0.0 for t in kept]
     low, high = (min(spread), max(spread)) if spread else (0.0, 0.0)
     scored: list[ScoredMemory] = []
@@ -296,7 +299,7 @@ def rank_found(
                 ),
                 relevance=(raw or 0.0) if query.text else None,
                 namespace=target[0],
-                fused=hit.score if hit is not None else 0.0,
+                fused=(hit.score if hit is not None else 0.0) if query.text else None,
                 parts=dict(hit.parts) if hit is not None else {},
             )
         )
