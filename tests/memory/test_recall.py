@@ -14,6 +14,7 @@ from langmem_vault.memory import MemoryVault, Recalled
 from langmem_vault.memory._models import utcnow
 from langmem_vault.memory._recall.fusion import fuse
 from langmem_vault.memory._recall.recall_plan import Candidate, RecallQuery, recall_plan
+from langmem_vault.offline import find_entities
 from langmem_vault.store import AsyncVaultStore, VaultStore
 
 FACTS = [
@@ -126,3 +127,34 @@ def test_a_branch_plugs_in_as_one_more_list(store: BaseStore) -> None:
     )
     assert pinned[0].key == keys[3]  # peanuts: first in its own list
     assert pinned[0].parts["pinned"].rank == 1
+
+
+SISTER = ["My sister is Priya.", "Priya recommended Dune.", "Tom plays chess.", "I live in Lyon."]
+
+
+def _sister_hits(hits: Sequence[Recalled]) -> None:
+    dune = [h for h in hits if h.value.text == "Priya recommended Dune."]
+    assert dune and dune[0].parts["entity"].rank <= 2
+    assert hits[0].parts.get("entity") is not None
+
+
+def test_recall_expands_the_entities_the_query_names(
+    pg_uri: str, schema: str, index: dict[str, Any]
+) -> None:
+    with VaultStore.from_conn_string(pg_uri, index=index, schema=schema) as store:  # type: ignore[arg-type]
+        store.setup()
+        vault = MemoryVault(store, user_id="u1", entity_finder=find_entities)
+        for text in SISTER:
+            vault.remember(text)
+        _sister_hits(vault.recall("what did my sister recommend?", limit=3))
+
+
+async def test_arecall_expands_the_entities_the_query_names(
+    pg_uri: str, schema: str, index: dict[str, Any]
+) -> None:
+    async with AsyncVaultStore.from_conn_string(pg_uri, index=index, schema=schema) as store:  # type: ignore[arg-type]
+        await store.setup()
+        vault = MemoryVault(store, user_id="u1", entity_finder=find_entities)
+        for text in SISTER:
+            await vault.aremember(text)
+        _sister_hits(await vault.arecall("what did my sister recommend?", limit=3))

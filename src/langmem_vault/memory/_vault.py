@@ -40,7 +40,7 @@ from langmem_vault.memory._models import (
 )
 from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory._recall.fusion import BranchHit
-from langmem_vault.memory._recall.recall_plan import RecallQuery, recall_plan
+from langmem_vault.memory._recall.recall_plan import RecallQuery, default_branches, recall_plan
 from langmem_vault.memory._recall.retrieval import applicable_instructions, newest_plan, scan_plan
 from langmem_vault.memory._recall.scoring import (
     DEFAULT_WEIGHTS,
@@ -280,7 +280,11 @@ class MemoryVault:
             joined_usage=runs_mirror_search(self.store),
         )
         scored = yield from recall_plan(
-            request, utcnow(), weights=self.weights, include_pending=include_pending
+            request,
+            utcnow(),
+            weights=self.weights,
+            include_pending=include_pending,
+            branches=default_branches(self.store),
         )
         if categories is not None:
             wanted = set(categories)
@@ -306,7 +310,7 @@ class MemoryVault:
 
         One store round trip on VaultStore: the hybrid search's ``candidates`` (with each
         one's vector and keyword score and usage record), ranked by reciprocal rank fusion of
-        the branches (vector, keyword, thread; see
+        the branches (vector, keyword, thread, and entity on VaultStore; see
         :mod:`langmem_vault.memory._recall.recall_plan`). The fused score stands in for search
         relevance in the usual blend with confidence x 0.7 + recency x 0.3 and utility, with
         category balance. ``as_of`` (an aware datetime) asks what held then: facts valid at

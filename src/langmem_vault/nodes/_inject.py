@@ -50,8 +50,10 @@ from langmem_vault.memory._recall.private_recall import (
     private_search_op,
 )
 from langmem_vault.memory._recall.recall_plan import (
+    Branch,
     RecallFound,
     RecallQuery,
+    default_branches,
     rank_found,
     read_found,
     recall_ops,
@@ -293,6 +295,7 @@ def candidates_plan(
     now: datetime,
     *,
     joined_usage: bool = False,
+    branches: Sequence[Branch] = (),
 ) -> StorePlan[Candidates]:
     """The store reads of one inject turn, in one batch (driven sync or async): recall's ops
     (``memory.recall.recall_plan``), the standing instructions, the recent episodes and the
@@ -306,7 +309,7 @@ def candidates_plan(
     request = RecallQuery(
         ns.semantic, message, candidates=opts.candidates, joined_usage=joined_usage
     )
-    recall = recall_ops(request)
+    recall = recall_ops(request, branches)
     # Private facts are not in the index: read them by filter, rank them in process.
     private_op: Any = private_search_op(ns.semantic, limit=opts.max_private)
     if joined_usage:
@@ -326,7 +329,7 @@ def candidates_plan(
     usage: dict[Target, dict[str, Any]] = {}
     if joined_usage:
         private, usage = split_usage(private)
-    found = yield from read_found(request, results[2 : 2 + len(recall)], also=private)
+    found = yield from read_found(request, results[2 : 2 + len(recall)], branches, also=private)
     if usage:
         found = replace(found, usage={**found.usage, **usage})
     recent = yield from newest_plan(
@@ -482,7 +485,14 @@ class InjectNode:
         # Usage records come joined to the searches where the store can (one round trip).
         messages = state.get("messages", [])
         usage = runs_mirror_search(store)
-        return candidates_plan(messages, config, self.options, now, joined_usage=usage)
+        return candidates_plan(
+            messages,
+            config,
+            self.options,
+            now,
+            joined_usage=usage,
+            branches=default_branches(store),
+        )
 
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run inject synchronously; returns the state update (no memory when it fails or

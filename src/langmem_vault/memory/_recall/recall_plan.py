@@ -11,7 +11,8 @@ Then, in process, each branch ranks what it knows and :func:`~.fusion.fuse` fuse
 - ``thread``: the candidates of the conversations (``source_thread_id``) whose best few
   matches score highest: what a user says about one thing tends to come together, so a turn
   that answers the question without naming its words ranks beside the ones that do;
-- one list per extra branch.
+- one list per extra :class:`Branch`: entity expansion (:class:`EntityBranch`) on stores
+  with the entity index.
 
 The fused score, scaled to [0, 1] across the candidates, takes the place of search relevance
 in the usual blend with confidence, recency, utility and layer (``recall.scoring``): the
@@ -34,6 +35,7 @@ from typing import Any, Protocol
 from langgraph.store.base import Item, SearchItem
 
 from langmem_vault.db._store_plans import Batch, StorePlan
+from langmem_vault.memory._recall.expansion import expansion_op
 from langmem_vault.memory._recall.fusion import DEFAULT_K, fuse
 from langmem_vault.memory._recall.retrieval import fact_search_op, fact_value
 from langmem_vault.memory._recall.scoring import (
@@ -49,15 +51,18 @@ from langmem_vault.memory._recall.usage import (
     usage_search_op,
     with_usage,
 )
+from langmem_vault.store._entities import runs_entity_links
 from langmem_vault.store._mirrors import Mirrored
 
 __all__ = [
     "DEFAULT_BRANCH_WEIGHTS",
     "Branch",
     "Candidate",
+    "EntityBranch",
     "RecallFound",
     "RecallQuery",
     "RecallSettings",
+    "default_branches",
     "rank_found",
     "read_found",
     "recall_ops",
@@ -115,6 +120,38 @@ class Branch(Protocol):
     def rank(
         self, query: RecallQuery, results: Sequence[Any], pool: Mapping[Target, Candidate]
     ) -> Sequence[tuple[SearchItem | Item, float]]: ...
+
+
+class EntityBranch:
+    """The memories linked to the entities the query names, and to their neighbours one
+    relation away (:mod:`~langmem_vault.memory._recall.expansion`: one recursive statement
+    in recall's batch): nearer hops first, then more entities matched, then newer. Only on
+    stores with the entity index (:func:`default_branches`)."""
+
+    name = "entity"
+
+    def __init__(self, *, limit: int = 20, hops: int = 1) -> None:
+        self.limit = limit
+        self.hops = hops
+
+    def ops(self, query: RecallQuery) -> Sequence[Any]:
+        if not query.text:
+            return []
+        op = expansion_op(
+            [query.namespace], query.text, limit=self.limit, hops=self.hops, as_of=query.as_of
+        )
+        return [op]
+
+    def rank(
+        self, query: RecallQuery, results: Sequence[Any], pool: Mapping[Target, Candidate]
+    ) -> Sequence[tuple[SearchItem | Item, float]]:
+        # the op's own order; the score says how near: 1 for a named entity, 1/2 one hop on
+        return [(hit.item, 1.0 / (1 + hit.hop)) for page in results for hit in page]
+
+
+def default_branches(store: object) -> tuple[Branch, ...]:
+    """The extra branches ``store`` can run: entity expansion on VaultStore."""
+    return (EntityBranch(),) if runs_entity_links(store) else ()
 
 
 @dataclass(frozen=True)
