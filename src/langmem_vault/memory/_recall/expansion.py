@@ -17,6 +17,8 @@ nothing, and a recall built on it falls back to search alone.
 ('what', 'did', 'my', 'sister')
 >>> "my sister" in query_terms("What did my sister's friend recommend?")
 True
+>>> query_terms("tea " + "x" * 5000)
+('tea',)
 >>> from langgraph.store.memory import InMemoryStore
 >>> expand(InMemoryStore(), [("memories", "u1", "semantic")], "what did my sister recommend?")
 []
@@ -44,7 +46,7 @@ from langgraph.store.base import BaseStore
 
 from langmem_vault.db._steps import arun_steps, run_steps
 from langmem_vault.db._store_plans import Batch, StorePlan
-from langmem_vault.store._entities import MAX_TERMS, Expanded, ExpandOp
+from langmem_vault.store._entities import MAX_NAME, MAX_TERMS, Expanded, ExpandOp
 
 __all__ = ["Expanded", "aexpand", "expand", "expand_plan", "expansion_op", "query_terms"]
 
@@ -63,7 +65,9 @@ def query_terms(query: str, *, max_words: int = MAX_TERM_WORDS) -> tuple[str, ..
     terms: dict[str, None] = {}
     for size in range(1, max_words + 1):
         for start in range(len(words) - size + 1):
-            terms[" ".join(words[start : start + size])] = None
+            term = " ".join(words[start : start + size])
+            if len(term) <= MAX_NAME:  # no entity's name is longer: any text may be asked
+                terms[term] = None
     return tuple(terms)[:MAX_TERMS]
 
 
