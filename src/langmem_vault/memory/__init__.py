@@ -15,9 +15,9 @@ from langmem_vault.memory._recall.scoring import ScoringWeights
 from langmem_vault.memory._vault import MemoryVault, Recalled
 
 # The entry points: the facade, the kinds it stores, where they live (and the error a run
-# without the template's key gets), recall's results and weights, the keyring, the lifecycle's functions,
-# and the entity expansion recall builds on. The model's parts (proposals, conditions,
-# namespace constants) stay in their modules.
+# without the template's key gets), recall's results and weights, the keyring, the
+# lifecycle's functions, and the entity expansion recall builds on. The model's parts
+# (proposals, conditions, namespace constants) stay in their modules.
 __all__ = [
     "BranchHit",
     "Episode",
