@@ -127,8 +127,9 @@ def test_recall_coverage_and_tokens_by_category(store: VaultStore, embeddings: A
     # The reference misses "Where did Ana move?" (its top two are the sister's and the job).
     assert rows["single-hop"].reference_recall == pytest.approx(0.8)
     assert rows["all four (1-4)"].reference_recall == pytest.approx(15 / 18)
-    # The block holds the tournament turn but not its date: temporal coverage is 0 today.
-    assert rows["temporal"].coverage == 0.0
+    # The block holds the tournament turn and its date ("yesterday" said on 12 June 2023):
+    # "11 June 2023" is all there.
+    assert rows["temporal"].coverage == 1.0
     assert rows["single-hop"].coverage == 1.0
     assert rows["multi-hop"].coverage == pytest.approx((1.0 + 3 / 5) / 2)
     assert rows["adversarial"].coverage is None
@@ -139,7 +140,8 @@ def test_recall_coverage_and_tokens_by_category(store: VaultStore, embeddings: A
     assert len(facts) == 12
     fact = next(f for f in facts if f.value.source_message_ids == ["D2:4"])
     assert fact.value.text == "Ben: I won the chess tournament at the club yesterday!"
-    assert fact.value.valid_from.isoformat() == "2023-06-12T16:30:00+00:00"
+    assert fact.value.observed_at.isoformat() == "2023-06-12T16:30:00+00:00"
+    assert fact.value.valid_from.isoformat() == "2023-06-11T00:00:00+00:00"  # "yesterday"
     row = next(q for q in result.questions if q.question == "What is Cleo's cat called?")
     assert (row.sample_id, row.found[0], row.recall) == ("mini-2", "D1:1", 1.0)
     # Every answer is JSON.

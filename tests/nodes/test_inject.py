@@ -239,7 +239,8 @@ def test_pending_facts_join_only_when_nothing_better_matches(store: BaseStore) -
     vault.remember("User likes green tea", category="preference")
     node = create_inject_node(store=store, record_access=False).node
     asked = node.invoke({"messages": [HumanMessage("Which languages can I speak?")]}, CFG)
-    assert "- [M1] (unconfirmed) User speaks Portuguese (skill)" in asked["memory_context"]
+    # (its category, then when it was said: "(skill; said ...)")
+    assert "- [M1] (unconfirmed) User speaks Portuguese (skill;" in asked["memory_context"]
     # an active fact matches better: the pending one stays out
     other = node.invoke({"messages": [HumanMessage("Where do I work?")]}, CFG)
     assert "Acme" in other["memory_context"] and "Portuguese" not in other["memory_context"]

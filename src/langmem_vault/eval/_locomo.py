@@ -49,6 +49,7 @@ from langmem_vault.eval._locomo_data import CATEGORY_NAMES, Conversation, Questi
 from langmem_vault.eval._metrics import answer_coverage, evidence_recall, locomo_f1
 from langmem_vault.extraction._apply import apply
 from langmem_vault.extraction._span import extract_span
+from langmem_vault.memory._dates import statement_validity
 from langmem_vault.memory._models import SemanticFact
 from langmem_vault.memory._vault import MemoryVault
 from langmem_vault.memory._writes import memory_put
@@ -70,13 +71,27 @@ _BATCH = 250
 _TURNS = uuid.uuid5(uuid.NAMESPACE_URL, "langmem-vault/eval/locomo")
 
 
-def observed_fields(said_at: datetime | None) -> dict[str, Any]:
-    """The fields of a stored turn that say when it was said: today the fact's creation and
-    the start of its validity. The one place a turn's time enters the store, so when facts
-    gain an ``observed_at`` this returns it too."""
+def observed_fields(said_at: datetime | None, text: str = "") -> dict[str, Any]:
+    """The fields of a stored turn that say when it was said and when it holds: its session
+    date as ``observed_at`` (and as the fact's creation, so recency ranks as it did), and the
+    dates ``text`` states resolved against it ("yesterday", "since 2019": see docs/time.md).
+    The one place a turn's time enters the store.
+
+    >>> from datetime import datetime, UTC
+    >>> fields = observed_fields(datetime(2023, 5, 8, tzinfo=UTC), "I went there yesterday")
+    >>> fields["observed_at"].day, fields["valid_from"].day
+    (8, 7)
+    """
     if said_at is None:
         return {}
-    return {"created_at": said_at, "updated_at": said_at, "valid_from": said_at}
+    start, end = statement_validity(text, said_at) if text else (None, None)
+    return {
+        "created_at": said_at,
+        "updated_at": said_at,
+        "observed_at": said_at,
+        "valid_from": start,
+        "valid_to": end,
+    }
 
 
 @dataclass
@@ -195,7 +210,7 @@ def _turn_fact(conv: Conversation, turn: Turn) -> SemanticFact:
         source="import",
         source_thread_id=f"{conv.sample_id}-session-{turn.session}",
         source_message_ids=[turn.dia_id],
-        **observed_fields(turn.said_at),
+        **observed_fields(turn.said_at, turn.text),
     )
 
 
@@ -229,12 +244,15 @@ def _extract_turns(
         message = HumanMessage(f"{turn.speaker}: {turn.text}", id=turn.dia_id, name=turn.speaker)
         thread = f"{conv.sample_id}-session-{turn.session}"
         checked = extract_span(
-            store, extractor, [message], namespaces=vault.ns, thread_id=thread, redaction=redaction
+            store,
+            extractor,
+            [message],
+            namespaces=vault.ns,
+            thread_id=thread,
+            redaction=redaction,
+            observed_at=turn.said_at,  # the session date: observed_at, relative dates' base
         )
-        dated = checked.extraction.model_copy(
-            update={"started_at": turn.said_at, "ended_at": turn.said_at}
-        )
-        apply(store, dated, vault.ns)
+        apply(store, checked.extraction, vault.ns)
         tick(f"{conv.sample_id}: extracting")
 
 

@@ -6,6 +6,9 @@
   quoted from an assistant or tool message, 0.5 when it is not quoted at all), so reconcile
   keeps it pending confirmation instead of trusting it;
 - aliases resolve only to the facts that were shown; values are clamped into range;
+- the dates a fact holds from and to are resolved against when the span was said (its last
+  message's time, else now: :mod:`langmem_vault.memory._dates`); one that is no date is
+  dropped, and so is an end before the start;
 - a fact joining several statements ("Lives in Porto and is allergic to peanuts") is refused:
   one fact per statement, so consent or an update touching one never takes the others along
   (:mod:`~langmem_vault.extraction._clauses` decides, with spaCy's tagger).
@@ -31,8 +34,9 @@ from pydantic import ValidationError
 from langmem_vault._nlp import load_spacy
 from langmem_vault.extraction._aliases import AliasMap
 from langmem_vault.extraction._clauses import split_statements
-from langmem_vault.extraction._messages import message_text
+from langmem_vault.extraction._messages import message_text, span_times
 from langmem_vault.extraction._schema import AliasFact, ExtractionProposal
+from langmem_vault.memory._dates import resolve_date
 from langmem_vault.memory._entities import ENTITY_KINDS, Entity, Relation, norm_name
 from langmem_vault.memory._models import (
     CATEGORIES,
@@ -40,6 +44,7 @@ from langmem_vault.memory._models import (
     ProposedEpisode,
     ProposedFact,
     ProposedInstruction,
+    utcnow,
 )
 
 logger = logging.getLogger("langmem_vault.extract")
@@ -79,6 +84,8 @@ def check_proposal(
     other = [message_text(m) for m in messages if not isinstance(m, HumanMessage)]
     rejected: list[str] = []
     facts: list[ProposedFact] = []
+    times = span_times(messages)
+    said = times[1] if times else utcnow()
     for fact in proposal.facts:
         if _joins_statements(fact.text):
             rejected.append(f"fact {fact.text!r}: joins several statements; one fact each")
@@ -97,6 +104,9 @@ def check_proposal(
             )
             confidence = min(confidence, cap)
         entities, relations = _connections(fact)
+        start, end = resolve_date(fact.valid_from, said), resolve_date(fact.valid_to, said)
+        if start is not None and end is not None and end < start:
+            end = None
         try:
             facts.append(
                 ProposedFact(
@@ -109,6 +119,8 @@ def check_proposal(
                     supersedes=supersedes,
                     entities=entities,
                     relations=relations,
+                    valid_from=start,
+                    valid_to=end,
                 )
             )
         except ValidationError as exc:

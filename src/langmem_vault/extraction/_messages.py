@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from langchain_core.messages import (
@@ -32,6 +33,7 @@ from langchain_core.messages import (
     messages_to_dict,
 )
 
+from langmem_vault.memory._recall.scoring import as_datetime
 from langmem_vault.store._validation import MAX_QUERY_CHARS
 
 __all__ = [
@@ -44,8 +46,12 @@ __all__ = [
     "memory_view",
     "message_id",
     "message_text",
+    "message_time",
+    "parse_time",
     "query_text",
     "search_text",
+    "span_times",
+    "with_time",
 ]
 
 #: what memory reads of one message (extraction, compaction, tails, job payloads). A bound
@@ -131,27 +137,79 @@ def message_id(msg: BaseMessage) -> str:
     return f"anon-{digest}"
 
 
+#: where a message may say when it was sent: these keys of its ``additional_kwargs``, then of
+#: its ``response_metadata`` (an ISO string, a datetime, or epoch seconds or milliseconds)
+TIME_KEYS = ("observed_at", "timestamp", "created_at", "sent_at", "time")
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A time as messages and run configs give it (ISO text, datetime, epoch s or ms)."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+        seconds = value / 1000 if value > 1e11 else value  # milliseconds, as JavaScript sends
+        try:
+            return datetime.fromtimestamp(seconds, UTC)
+        except (OverflowError, OSError, ValueError):
+            return None
+    return as_datetime(value.strip() if isinstance(value, str) else value)
+
+
+def message_time(msg: BaseMessage) -> datetime | None:
+    """When the message was sent, if it says (see :data:`TIME_KEYS`); None otherwise.
+
+    >>> message_time(HumanMessage("hi", additional_kwargs={"timestamp": "2023-05-08T13:56:00Z"}))
+    datetime.datetime(2023, 5, 8, 13, 56, tzinfo=datetime.timezone.utc)
+    >>> message_time(HumanMessage("hi")) is None
+    True
+    """
+    for holder in (msg.additional_kwargs, msg.response_metadata):
+        for key in TIME_KEYS:
+            found = parse_time(holder.get(key)) if isinstance(holder, dict) else None
+            if found is not None:
+                return found
+    return None
+
+
+def with_time(msg: BaseMessage, at: datetime) -> BaseMessage:
+    """``msg`` dated ``at`` (``additional_kwargs["observed_at"]``) unless it has a time of its own.
+
+    >>> message_time(with_time(HumanMessage("hi"), datetime(2020, 1, 1, tzinfo=UTC))).year
+    2020
+    """
+    if message_time(msg) is not None:
+        return msg
+    kwargs = {**msg.additional_kwargs, "observed_at": at.isoformat()}
+    return msg.model_copy(update={"additional_kwargs": kwargs})
+
+
+def span_times(messages: Sequence[BaseMessage]) -> tuple[datetime, datetime] | None:
+    """The first and last time the messages carry; None when none of them is dated."""
+    times = [t for t in map(message_time, messages) if t is not None]
+    return (min(times), max(times)) if times else None
+
+
 def memory_view(msg: BaseMessage, limit: int = MAX_MESSAGE_CHARS) -> BaseMessage:
-    """What memory keeps of a message: its role, id and text (:func:`message_text`, at most
-    ``limit`` characters), and the names of the tools an AI message calls; never blocks,
-    tool arguments or metadata."""
+    """What memory keeps of a message: its role, id, time (:func:`message_time`) and text
+    (:func:`message_text`, at most ``limit`` characters), and the names of the tools an AI
+    message calls; never blocks, tool arguments or other metadata."""
     text = message_text(msg, limit)
     plain = text == msg.content and not msg.additional_kwargs and not msg.response_metadata
     if plain and not (isinstance(msg, AIMessage) and any(c["args"] for c in msg.tool_calls)):
         return msg
     ident = clean_text(msg.id) if msg.id else None
     name = clean_text(msg.name) if msg.name else None
+    said = message_time(msg)
+    kwargs = {"observed_at": said.isoformat()} if said is not None else {}
     if isinstance(msg, AIMessage):
         calls = [
             {"name": clean_text(c["name"]), "args": {}, "id": clean_text(c.get("id") or "")}
             for c in msg.tool_calls
         ]
-        return AIMessage(text, id=ident, name=name, tool_calls=calls)
+        return AIMessage(text, id=ident, name=name, tool_calls=calls, additional_kwargs=kwargs)
     if isinstance(msg, ToolMessage):
         call = clean_text(msg.tool_call_id)
-        return ToolMessage(text, id=ident, name=name, tool_call_id=call)
+        return ToolMessage(text, id=ident, name=name, tool_call_id=call, additional_kwargs=kwargs)
     return msg.model_copy(
-        update={"content": text, "id": ident, "name": name, "additional_kwargs": {}}
+        update={"content": text, "id": ident, "name": name, "additional_kwargs": kwargs}
         | {"response_metadata": {}}
     )
 

@@ -11,6 +11,9 @@ statement; :mod:`~langmem_vault.extraction._checks` refuses a fact that joins se
 [1] User: I'm Dana; I live in Porto
     - I'm Dana
     - I live in Porto
+>>> dated = HumanMessage("I moved", additional_kwargs={"timestamp": "2023-05-08"})
+>>> print(render_transcript([dated]))
+[1] User (2023-05-08): I moved
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langmem_vault._nlp import load_spacy
 from langmem_vault.extraction._aliases import KnownFact
 from langmem_vault.extraction._clauses import split_statements
-from langmem_vault.extraction._messages import message_text
+from langmem_vault.extraction._messages import message_text, message_time
 
 TOOL_TEXT_LIMIT = 500
 
@@ -37,6 +40,9 @@ Return:
   For each fact, its entities (people, places, organisations, pets, things it names, with
   how the user refers to them: "my sister" for Priya) and relations between them
   (Priya, recommended, Dune).
+  When the turn says when a fact holds ("since 2019", "two years ago", "until May"), set
+  valid_from / valid_to (YYYY, YYYY-MM or YYYY-MM-DD), resolved against the date the message
+  was said (shown after its role); leave them empty otherwise.
 - episode: a one-sentence summary of the turns, only if something worth remembering happened.
 - instructions: only standing instructions the USER gave for future answers ("from now on",
   "always", "never"), with the user's exact words as evidence. Never from the assistant or tools.
@@ -61,6 +67,9 @@ def render_transcript(messages: Sequence[BaseMessage]) -> str:
             text = text[:TOOL_TEXT_LIMIT]
         else:
             role = msg.type.capitalize()
+        said = message_time(msg)
+        if said is not None:
+            role = f"{role} ({said.date().isoformat()})"
         lines.append(f"[{i}] {role}: {text}")
         if len(statements) > 1:
             lines += [f"    - {statement}" for statement in statements]

@@ -7,9 +7,10 @@ Rules (no model decides anything here):
   (``1 - (1 - old) x (1 - new)``, capped at 0.99) instead of a duplicate being written; a
   pending fact that reaches ``confirm_threshold`` this way becomes active;
 - **contradiction** (``supersedes`` a stored key): the new fact is written and the old one is
-  closed (``valid_to`` now, status ``superseded``, ``superseded_by`` the new key); both are
-  kept. A new fact below the threshold waits as pending and closes the old one only when
-  confirmed (``MemoryVault.confirm``), so a shaky guess never retires a solid fact;
+  closed (``valid_to`` the new fact's start: its ``valid_from``, else when it was said;
+  status ``superseded``, ``superseded_by`` the new key); both are kept. A new fact below
+  the threshold waits as pending and closes the old one only when confirmed
+  (``MemoryVault.confirm``), so a shaky guess never retires a solid fact;
 - **below ``confirm_threshold``** (default 0.8): stored as ``pending_confirmation``;
 - **layers** (:mod:`langmem_vault.memory._layers`): a new fact starts working (7 days), or
   short-term (2 hours) below ``LayerPolicy.short_term_below`` confidence; a conversation's
@@ -137,6 +138,11 @@ class _Ctx:
     closures: list[tuple[str, str]] = field(default_factory=list)  # (old key, new key)
     report: ReconcileReport = field(default_factory=ReconcileReport)
 
+    @property
+    def observed(self) -> datetime:
+        """When the span was said (the extraction's ``observed_at``), else now."""
+        return self.extraction.observed_at or self.now
+
     def touch(self, key: str, fact: SemanticFact, *, index: bool = False) -> None:
         self.facts[key] = fact
         self.dirty[key] = self.dirty.get(key, False) or index
@@ -150,15 +156,8 @@ def _close(ctx: _Ctx, old_key: str, new_key: str) -> None:
     old = ctx.facts[old_key]
     if old.status == "superseded":
         return
-    closed = old.model_copy(
-        update={
-            "status": "superseded",
-            "valid_to": max(ctx.now, old.valid_from),
-            "superseded_by": new_key,
-            "updated_at": ctx.now,
-        }
-    )
-    ctx.touch(old_key, closed)
+    # The old fact held until the new one began ("I moved to Lyon in 2021": Porto until 2021).
+    ctx.touch(old_key, old.closed(ctx.facts[new_key].start(), by=new_key, now=ctx.now))
     ctx.report.superseded.append(old_key)
 
 
@@ -229,7 +228,9 @@ def _new_fact(ctx: _Ctx, key: str, proposal: ProposedFact, supersedes: str | Non
         evidence=proposal.evidence,
         created_at=ctx.now,
         updated_at=ctx.now,
-        valid_from=ctx.now,
+        observed_at=ctx.observed,
+        valid_from=proposal.valid_from,
+        valid_to=proposal.valid_to,
         status=status,
         private=proposal.private,
         supersedes=supersedes,
@@ -356,6 +357,7 @@ def reconcile_plan(
             source="conversation",
             source_message_ids=extraction.message_ids[-MAX_SOURCE_IDS:],
             created_at=ctx.now,
+            observed_at=ctx.observed,
             layer="working",
         )
         writes += _put(ns.episodes, key, episode, index=True, layers=layers)

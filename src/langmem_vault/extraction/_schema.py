@@ -47,6 +47,14 @@ class AliasFact(BaseModel):
     )
     entities: list[AliasEntity] = Field(default_factory=list)
     relations: list[AliasRelation] = Field(default_factory=list)
+    valid_from: str | None = Field(
+        default=None,
+        description="When it started to hold, only if the turn says (YYYY, YYYY-MM or "
+        "YYYY-MM-DD), relative dates resolved against the date the message was said.",
+    )
+    valid_to: str | None = Field(
+        default=None, description="When it stopped holding, only if the turn says; same form."
+    )
 
 
 class AliasEpisode(BaseModel):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -25,6 +26,8 @@ from langmem_vault.extraction._messages import (
     content_messages,
     message_id,
     message_text,
+    span_times,
+    with_time,
 )
 from langmem_vault.extraction._protocol import Extractor, as_extractor
 from langmem_vault.extraction._redaction import redact_extraction
@@ -79,8 +82,17 @@ def _finish(
     if redaction is not None:
         # Before anything is stored: the job's saved result included.
         extraction = redact_extraction(extraction, redaction)
-    checked.extraction = extraction.model_copy(update={"thread_id": thread_id, "message_ids": ids})
+    update: dict[str, Any] = {"thread_id": thread_id, "message_ids": ids}
+    times = span_times(messages)
+    if times is not None:  # when it was said: the facts' observed_at, the episode's span
+        update |= {"started_at": times[0], "ended_at": times[1], "observed_at": times[1]}
+    checked.extraction = extraction.model_copy(update=update)
     return checked
+
+
+def _dated(messages: Sequence[BaseMessage], observed_at: datetime | None) -> list[BaseMessage]:
+    span = content_messages(messages)
+    return span if observed_at is None else [with_time(m, observed_at) for m in span]
 
 
 def extract_span(
@@ -92,17 +104,20 @@ def extract_span(
     thread_id: str | None = None,
     similar_limit: int = 8,
     redaction: RedactionPolicy | None = DEFAULT_POLICY,
+    observed_at: datetime | None = None,
 ) -> Checked:
     """One extraction over ``messages``: similar stored facts, one call, the checks, then PII
     redaction under ``redaction`` (None turns it off).
 
     ``extractor`` is a chat model, an ``init_chat_model`` string or an ``Extractor``.
+    ``observed_at`` dates the messages that carry no time of their own (a session date);
+    relative dates are resolved against each message's time (see docs/time.md).
 
     >>> checked = extract_span(store, model, msgs, namespaces=ns)  # doctest: +SKIP
     >>> checked.extraction.facts                                   # doctest: +SKIP
     """
     ex: Extractor = as_extractor(extractor)
-    span = content_messages(messages)
+    span = _dated(messages, observed_at)
     aliases = _alias_map(
         store.batch(_search_ops(namespaces.semantic, span, similar_limit)), similar_limit
     )
@@ -119,10 +134,11 @@ async def aextract_span(
     thread_id: str | None = None,
     similar_limit: int = 8,
     redaction: RedactionPolicy | None = DEFAULT_POLICY,
+    observed_at: datetime | None = None,
 ) -> Checked:
     """Async twin of :func:`extract_span`."""
     ex: Extractor = as_extractor(extractor)
-    span = content_messages(messages)
+    span = _dated(messages, observed_at)
     results = await store.abatch(_search_ops(namespaces.semantic, span, similar_limit))
     aliases = _alias_map(results, similar_limit)
     proposal = await ex.aextract(span, aliases.facts)

@@ -7,11 +7,13 @@ lifecycle's entry points (feedback, consolidation).
 from typing import Any
 
 from langmem_vault._lazy import LazyNames
+from langmem_vault.memory._dates import statement_validity
 from langmem_vault.memory._models import Episode, Extraction, Instruction, SemanticFact
 from langmem_vault.memory._namespaces import MemoryNamespaces, MissingConfigKeyError
 from langmem_vault.memory._recall.expansion import aexpand, expand, query_terms
 from langmem_vault.memory._recall.fusion import BranchHit
 from langmem_vault.memory._recall.scoring import ScoringWeights
+from langmem_vault.memory._recall.time_filter import QueryTime, TimeWindow, read_query_time
 from langmem_vault.memory._vault import MemoryVault, Recalled
 
 # The entry points: the facade, the kinds it stores, where they live (and the error a run
@@ -28,19 +30,24 @@ __all__ = [
     "MemoryVault",
     "MissingConfigKeyError",
     "ModelJudge",
+    "QueryTime",
     "Recalled",
     "ScoringWeights",
     "SemanticFact",
+    "TimeWindow",
     "aconsolidate",
     "aexpand",
     "amemory_feedback",
     "arate_turn",
     "aturn_feedback",
     "consolidate",
+    "date_label",
     "expand",
     "memory_feedback",
     "query_terms",
     "rate_turn",
+    "read_query_time",
+    "statement_validity",
     "turn_feedback",
 ]
 

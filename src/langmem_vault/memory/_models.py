@@ -34,6 +34,7 @@ __all__ = [
     "ProposedFact",
     "ProposedInstruction",
     "SemanticFact",
+    "TimedModel",
     "index_fields_for",
 ]
 
@@ -122,10 +123,39 @@ class MemoryModel(BaseModel):
         return cls.model_validate(value)
 
 
-class SemanticFact(MemoryModel):
+class TimedModel(MemoryModel):
+    """When a memory was said (``observed_at``) and when it holds in the world (``valid_from``,
+    ``valid_to``; None where unknown: open-ended). See :mod:`langmem_vault.memory._dates`.
+
+    A value stored before ``observed_at`` existed was said when it was created:
+    :meth:`said_at`.
+
+    >>> old = SemanticFact.from_store({"text": "Likes tea", "created_at": "2021-03-04T00:00:00Z"})
+    >>> old.observed_at, old.said_at().year, old.valid_from
+    (None, 2021, None)
+    """
+
+    observed_at: Stamp | None = None
+    valid_from: Stamp | None = None
+    valid_to: Stamp | None = None
+
+    def said_at(self) -> datetime:
+        """When it was said: ``observed_at``, else its creation."""
+        return self.observed_at or getattr(self, "created_at", None) or utcnow()
+
+    @model_validator(mode="after")
+    def _check_validity(self) -> Self:
+        start, end = self.valid_from, self.valid_to
+        if start is not None and end is not None and end < start:
+            raise ValueError("valid_to must not be earlier than valid_from")
+        return self
+
+
+class SemanticFact(TimedModel):
     """A fact about the user: what it says, how sure we are, where it came from, when valid.
 
-    A superseded fact is closed (``valid_to`` set, ``status="superseded"``), never deleted.
+    A superseded fact is closed (``valid_to`` set, ``status="superseded"``), never deleted:
+    see :meth:`closed`.
 
     >>> SemanticFact(text="Works at Acme", category="company").status
     'active'
@@ -142,8 +172,6 @@ class SemanticFact(MemoryModel):
     evidence: str | None = Field(default=None, max_length=MAX_EVIDENCE)
     created_at: Stamp = Field(default_factory=utcnow)
     updated_at: Stamp = Field(default_factory=utcnow)
-    valid_from: Stamp = Field(default_factory=utcnow)
-    valid_to: Stamp | None = None
     status: FactStatus = "active"
     private: bool = False
     access_count: int = Field(default=0, ge=0)
@@ -162,11 +190,32 @@ class SemanticFact(MemoryModel):
     entities: list[Entity] = Field(default_factory=list, max_length=MAX_ENTITIES)
     relations: list[Relation] = Field(default_factory=list, max_length=MAX_ENTITIES)
 
-    @model_validator(mode="after")
-    def _check_validity(self) -> Self:
-        if self.valid_to is not None and self.valid_to < self.valid_from:
-            raise ValueError("valid_to must not be earlier than valid_from")
-        return self
+    def closed(self, at: datetime, *, by: str | None = None, now: datetime | None = None) -> Self:
+        """This fact superseded (kept, never deleted): it stopped holding at ``at`` (the new
+        fact's start, or when it was said), never before it began nor after an end it already
+        had; ``by`` is the key of the fact that replaces it.
+
+        >>> from datetime import datetime, UTC
+        >>> porto = SemanticFact(text="Lives in Porto", valid_from=datetime(2019, 1, 1, tzinfo=UTC))
+        >>> porto.closed(datetime(2021, 1, 1, tzinfo=UTC), by="k2").valid_to.year
+        2021
+        """
+        end = at if self.valid_to is None else min(at, self.valid_to)
+        if self.valid_from is not None:
+            end = max(end, self.valid_from)
+        update: dict[str, Any] = {
+            "status": "superseded",
+            "valid_to": end,
+            "updated_at": now or utcnow(),
+        }
+        if by is not None:
+            update["superseded_by"] = by
+        return self.model_copy(update=update)
+
+    def start(self) -> datetime:
+        """When this fact began to hold, as far as we know: ``valid_from``, else when it was
+        said. A fact that replaces another closes the old one here."""
+        return self.valid_from or self.said_at()
 
     def is_current(self, now: datetime | None = None) -> bool:
         """Active and inside its validity interval."""
@@ -174,7 +223,7 @@ class SemanticFact(MemoryModel):
         return self.status == "active" and (self.valid_to is None or self.valid_to > moment)
 
 
-class Episode(MemoryModel):
+class Episode(TimedModel):
     """What happened in a span of a conversation.
 
     >>> Episode(summary="Planned the Rome trip", importance=0.7, thread_id="t1").topics
@@ -274,6 +323,9 @@ class ProposedFact(BaseModel):
     supersedes: str | None = None
     entities: list[Entity] = Field(default_factory=list, max_length=MAX_ENTITIES)
     relations: list[Relation] = Field(default_factory=list, max_length=MAX_ENTITIES)
+    #: when it holds in the world, resolved against when it was said (memory.dates)
+    valid_from: Stamp | None = None
+    valid_to: Stamp | None = None
 
 
 class ProposedEpisode(BaseModel):
@@ -322,3 +374,5 @@ class Extraction(BaseModel):
     message_ids: list[str] = Field(default_factory=list)
     started_at: Stamp | None = None
     ended_at: Stamp | None = None
+    #: when the span was said (its last message's time, a session date, or the extraction's)
+    observed_at: Stamp | None = None

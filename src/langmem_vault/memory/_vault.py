@@ -178,6 +178,7 @@ class MemoryVault:
         evidence: str | None,
         layer: MemoryLayer,
         thread_id: str | None,
+        when: Mapping[str, datetime | None],
     ) -> SemanticFact:
         return SemanticFact(
             text=text,
@@ -189,6 +190,9 @@ class MemoryVault:
             evidence=evidence,
             layer=layer,
             source_thread_id=thread_id,
+            observed_at=when["observed_at"] or utcnow(),
+            valid_from=when["valid_from"],
+            valid_to=when["valid_to"],
         )
 
     def _remember_plan(self, fact: SemanticFact) -> StorePlan[Memory[SemanticFact]]:
@@ -216,12 +220,19 @@ class MemoryVault:
         thread_id: str | None = None,
         entities: Sequence[Entity] = (),
         relations: Sequence[Relation] = (),
+        observed_at: datetime | None = None,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
     ) -> Memory[SemanticFact]:
         """Store a fact (validated first; nothing is written when a field is invalid).
 
         A fact the user or the app states is long-term at once. ``layer="short_term"`` with
         ``thread_id`` keeps a session note for 2 hours, ranked at full weight in that thread
         only (see :mod:`langmem_vault.memory._layers`).
+
+        ``observed_at`` is when it was said (default: now; a session date for an imported
+        conversation), ``valid_from``/``valid_to`` when it holds in the world (default:
+        unknown, open-ended); see docs/time.md.
 
         >>> from langgraph.store.memory import InMemoryStore
         >>> MemoryVault(InMemoryStore(), user_id="u").remember("Likes jazz").value.layer
@@ -231,8 +242,9 @@ class MemoryVault:
         ``entity_finder`` does, when it has one); the store's entity index links them to
         it (``memory.recall.expansion`` reads them).
         """
+        when = {"observed_at": observed_at, "valid_from": valid_from, "valid_to": valid_to}
         fact = self._fact(
-            text, category, tags, confidence, source, private, evidence, layer, thread_id
+            text, category, tags, confidence, source, private, evidence, layer, thread_id, when
         ).model_copy(update={"entities": list(entities), "relations": list(relations)})
         return self._run(self._remember_plan(fact))
 
@@ -250,10 +262,14 @@ class MemoryVault:
         thread_id: str | None = None,
         entities: Sequence[Entity] = (),
         relations: Sequence[Relation] = (),
+        observed_at: datetime | None = None,
+        valid_from: datetime | None = None,
+        valid_to: datetime | None = None,
     ) -> Memory[SemanticFact]:
         """Async :meth:`remember`."""
+        when = {"observed_at": observed_at, "valid_from": valid_from, "valid_to": valid_to}
         fact = self._fact(
-            text, category, tags, confidence, source, private, evidence, layer, thread_id
+            text, category, tags, confidence, source, private, evidence, layer, thread_id, when
         ).model_copy(update={"entities": list(entities), "relations": list(relations)})
         return await self._arun(self._remember_plan(fact))
 
@@ -470,14 +486,7 @@ class MemoryVault:
             if isinstance(old_item, Item):
                 old = self._open(fact.supersedes, old_item.value)
                 if old.status != "superseded":
-                    closed = old.model_copy(
-                        update={
-                            "status": "superseded",
-                            "valid_to": max(now, old.valid_from),
-                            "superseded_by": key,
-                            "updated_at": now,
-                        }
-                    )
+                    closed = old.closed(fact.start(), by=key, now=now)
                     ops += self._put(self.ns.semantic, fact.supersedes, closed, reindex=False)
         yield Batch(ops)
         return Memory(key, confirmed)
@@ -505,11 +514,7 @@ class MemoryVault:
             )
             return True
         now = utcnow()
-        fact = self._open(key, item.value)
-        valid_to = max(now, fact.valid_from)
-        closed = fact.model_copy(
-            update={"status": "superseded", "valid_to": valid_to, "updated_at": now}
-        )
+        closed = self._open(key, item.value).closed(now, now=now)
         yield Batch(self._put(self.ns.semantic, key, closed, reindex=False))
         return True
 

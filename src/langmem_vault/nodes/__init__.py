@@ -15,6 +15,7 @@ from langmem_vault._lazy import LazyNames
 
 __all__ = [
     "CatchUpThenInject",
+    "ObservedAtError",
     "aapply_extraction",
     "apply_extraction",
     "create_compact_node",
@@ -33,7 +34,7 @@ _WHERE = {
         "apply_extraction",
         "aapply_extraction",
     ),
-    "langmem_vault.nodes._extract": ("CatchUpThenInject", "create_extract_node"),
+    "langmem_vault.nodes._extract": ("CatchUpThenInject", "ObservedAtError", "create_extract_node"),
     "langmem_vault.nodes._compact": ("create_compact_node",),
 }
 

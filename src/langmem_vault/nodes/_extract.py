@@ -49,7 +49,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
 
-from langmem_vault._run_config import RunConfigError
+from langmem_vault._run_config import RunConfigError, config_value
 from langmem_vault.db._steps import Call, Step, Steps, arun_steps, run_steps
 from langmem_vault.db._store_plans import Batch
 from langmem_vault.extraction._apply import aapply, apply
@@ -57,7 +57,9 @@ from langmem_vault.extraction._messages import (
     content_messages,
     deserialize_span,
     message_id,
+    parse_time,
     serialize_span,
+    with_time,
 )
 from langmem_vault.extraction._payload import (
     EXTRACT_JOB,
@@ -102,6 +104,7 @@ __all__ = [
     "DEFAULT_CATCH_UP_SECONDS",
     "DROPPED_KEY",
     "FLUSH_KEY",
+    "OBSERVED_AT_KEY",
     "CatchUpThenInject",
     "create_extract_node",
 ]
@@ -129,6 +132,28 @@ def _thread_id(config: RunnableConfig) -> str:
             "watermark; compile the graph with a checkpointer and pass a thread_id"
         )
     return str(thread_id)
+
+
+#: config["configurable"] (or run context) key: when the run's messages were said (a
+#: datetime or an ISO string; an imported conversation's session date), for the messages
+#: that carry no time of their own
+OBSERVED_AT_KEY = "observed_at"
+
+
+class ObservedAtError(RunConfigError, ValueError):
+    """A session date in the run config that is no time."""
+
+
+def _session_time(config: RunnableConfig) -> datetime:
+    value = config_value(OBSERVED_AT_KEY, config)
+    if value is None:
+        return datetime.now(UTC)
+    said = parse_time(value)
+    if said is None:
+        raise ObservedAtError(
+            f"{OBSERVED_AT_KEY}: expected a datetime or an ISO date, got {value!r}"
+        )
+    return said
 
 
 class _ExtractNode:
@@ -193,11 +218,19 @@ class _ExtractNode:
     def _store(self) -> BaseStore:
         return resolve_store(self.store)
 
-    def _span(self, state: dict[str, Any]) -> list[BaseMessage]:
+    def _span(
+        self, state: dict[str, Any], config: RunnableConfig | None = None
+    ) -> list[BaseMessage]:
         messages = state.get("messages")
         if messages is None:
             raise MissingStateKeyError("extract reads state['messages'], which is missing")
-        return content_messages(messages)
+        span = content_messages(messages)
+        if config is None:
+            return span
+        # When it was said: the message's own time, else the run's session date, else now;
+        # the time travels with the message (a background job included).
+        said = _session_time(config)
+        return [with_time(m, said) for m in span]
 
     def _min_new(self, config: RunnableConfig) -> int:
         flush = bool((config.get("configurable") or {}).get(FLUSH_KEY))
@@ -324,7 +357,7 @@ class _ExtractNode:
         background = self._background()
         thread_id = _thread_id(config)
         ns = self.namespaces.resolve(config)
-        span = self._span(state)
+        span = self._span(state, config)
         if _first_turn(span):
             yield Call(lambda: self.catch_up(state, config), lambda: self.acatch_up(state, config))
         queue = yield Call(self._sync_queue, self._any_queue)
@@ -360,7 +393,7 @@ class _ExtractNode:
 
     def _invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if self.mode == "inline":
-            return _dropped(state, run_steps(self._inline_steps(self._span(state), config)))
+            return _dropped(state, run_steps(self._inline_steps(self._span(state, config), config)))
         try:
             run_steps(self._background_steps(state, config))
         except psycopg.Error as exc:
@@ -369,7 +402,7 @@ class _ExtractNode:
 
     async def _ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if self.mode == "inline":
-            refused = await arun_steps(self._inline_steps(self._span(state), config))
+            refused = await arun_steps(self._inline_steps(self._span(state, config), config))
             return _dropped(state, refused)
         try:
             await arun_steps(self._background_steps(state, config))

@@ -67,6 +67,7 @@ from langmem_vault.memory._recall.scoring import (
     balance_categories,
     score_parts,
 )
+from langmem_vault.memory._recall.time_filter import date_label
 from langmem_vault.memory._recall.usage import Target, split_usage, usage_search_op
 from langmem_vault.memory._sealing import Keyring, default_keyring
 from langmem_vault.nodes._common import MemoryNode, resolve_store
@@ -168,7 +169,11 @@ def _episode_score(value: Mapping[str, Any], now: datetime, weights: ScoringWeig
 def _fact_line(alias: str, value: Mapping[str, Any]) -> str:
     # A pending fact says so first: the model should hedge ("you mentioned...") or ask.
     mark = "(unconfirmed) " if value.get("status") == PENDING else ""
-    return f"- [{alias}] {mark}{value.get('text', '')} ({value.get('category', 'general')})"
+    about = str(value.get("category", "general"))
+    when = date_label(value)  # "since May 2023", "said 3 Jun 2024"; nothing when unknown
+    if when:
+        about = f"{about}; {when}"
+    return f"- [{alias}] {mark}{value.get('text', '')} ({about})"
 
 
 def _with_pending(scored: list[ScoredMemory], limit: int) -> list[ScoredMemory]:

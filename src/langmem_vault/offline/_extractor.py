@@ -29,6 +29,7 @@ import string
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from importlib import resources
 from typing import Any
 
@@ -37,7 +38,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langmem_vault._nlp import SPACY_MODEL, SpacyModelError, load_spacy
 from langmem_vault.extraction._aliases import KnownFact
 from langmem_vault.extraction._clauses import Clause, split_statements
-from langmem_vault.extraction._messages import message_text
+from langmem_vault.extraction._messages import message_text, message_time
 from langmem_vault.extraction._schema import (
     AliasEntity,
     AliasEpisode,
@@ -46,6 +47,8 @@ from langmem_vault.extraction._schema import (
     AliasRelation,
     ExtractionProposal,
 )
+from langmem_vault.memory._dates import statement_validity, without_dates
+from langmem_vault.memory._models import utcnow
 from langmem_vault.offline._chat import hedged, normalise
 from langmem_vault.offline._entities import find_entities
 
@@ -221,6 +224,7 @@ class OfflineExtractor:
             if not isinstance(msg, HumanMessage):
                 continue  # never learn from assistant or tool messages
             text = message_text(msg)
+            when = message_time(msg) or utcnow()
             add(_bare_name(messages[:i], text, known))
             for sentence, tags in self._sentences(text):
                 ins = _instruction(sentence)
@@ -230,12 +234,13 @@ class OfflineExtractor:
                 for clause in split_statements(sentence, nlp):
                     # its own entities only: a clause never carries another's words
                     own = [t for t in tags if t in clause.text.lower()]
-                    found = _facts(clause, own, known)
-                    if found:
-                        for fact in found:
-                            add(fact)
-                    elif self.keep_sentences:
-                        add(_verbatim(clause.text, own, known))
+                    found = [_dated(f, clause.text, when) for f in _facts(clause, own, known)]
+                    if not found and self.keep_sentences:
+                        found = [f for f in [_verbatim(clause.text, own, known)] if f]
+                        # a quote stays as said; its dates still say when it holds
+                        found = [_dated(f, clause.text, when, keep_text=True) for f in found]
+                    for fact in found:
+                        add(fact)
         if nlp is not None:
             facts = [_connected(f) for f in facts]
         episode = None
@@ -276,6 +281,21 @@ def _connected(fact: AliasFact) -> AliasFact:
             ],
         }
     )
+
+
+def _dated(fact: AliasFact, clause: str, said: datetime, *, keep_text: bool = False) -> AliasFact:
+    # "I moved to Lyon in 2021": "User lives in Lyon" from 2021 (resolved against when it
+    # was said); the date leaves the text for valid_from.
+    start, end = statement_validity(clause, said)
+    if start is None and end is None:
+        return fact
+    update = {
+        "valid_from": start.date().isoformat() if start else None,
+        "valid_to": end.date().isoformat() if end else None,
+    }
+    if not keep_text:
+        update["text"] = without_dates(fact.text) or fact.text
+    return fact.model_copy(update=update)
 
 
 _TAG_LABELS = {"ORG", "GPE", "LOC", "PERSON", "NORP", "PRODUCT", "LANGUAGE", "EVENT", "FAC"}

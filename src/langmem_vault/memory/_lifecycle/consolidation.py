@@ -375,7 +375,7 @@ def consolidation_plan(
             "updated_at": stamp,
         }
         summary.setdefault("created_at", stamp)
-        summary.setdefault("valid_from", stamp)
+        summary.setdefault("observed_at", stamp)  # when it holds: unknown (open-ended)
         values[key] = summary
         changed[key] = True
         report.summaries.append(key)

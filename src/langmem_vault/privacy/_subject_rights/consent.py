@@ -203,7 +203,7 @@ def filter_extraction(extraction: Extraction, consent: ConsentSettings) -> Filte
         raise TypeError(f"consent must be ConsentSettings, got {type(consent).__name__}")
     keep = {
         name: getattr(extraction, name)
-        for name in ("thread_id", "message_ids", "started_at", "ended_at")
+        for name in ("thread_id", "message_ids", "started_at", "ended_at", "observed_at")
     }
     if not consent.allow_extraction:
         total = (

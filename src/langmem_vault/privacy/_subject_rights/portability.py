@@ -103,7 +103,7 @@ SECTIONS: tuple[tuple[str, str, type[MemoryModel]], ...] = (
 KINDS = {"memories": "semantic", "instructions": "instruction", "episodes": "episode"}
 CSV_COLUMNS = (
     "key", "text", "category", "tags", "confidence", "source", "status", "private",
-    "evidence", "created_at", "updated_at", "valid_from", "valid_to",
+    "evidence", "created_at", "updated_at", "observed_at", "valid_from", "valid_to",
 )  # fmt: skip
 
 
