@@ -41,7 +41,6 @@ __all__ = [
     "arate_turn",
     "aturn_feedback",
     "consolidate",
-    "date_label",
     "expand",
     "memory_feedback",
     "query_terms",
