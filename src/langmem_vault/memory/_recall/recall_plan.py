@@ -45,6 +45,7 @@ from langmem_vault.memory._recall.scoring import (
     as_datetime,
     score_memory,
 )
+from langmem_vault.memory._recall.time_filter import said_at
 from langmem_vault.memory._recall.usage import (
     Target,
     read_usage_plan,
@@ -219,12 +220,13 @@ def _valid(
     fact: Mapping[str, Any], now: datetime, as_of: datetime | None, allowed: set[str]
 ) -> bool:
     """Whether ``fact`` answers now (open, not closed before now) or, with ``as_of``, then
-    (valid at that moment, whether closed since or not)."""
+    (valid at that moment, whether closed since or not). A fact with no known start is not
+    known to hold before it was said."""
     status = fact.get("status", "active")
     valid_to = as_datetime(fact.get("valid_to"))
     if as_of is None:
         return status in allowed and (valid_to is None or valid_to > now)
-    valid_from = as_datetime(fact.get("valid_from"))
+    valid_from = as_datetime(fact.get("valid_from")) or said_at(fact)
     return (
         status in allowed | {"superseded"}
         and (valid_from is None or valid_from <= as_of)
