@@ -138,3 +138,43 @@ class RecallToolModel(BaseChatModel):
             return RecallChatModel()._generate(messages)
         call = {"name": "clock", "args": {}, "id": f"call-{len(messages)}"}
         return ChatResult(generations=[ChatGeneration(message=AIMessage("", tool_calls=[call]))])
+
+
+class MeteredModel(BaseChatModel):
+    """A scripted model that answers through a real chat generation and reports usage, as a
+    provider does: each reply is an ``AIMessage`` with ``usage_metadata`` (``tokens_in``
+    and ``tokens_out`` per call) and ``response_metadata["model_name"]``; structured output
+    parses the reply's JSON (the ``script``'s pydantic objects, in order; ``default`` after)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    script: list[Any] = Field(default_factory=list)
+    default: Any = None
+    model_name: str = "scripted-metered"
+    tokens_in: int = 100
+    tokens_out: int = 20
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-metered"
+
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
+    ) -> ChatResult:
+        step = self.script.pop(0) if self.script else self.default
+        text = step.model_dump_json() if hasattr(step, "model_dump_json") else str(step or "{}")
+        usage = {
+            "input_tokens": self.tokens_in,
+            "output_tokens": self.tokens_out,
+            "total_tokens": self.tokens_in + self.tokens_out,
+        }
+        reply = AIMessage(
+            text, usage_metadata=usage, response_metadata={"model_name": self.model_name}
+        )
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Runnable[Any, Any]:  # type: ignore[override]
+        def parse(message: AIMessage) -> Any:
+            return schema.model_validate_json(message.text or "{}")
+
+        return self | RunnableLambda(parse)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
@@ -27,6 +27,9 @@ from langmem_vault.cli._context import (
     service_for,
     table,
 )
+
+if TYPE_CHECKING:
+    from langmem_vault.memory._recall.accounting import Accounting, ModelPrice
 
 __all__ = ["register"]
 
@@ -197,15 +200,30 @@ def audit(
 def stats(
     user: EveryoneOption = None,
     days: Annotated[int, typer.Option(help="days of growth to show")] = 14,
+    prices: Annotated[
+        Path | None,
+        typer.Option(
+            help="TOML price table (model -> input, output: USD per 1M tokens); "
+            "default $LANGMEM_VAULT_PRICES",
+            dir_okay=False,
+        ),
+    ] = None,
     dsn: DsnOption = None,
     schema: SchemaOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Counts, growth per day and the category and kind distribution."""
+    """Counts, growth per day, the category and kind distribution, and the memory model
+    tokens per day by operation (with their cost where priced) and stage latency."""
+    table_of_prices = _prices(prices)
     with service_for(dsn, schema, user) as service:
+        if table_of_prices is not None:
+            service.prices = table_of_prices
         report = service.stats(user, days=days)
+        accounting = service.accounting(user, days=days)
     if as_json:
-        print_json(report)
+        print_json(
+            {**report.model_dump(mode="json"), "accounting": accounting.model_dump(mode="json")}
+        )
         return
     who = user or f"{report.users} users"
     totals = [
@@ -220,6 +238,40 @@ def stats(
     table("active facts by category", ("category", "n"), list(report.by_category.items()))
     growth = [(g.day.isoformat(), g.added, g.total) for g in report.growth]
     table(f"growth, last {days} days", ("day", "added", "total"), growth)
+    _accounting_tables(accounting, days)
+
+
+def _prices(path: Path | None) -> dict[str, ModelPrice] | None:
+    if path is None:
+        return None
+    from langmem_vault.memory._recall.accounting import load_prices
+
+    try:
+        return load_prices(path)
+    except (OSError, ValueError) as exc:
+        fail(f"prices: {exc}")
+
+
+def _accounting_tables(accounting: Accounting, days: int) -> None:
+    rows = [
+        (
+            t.day.isoformat(),
+            t.operation,
+            t.model,
+            t.input_tokens,
+            t.output_tokens,
+            t.calls,
+            "-" if t.cost is None else f"{t.cost:.4f}",
+        )
+        for t in accounting.tokens
+    ]
+    cost = None if accounting.cost is None else f"cost of priced models: ${accounting.cost:.4f}"
+    columns = ("day", "operation", "model", "input", "output", "calls", "USD")
+    table(f"memory model tokens, last {days} days", columns, rows, caption=cost)
+    latency = [
+        (stage, s["count"], s["p50"], s["p95"]) for stage, s in accounting.latency_ms.items()
+    ]
+    table("memory stage latency (ms)", ("stage", "count", "p50", "p95"), latency)
 
 
 def rotate_keys(

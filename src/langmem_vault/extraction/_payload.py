@@ -64,21 +64,23 @@ def messages_from_payload(payload: dict[str, Any]) -> list[BaseMessage]:
 
 
 def payload_builder(
-    span: Sequence[BaseMessage], ns: ResolvedNamespaces
+    span: Sequence[BaseMessage], ns: ResolvedNamespaces, user_id: str | None = None
 ) -> Callable[[list[str]], dict[str, Any]]:
     """A function from the ids of the span's new messages to the job's payload.
 
     The queue decides which ids are new (under the thread's lock), so the payload is built
-    there, from these ids.
+    there, from these ids. ``user_id``: whose tokens the job's model calls are accounted to.
     """
     by_id = {message_id(m): m for m in span}
     namespaces = namespaces_payload(ns)
+    owner = {} if user_id is None else {"user_id": user_id}
 
     def build(new_ids: list[str]) -> dict[str, Any]:
         return {
             "messages": serialize_span([by_id[i] for i in new_ids]),
             "message_ids": new_ids,
             "namespaces": namespaces,
+            **owner,
         }
 
     return build

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 from langmem_vault.extraction._aliases import KnownFact
 from langmem_vault.extraction._prompt import SYSTEM_PROMPT, build_prompt
 from langmem_vault.extraction._schema import ExtractionProposal
+from langmem_vault.telemetry._metering import metered_call
 
 
 @runtime_checkable
@@ -57,7 +58,9 @@ class ModelExtractor:
         self, messages: Sequence[BaseMessage], known: Sequence[KnownFact]
     ) -> ExtractionProposal:
         """Run the call and parse its answer."""
-        result = self._runnable.invoke(build_prompt(messages, known, self.system_prompt))
+        prompt = build_prompt(messages, known, self.system_prompt)
+        with metered_call("extract", self.model):
+            result = self._runnable.invoke(prompt)
         return _as_proposal(result)
 
     async def aextract(
@@ -66,7 +69,8 @@ class ModelExtractor:
         """Async twin of :meth:`extract`."""
         # Splitting the messages into statements runs spaCy: off the event loop.
         prompt = await asyncio.to_thread(build_prompt, messages, known, self.system_prompt)
-        result = await self._runnable.ainvoke(prompt)
+        with metered_call("extract", self.model):
+            result = await self._runnable.ainvoke(prompt)
         return _as_proposal(result)
 
 

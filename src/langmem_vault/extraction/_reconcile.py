@@ -59,6 +59,7 @@ from langmem_vault.memory._models import (
 from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory._sealing import default_keyring
 from langmem_vault.memory._writes import memory_ops
+from langmem_vault.telemetry._tracing import annotate
 
 __all__ = [
     "ReconcileReport",
@@ -364,7 +365,13 @@ def reconcile_plan(
         ctx.report.episode = key
     if writes:
         yield Batch(writes)  # the one atomic write
-    return ctx.report
+    report = ctx.report
+    annotate(
+        extracted=len(report.added) + len(report.pending) + len(report.instructions),
+        reinforced=len(report.reinforced),
+        superseded=len(report.superseded),
+    )
+    return report
 
 
 def _namespaces(

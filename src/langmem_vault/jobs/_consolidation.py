@@ -41,6 +41,7 @@ from langmem_vault.memory._lifecycle.consolidation_judge import (
     OfflineJudge,
 )
 from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces
+from langmem_vault.memory._recall.accounting import aobserve, observe
 from langmem_vault.privacy._audit.log import AuditAction, AuditEvent
 
 __all__ = ["CONSOLIDATE_JOB", "ConsolidationWorker", "audit_events"]
@@ -168,7 +169,12 @@ class ConsolidationWorker:
         return job_id
 
     def run_job(self, job: Job) -> ConsolidationReport:
-        """Run one claimed job: consolidate, audit, complete, schedule the next slot."""
+        """Run one claimed job: consolidate, audit, complete, schedule the next slot
+        (traced and accounted to the job's user: ``memory.recall.accounting``)."""
+        with observe("consolidate", self.store, str(job.payload["user_id"])):
+            return self._run_job(job)
+
+    def _run_job(self, job: Job) -> ConsolidationReport:
         queue = self._sync_queue()
         ns = namespaces_from_payload(job.payload)
         plan = consolidation_plan(ns, judge=self.judge, policy=self.policy)
@@ -228,6 +234,10 @@ class ConsolidationWorker:
 
     async def arun_job(self, job: Job) -> ConsolidationReport:
         """Async :meth:`run_job`."""
+        async with aobserve("consolidate", self.store, str(job.payload["user_id"])):
+            return await self._arun_job(job)
+
+    async def _arun_job(self, job: Job) -> ConsolidationReport:
         queue = self._async_queue()
         ns = namespaces_from_payload(job.payload)
         plan = consolidation_plan(ns, judge=self.judge, policy=self.policy)

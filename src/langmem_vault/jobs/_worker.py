@@ -42,6 +42,7 @@ from langmem_vault.jobs._lease import aheartbeat, heartbeat
 from langmem_vault.jobs._plans import Job
 from langmem_vault.jobs._queue import DEFAULT_LEASE_SECONDS, AsyncJobQueue, JobQueue
 from langmem_vault.memory._models import Extraction
+from langmem_vault.memory._recall.accounting import aobserve, observe
 from langmem_vault.privacy._redaction.policy import DEFAULT_POLICY, RedactionPolicy
 
 logger = logging.getLogger("langmem_vault.jobs")
@@ -108,7 +109,12 @@ class ExtractionWorker:
         return self.queue
 
     def run_job(self, job: Job) -> None:
-        """Extract (unless a saved result exists), reconcile and complete one claimed job."""
+        """Extract (unless a saved result exists), reconcile and complete one claimed job
+        (traced and accounted to the job's user: ``memory.recall.accounting``)."""
+        with observe("extract", self.store, job.payload.get("user_id")):
+            self._run_job(job)
+
+    def _run_job(self, job: Job) -> None:
         queue = self._sync_queue()
         ns = namespaces_from_payload(job.payload)
         if job.result is not None:
@@ -231,6 +237,10 @@ class ExtractionWorker:
 
     async def arun_job(self, job: Job) -> None:
         """Async twin of :meth:`run_job`."""
+        async with aobserve("extract", self.store, job.payload.get("user_id")):
+            await self._arun_job(job)
+
+    async def _arun_job(self, job: Job) -> None:
         queue = self._async_queue()
         ns = namespaces_from_payload(job.payload)
         if job.result is not None:

@@ -26,6 +26,7 @@ __all__ = [
     "Extraction",
     "Instruction",
     "Keyring",
+    "METRICS",
     "MemoryNamespaces",
     "MemoryVault",
     "MissingConfigKeyError",
@@ -64,6 +65,8 @@ _NAMES = LazyNames(
             "turn_feedback",
         ),
         "langmem_vault.memory._sealing": ("Keyring",),
+        # the process's batched accounting writes: METRICS.flush() before closing a store
+        "langmem_vault.memory._recall.accounting": ("METRICS",),
     },
 )
 

@@ -8,16 +8,27 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from langchain_core.runnables import RunnableLambda
 from langgraph.config import get_store
 from langgraph.store.base import BaseStore
 
-from langmem_vault._run_config import RunConfigError
+from langmem_vault._run_config import RunConfigError, config_value
 from langmem_vault.extraction._protocol import load_model
+from langmem_vault.memory._recall.accounting import aobserve, observe
+from langmem_vault.nodes._degrade import Degrade
 
-__all__ = ["MemoryNode", "MissingStoreError", "load_model", "resolve_store"]
+__all__ = [
+    "MemoryNode",
+    "MissingStoreError",
+    "aobserved",
+    "load_model",
+    "observed",
+    "resolve_store",
+    "run_user",
+]
 
 
 class MissingStoreError(RunConfigError, ValueError):
@@ -39,6 +50,47 @@ def resolve_store(store: BaseStore | None) -> BaseStore:
             "graph with builder.compile(store=...)"
         )
     return found
+
+
+def run_user(config: Mapping[str, Any] | None) -> str | None:
+    """The run's user id, or None when it has none (the stage then fails or skips, and
+    says so)."""
+    try:
+        user = config_value("user_id", config)
+    except RunConfigError:
+        return None
+    return None if user is None else str(user)
+
+
+def _accounted(store: BaseStore | None, config: Mapping[str, Any] | None) -> tuple[Any, Any]:
+    """The store and user a stage's accounting goes to (None, None when the run lacks one)."""
+    try:
+        found = resolve_store(store)
+    except MissingStoreError:
+        return None, None
+    return found, run_user(config)
+
+
+def observed(
+    guard: Degrade, store: BaseStore | None, config: Any, call: Callable[[], Mapping[str, Any]]
+) -> dict[str, Any]:
+    """A node's body run by its ``guard``, traced, timed and accounted as the guard's stage
+    (:func:`~langmem_vault.memory._recall.accounting.observe`)."""
+    found, user = _accounted(store, config)
+    with observe(guard.stage, found, user):
+        return guard.run(call)
+
+
+async def aobserved(
+    guard: Degrade,
+    store: BaseStore | None,
+    config: Any,
+    call: Callable[[], Awaitable[Mapping[str, Any]]],
+) -> dict[str, Any]:
+    """Async :func:`observed`."""
+    found, user = _accounted(store, config)
+    async with aobserve(guard.stage, found, user):
+        return await guard.arun(call)
 
 
 class MemoryNode(RunnableLambda[Any, dict[str, Any]]):

@@ -54,10 +54,11 @@ from langmem_vault.extraction._prompt import render_transcript
 from langmem_vault.extraction._redaction import redact_text
 from langmem_vault.memory._models import MAX_SUMMARY, Episode
 from langmem_vault.memory._namespaces import MemoryNamespaces
-from langmem_vault.nodes._common import MemoryNode, load_model, resolve_store
+from langmem_vault.nodes._common import MemoryNode, aobserved, load_model, observed, resolve_store
 from langmem_vault.nodes._degrade import Degrade, MissingStateKeyError, OnError
 from langmem_vault.privacy._redaction.policy import DEFAULT_POLICY, RedactionPolicy
 from langmem_vault.store._validation import DEFAULT_MAX_VALUE_BYTES
+from langmem_vault.telemetry._metering import metered_call
 
 __all__ = ["CompactNode", "CompactPlan", "create_compact_node", "plan_compaction"]
 
@@ -311,11 +312,11 @@ class CompactNode:
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Compact synchronously when over the trigger; returns the state update (see
         :mod:`.degrade` for failures: the messages then stay until a later turn)."""
-        return self.guard.run(lambda: self._invoke(state, config))
+        return observed(self.guard, self.store, config, lambda: self._invoke(state, config))
 
     async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Async twin of :meth:`invoke`."""
-        return await self.guard.arun(lambda: self._ainvoke(state, config))
+        return await aobserved(self.guard, self.store, config, lambda: self._ainvoke(state, config))
 
     def _invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         plan = self._plan(state)
@@ -325,9 +326,9 @@ class CompactNode:
         if self._structured is None:
             summary = _extractive(plan.removed, previous)
         else:
-            summary = _as_summary(
-                self._structured.invoke(_prompt(plan.removed, previous)), previous
-            )
+            with metered_call("summarize", self.model):
+                answer = self._structured.invoke(_prompt(plan.removed, previous))
+            summary = _as_summary(answer, previous)
         summary = self._redact(summary)
         if self.archive:
             ns, key, value = self._episode(plan, summary, config)
@@ -342,7 +343,8 @@ class CompactNode:
         if self._structured is None:
             summary = _extractive(plan.removed, previous)
         else:
-            answer = await self._structured.ainvoke(_prompt(plan.removed, previous))
+            with metered_call("summarize", self.model):
+                answer = await self._structured.ainvoke(_prompt(plan.removed, previous))
             summary = _as_summary(answer, previous)
         # Redaction is CPU-bound (and loads its engines on first use): off the event loop.
         summary = await asyncio.to_thread(self._redact, summary)

@@ -74,7 +74,7 @@ from langmem_vault.jobs._background import BackgroundExtraction
 from langmem_vault.jobs._queue import AsyncJobQueue, JobQueue
 from langmem_vault.jobs._worker import ExtractionWorker
 from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
-from langmem_vault.nodes._common import MemoryNode, resolve_store
+from langmem_vault.nodes._common import MemoryNode, aobserved, observed, resolve_store, run_user
 from langmem_vault.nodes._degrade import Degrade, MissingStateKeyError, OnError
 from langmem_vault.privacy._redaction.policy import DEFAULT_POLICY, RedactionPolicy
 
@@ -361,7 +361,8 @@ class _ExtractNode:
         if _first_turn(span):
             yield Call(lambda: self.catch_up(state, config), lambda: self.acatch_up(state, config))
         queue = yield Call(self._sync_queue, self._any_queue)
-        args = (EXTRACT_JOB, thread_id, [message_id(m) for m in span], payload_builder(span, ns))
+        payload = payload_builder(span, ns, run_user(config))
+        args = (EXTRACT_JOB, thread_id, [message_id(m) for m in span], payload)
         kwargs: dict[str, Any] = {
             "min_new": self._min_new(config),
             "delay_seconds": self.debounce,
@@ -385,11 +386,11 @@ class _ExtractNode:
         """Extract (or enqueue) the thread's new messages. When that fails the turn goes on
         (:mod:`.degrade`) and nothing is lost: the watermark did not move, so the next turn
         takes these messages again."""
-        return self.guard.run(lambda: self._invoke(state, config))
+        return observed(self.guard, self.store, config, lambda: self._invoke(state, config))
 
     async def ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Async :meth:`invoke`."""
-        return await self.guard.arun(lambda: self._ainvoke(state, config))
+        return await aobserved(self.guard, self.store, config, lambda: self._ainvoke(state, config))
 
     def _invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if self.mode == "inline":

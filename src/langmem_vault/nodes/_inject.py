@@ -70,10 +70,11 @@ from langmem_vault.memory._recall.scoring import (
 from langmem_vault.memory._recall.time_filter import date_label
 from langmem_vault.memory._recall.usage import Target, split_usage, usage_search_op
 from langmem_vault.memory._sealing import Keyring, default_keyring
-from langmem_vault.nodes._common import MemoryNode, resolve_store
+from langmem_vault.nodes._common import MemoryNode, aobserved, observed, resolve_store
 from langmem_vault.nodes._degrade import DEFAULT_INJECT_TIMEOUT, Degrade, OnError
 from langmem_vault.nodes._documents import append_documents, render_documents
 from langmem_vault.store._mirrors import runs_mirror_search
+from langmem_vault.telemetry._tracing import annotate
 
 __all__ = [
     "InjectNode",
@@ -400,7 +401,7 @@ def select(
         key=lambda m: m.score,
         reverse=True,
     )[: opts.max_episodes]
-    return render(
+    injection = render(
         found.instructions,
         facts,
         episodes,
@@ -409,6 +410,11 @@ def select(
         now=now,
         weights=opts.weights,
     )
+    annotate(
+        candidates=len(items) + len(found.episodes) + len(found.instructions),
+        injected=injection.count,
+    )
+    return injection
 
 
 def _thread(config: Mapping[str, Any] | None) -> str | None:
@@ -502,11 +508,11 @@ class InjectNode:
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run inject synchronously; returns the state update (no memory when it fails or
         runs out of time: :mod:`~langmem_vault.nodes._degrade`)."""
-        return self.guard.run(lambda: self._invoke(state, config))
+        return observed(self.guard, self.store, config, lambda: self._invoke(state, config))
 
     async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run inject asynchronously; returns the state update."""
-        return await self.guard.arun(lambda: self._ainvoke(state, config))
+        return await aobserved(self.guard, self.store, config, lambda: self._ainvoke(state, config))
 
     def _invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         store = resolve_store(self.store)

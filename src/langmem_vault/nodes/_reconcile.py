@@ -23,7 +23,7 @@ from langmem_vault.extraction._reconcile import (
     reconcile_plan,
 )
 from langmem_vault.memory._namespaces import MemoryNamespaces
-from langmem_vault.nodes._common import MemoryNode, resolve_store
+from langmem_vault.nodes._common import MemoryNode, aobserved, observed, resolve_store
 from langmem_vault.nodes._degrade import Degrade, OnError
 
 __all__ = [
@@ -58,11 +58,11 @@ class ReconcileNode:
 
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Apply the pending extraction synchronously (see :mod:`.degrade` for failures)."""
-        return self.guard.run(lambda: self._invoke(state, config))
+        return observed(self.guard, self.store, config, lambda: self._invoke(state, config))
 
     async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Apply the pending extraction asynchronously."""
-        return await self.guard.arun(lambda: self._ainvoke(state, config))
+        return await aobserved(self.guard, self.store, config, lambda: self._ainvoke(state, config))
 
     def _invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         pending = state.get("extraction")

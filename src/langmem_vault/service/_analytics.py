@@ -5,8 +5,10 @@ and search latency percentiles.
 Usage counts come from the usage records (how often inject put a memory in front of the
 model, how often the answer cited it); the confirmation rate from the audit log, where the
 service records every confirm and reject with ``detail={"op": "confirm" | "reject"}``;
-latency from the calls timed where they run (:class:`LatencyLog`, in process, the last
-1,000 calls per operation).
+latency from the calls timed where they run: the surface's own (:class:`LatencyLog`, in
+process, the last 1,000 calls per operation) and the memory stages', inject's included,
+from the histograms the graph process writes (``memory.recall.accounting``), with the
+tokens and cost of each day's memory model calls.
 
 >>> from langgraph.store.memory import InMemoryStore
 >>> from langmem_vault.db._steps import run_steps
@@ -32,10 +34,12 @@ from pydantic import BaseModel
 from langmem_vault.db._steps import Call, Steps, Within
 from langmem_vault.db._store_plans import StorePlan
 from langmem_vault.memory._namespaces import MemoryNamespaces
+from langmem_vault.memory._recall.accounting import Accounting
 from langmem_vault.memory._recall.retrieval import scan_plan
 from langmem_vault.memory._recall.usage import read_usage_plan
+from langmem_vault.service._accounting import AccountingMixin
 from langmem_vault.service._errors import InvalidInput
-from langmem_vault.service._stats import StatsMixin, StatsReport
+from langmem_vault.service._stats import StatsReport
 
 __all__ = [
     "Analytics",
@@ -198,12 +202,16 @@ class Analytics(BaseModel):
     stats: StatsReport
     usage: Usage
     confirmations: Confirmations
+    #: milliseconds per operation: the surface's own calls (search...) timed in its process,
+    #: and the memory stages (inject, extract...) timed where they ran
     latency_ms: dict[str, dict[str, float | int | None]]
     #: whose calls ``latency_ms`` counts: the user's own, or everyone's (an admin's view)
     latency_scope: Literal["user", "all"] = "user"
+    #: tokens per day and operation, and their cost where priced
+    accounting: Accounting | None = None
 
 
-class AnalyticsMixin(StatsMixin):
+class AnalyticsMixin(AccountingMixin):
     """Analytics of :class:`~langmem_vault.service.MemoryService`."""
 
     def _analytics_steps(
@@ -219,12 +227,19 @@ class AnalyticsMixin(StatsMixin):
         if audit is not None:
             query = {"actions": ["edit"], "limit": CONFIRMATION_WINDOW}
             records = yield Call.same(lambda: audit.query(user_id, **query))
+        # tokens are the user's; stage latency has the scope of the surface's latency
+        accounting = yield from self._accounting_steps(user_id, days)
+        stages = accounting
+        if scope_user is None:
+            stages = yield from self._accounting_steps(None, days)
+        surface = latency.summary(scope_user) if latency is not None else {}
         return Analytics(
             stats=stats,
             usage=usage,
             confirmations=confirmations(records),
-            latency_ms=latency.summary(scope_user) if latency is not None else {},
+            latency_ms={**stages.latency_ms, **surface},
             latency_scope="all" if scope_user is None else "user",
+            accounting=accounting,
         )
 
     def analytics(

@@ -30,6 +30,7 @@ from langmem_vault.memory._namespaces import (
     decode_label,
     encode_label,
 )
+from langmem_vault.memory._recall.accounting import PriceTable, default_prices
 from langmem_vault.memory._sealing import DecryptionError, Keyring, default_keyring
 from langmem_vault.memory._vault import MemoryVault
 from langmem_vault.privacy._audit.log import AuditEvent
@@ -109,6 +110,7 @@ class ServiceBase:
         component: str = "service",
         max_rows: int = MAX_ROWS,
         redaction: RedactionPolicy | None = DEFAULT_POLICY,
+        prices: PriceTable | None = None,
     ) -> None:
         if not isinstance(max_rows, int) or max_rows < 1:
             raise InvalidInput("max_rows", f"must be a positive integer, got {max_rows!r}")
@@ -124,6 +126,8 @@ class ServiceBase:
         self.component = component
         # What an agent states (remember) is redacted like an extraction; None turns it off.
         self.redaction = redaction
+        # model name -> US dollars per million tokens; None: $LANGMEM_VAULT_PRICES, if set
+        self.prices = prices if prices is not None else default_prices()
 
     def acting_as(self, identity: Identity) -> Self:
         """The same service (same components) acting as ``identity`` (per API request)."""

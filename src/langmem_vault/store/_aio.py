@@ -120,19 +120,20 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         prepared = prepare_batch(ops, self.settings)
-        docs: dict[str, list[float]] = {}
-        queries: dict[str, list[float]] = {}
-        if self.embeddings is not None:
-            if texts := self._docs_to_embed(prepared):
-                docs = self._check_docs(texts, await self.embeddings.aembed_documents(texts))
-            queries, missing = self._cached_queries(prepared.queries)
-            if missing:
-                vectors = await asyncio.gather(
-                    *(self.embeddings.aembed_query(text) for text in missing)
-                )
-                self._remember_queries(missing, vectors, queries)
+        with self._search_span(prepared):
+            docs: dict[str, list[float]] = {}
+            queries: dict[str, list[float]] = {}
+            if self.embeddings is not None:
+                if texts := self._docs_to_embed(prepared):
+                    docs = self._check_docs(texts, await self.embeddings.aembed_documents(texts))
+                queries, missing = self._cached_queries(prepared.queries)
+                if missing:
+                    vectors = await asyncio.gather(
+                        *(self.embeddings.aembed_query(text) for text in missing)
+                    )
+                    self._remember_queries(missing, vectors, queries)
 
-        return await arun_steps(self._batch_steps(prepared, docs, queries))
+            return await arun_steps(self._batch_steps(prepared, docs, queries))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Sync access from another thread (e.g. a sync graph node), run on the store's loop."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
@@ -30,6 +31,7 @@ from langmem_vault.store._validation import (
     check_field,
     check_minutes,
 )
+from langmem_vault.telemetry._tracing import annotate, stage_span
 
 DEFAULT_QUERY_CACHE_SIZE = 1024
 
@@ -191,7 +193,18 @@ class VaultStoreBase:
                 if query in self._query_cache:
                     self._query_cache.move_to_end(query)
                     found[query] = self._query_cache[query]
+        if queries:
+            annotate(cache_hits=len(found), embedded=len(queries) - len(found))
         return found, [q for q in queries if q not in found]
+
+    @staticmethod
+    def _search_span(prepared: PreparedBatch) -> AbstractContextManager[Any]:
+        """A ``langmem_vault.search`` span around a batch that searches by query."""
+        return (
+            stage_span("search", queries=len(prepared.queries))
+            if prepared.queries
+            else nullcontext()
+        )
 
     def cached_query_vector(self, query: str) -> list[float] | None:
         """The vector of a query this store embedded recently (its LRU cache), else None.

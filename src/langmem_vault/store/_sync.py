@@ -130,17 +130,18 @@ class VaultStore(VaultStoreBase, BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         prepared = prepare_batch(ops, self.settings)
-        docs: dict[str, list[float]] = {}
-        queries: dict[str, list[float]] = {}
-        if self.embeddings is not None:
-            if texts := self._docs_to_embed(prepared):
-                docs = self._check_docs(texts, self.embeddings.embed_documents(texts))
-            queries, missing = self._cached_queries(prepared.queries)
-            if missing:
-                vectors = [self.embeddings.embed_query(text) for text in missing]
-                self._remember_queries(missing, vectors, queries)
+        with self._search_span(prepared):
+            docs: dict[str, list[float]] = {}
+            queries: dict[str, list[float]] = {}
+            if self.embeddings is not None:
+                if texts := self._docs_to_embed(prepared):
+                    docs = self._check_docs(texts, self.embeddings.embed_documents(texts))
+                queries, missing = self._cached_queries(prepared.queries)
+                if missing:
+                    vectors = [self.embeddings.embed_query(text) for text in missing]
+                    self._remember_queries(missing, vectors, queries)
 
-        return run_steps(self._batch_steps(prepared, docs, queries))
+            return run_steps(self._batch_steps(prepared, docs, queries))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         # A sync store used from async code: run in a thread. Use AsyncVaultStore for real async.

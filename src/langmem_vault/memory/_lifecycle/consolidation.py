@@ -72,6 +72,7 @@ from langmem_vault.memory._utility import (
     pending_activity,
 )
 from langmem_vault.memory._writes import memory_ops, memory_put
+from langmem_vault.telemetry._tracing import annotate
 
 __all__ = [
     "STATE_KEY",
@@ -430,6 +431,13 @@ def consolidation_plan(
         yield Batch(writes)  # one atomic batch
     if increments:
         yield Increments(increments)
+    annotate(
+        merged=len(report.merged),
+        flagged=len(report.flagged),
+        summarized=len(report.summaries),
+        retired=len(report.retired),
+        judge_calls=report.judge_calls,
+    )
     return report
 
 

@@ -31,6 +31,8 @@ from typing import Any, Protocol, runtime_checkable
 from langchain_core.messages import HumanMessage, SystemMessage
 from pydantic import BaseModel, Field
 
+from langmem_vault.telemetry._metering import metered_call
+
 __all__ = [
     "ClusterJudge",
     "EpisodeView",
@@ -229,28 +231,35 @@ class ModelJudge:
 
     def judge_facts(self, facts: Sequence[FactView]) -> FactVerdict:
         try:
-            return self._verdict(self._facts.invoke(self._facts_prompt(facts)), facts)
+            with metered_call("judge", self.model):
+                raw = self._facts.invoke(self._facts_prompt(facts))
+            return self._verdict(raw, facts)
         except Exception:
             logger.warning("consolidation model failed; offline rules decide", exc_info=True)
             return self.fallback.judge_facts(facts)
 
     async def ajudge_facts(self, facts: Sequence[FactView]) -> FactVerdict:
         try:
-            return self._verdict(await self._facts.ainvoke(self._facts_prompt(facts)), facts)
+            with metered_call("judge", self.model):
+                raw = await self._facts.ainvoke(self._facts_prompt(facts))
+            return self._verdict(raw, facts)
         except Exception:
             logger.warning("consolidation model failed; offline rules decide", exc_info=True)
             return await self.fallback.ajudge_facts(facts)
 
     def summarize(self, episodes: Sequence[EpisodeView]) -> str | None:
         try:
-            return self._summary(self._episodes.invoke(self._episodes_prompt(episodes)))
+            with metered_call("consolidate", self.model):
+                raw = self._episodes.invoke(self._episodes_prompt(episodes))
+            return self._summary(raw)
         except Exception:
             logger.warning("consolidation model failed; offline rules decide", exc_info=True)
             return self.fallback.summarize(episodes)
 
     async def asummarize(self, episodes: Sequence[EpisodeView]) -> str | None:
         try:
-            raw = await self._episodes.ainvoke(self._episodes_prompt(episodes))
+            with metered_call("consolidate", self.model):
+                raw = await self._episodes.ainvoke(self._episodes_prompt(episodes))
             return self._summary(raw)
         except Exception:
             logger.warning("consolidation model failed; offline rules decide", exc_info=True)

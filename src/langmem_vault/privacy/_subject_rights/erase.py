@@ -7,7 +7,8 @@ Hard delete by default. What is removed:
   ``extra_prefixes``) and under their usage mirrors (``memory.usage.usage_namespace``: the
   memories' access and citation counts) and their tail mirrors
   (``memory.namespaces.tails_namespace``: messages inline extraction has not read yet), and
-  the extract node's inline watermarks of the user's threads;
+  the extract node's inline watermarks of the user's threads, and the user's token and
+  latency accounting (``memory.recall.accounting``);
 - **checkpoints**: ``saver.delete_user_threads(user_id)`` (every thread in the saver's
   per-user index, with its checkpoints, blobs, elements and writes);
 - **jobs**: extraction jobs of those threads or whose payload targets the user's namespaces,
@@ -57,6 +58,7 @@ from langmem_vault.memory._namespaces import (
     encode_label,
     tails_namespace,
 )
+from langmem_vault.memory._recall.accounting import accounting_namespace
 from langmem_vault.memory._recall.usage import USAGE_ROOT, usage_namespace
 from langmem_vault.memory._writes import memory_ops
 from langmem_vault.privacy._audit.log import AuditEvent
@@ -130,6 +132,7 @@ def _user_prefixes(
             raise ValueError(f"namespace template {template!r} has no {{user_id}} label")
         prefixes.add(full[: cut + 1])
     prefixes.add(consent_namespace(user_id)[:2])
+    prefixes.add(accounting_namespace(user_id))  # their tokens and latency
     for prefix in extra:
         if user_id not in prefix and encode_label(user_id) not in prefix:
             raise ValueError(f"extra prefix {prefix!r} does not contain the user id")

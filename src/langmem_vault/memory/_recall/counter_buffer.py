@@ -1,0 +1,118 @@
+"""Counter increments written off the chat path, in batches.
+
+Token and latency accounting adds a few increments per stage of every turn. Writing each
+stage's inline would add a store round trip to the turn; writing each in the background
+still costs a round trip per stage. :class:`CounterBuffer` instead holds the increments of
+each store until its one writer (a worker thread for sync callers, a task for async ones)
+takes all that arrived meanwhile and applies them in one write
+(:func:`~langmem_vault.memory._recall.usage.record_usage`: one upsert on VaultStore). Under
+load, many turns share a write; an idle process writes each turn's soon after it ends.
+
+A failed write is logged and dropped, never raised: bookkeeping must not fail a turn.
+``flush``/``aflush`` wait for what was added so far (tests, shutdown).
+
+>>> from langgraph.store.memory import InMemoryStore
+>>> store, buffer = InMemoryStore(), CounterBuffer()
+>>> buffer.add(store, [(("counts",), "k", {"n": 1})])
+>>> buffer.add(store, [(("counts",), "k", {"n": 2})])
+>>> buffer.flush()
+>>> store.get(("counts",), "k").value
+{'n': 3}
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from langgraph.store.base import BaseStore
+
+from langmem_vault.memory._recall.usage import arecord_usage, record_usage
+
+__all__ = ["CounterBuffer"]
+
+logger = logging.getLogger("langmem_vault.accounting")
+
+Increment = tuple[tuple[str, ...], str, Any]
+
+
+class CounterBuffer:
+    """Increments per store, applied in batches by one background writer."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pending: dict[int, tuple[BaseStore, list[Increment]]] = {}
+        self._executor: ThreadPoolExecutor | None = None
+        self._futures: set[Future[None]] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _hold(self, store: BaseStore, increments: Sequence[Increment]) -> bool:
+        """Keep ``increments``; True when no write of this store is waiting to start."""
+        with self._lock:
+            entry = self._pending.get(id(store))
+            if entry is None:
+                self._pending[id(store)] = (store, list(increments))
+                return True
+            entry[1].extend(increments)
+            return False
+
+    def _take(self, store: BaseStore) -> list[Increment]:
+        with self._lock:
+            _, increments = self._pending.pop(id(store), (store, []))
+            return increments
+
+    def _write(self, store: BaseStore) -> None:
+        try:
+            record_usage(store, self._take(store))
+        except Exception:  # bookkeeping must never fail a turn
+            logger.warning("could not record token and latency accounting", exc_info=True)
+
+    async def _awrite(self, store: BaseStore) -> None:
+        try:
+            await arecord_usage(store, self._take(store))
+        except Exception:
+            logger.warning("could not record token and latency accounting", exc_info=True)
+
+    def add(self, store: BaseStore, increments: Sequence[Increment]) -> None:
+        """Queue ``increments`` for ``store``; written by the worker thread."""
+        if not increments or not self._hold(store, increments):
+            return
+        with self._lock:
+            if self._executor is None:
+                self._executor = ThreadPoolExecutor(1, thread_name_prefix="langmem-vault-metrics")
+            future = self._executor.submit(self._write, store)
+            self._futures.add(future)
+        future.add_done_callback(self._forget)
+
+    def _forget(self, future: Future[None]) -> None:
+        with self._lock:
+            self._futures.discard(future)
+
+    async def aadd(self, store: BaseStore, increments: Sequence[Increment]) -> None:
+        """Async :meth:`add`: written by a task on the running loop."""
+        if not increments or not self._hold(store, increments):
+            return
+        task = asyncio.get_running_loop().create_task(self._awrite(store))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def flush(self, timeout: float | None = 30.0) -> None:
+        """Wait for the writes queued by :meth:`add`."""
+        with self._lock:
+            pending = list(self._futures)
+        for future in pending:
+            future.result(timeout=timeout)
+
+    async def aflush(self) -> None:
+        """Wait for the writes queued by :meth:`aadd` (and, off-loop, by :meth:`add`)."""
+        tasks = list(self._tasks)
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        with self._lock:
+            pending = list(self._futures)
+        for future in pending:
+            await asyncio.wrap_future(future)
