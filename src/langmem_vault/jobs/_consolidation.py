@@ -170,7 +170,7 @@ class ConsolidationWorker:
 
     def run_job(self, job: Job) -> ConsolidationReport:
         """Run one claimed job: consolidate, audit, complete, schedule the next slot
-        (traced and accounted to the job's user: ``memory.recall.accounting``)."""
+        (traced and accounted to the job's user: ``memory._recall.accounting``)."""
         with observe("consolidate", self.store, str(job.payload["user_id"])):
             return self._run_job(job)
 

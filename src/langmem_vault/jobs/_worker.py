@@ -110,7 +110,7 @@ class ExtractionWorker:
 
     def run_job(self, job: Job) -> None:
         """Extract (unless a saved result exists), reconcile and complete one claimed job
-        (traced and accounted to the job's user: ``memory.recall.accounting``)."""
+        (traced and accounted to the job's user: ``memory._recall.accounting``)."""
         with observe("extract", self.store, job.payload.get("user_id")):
             self._run_job(job)
 

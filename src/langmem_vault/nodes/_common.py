@@ -62,7 +62,9 @@ def run_user(config: Mapping[str, Any] | None) -> str | None:
     return None if user is None else str(user)
 
 
-def _accounted(store: BaseStore | None, config: Mapping[str, Any] | None) -> tuple[Any, Any]:
+def _accounted(
+    store: BaseStore | None, config: Mapping[str, Any] | None
+) -> tuple[BaseStore | None, str | None]:
     """The store and user a stage's accounting goes to (None, None when the run lacks one)."""
     try:
         found = resolve_store(store)

@@ -7,7 +7,7 @@ model, how often the answer cited it); the confirmation rate from the audit log,
 service records every confirm and reject with ``detail={"op": "confirm" | "reject"}``;
 latency from the calls timed where they run: the surface's own (:class:`LatencyLog`, in
 process, the last 1,000 calls per operation) and the memory stages', inject's included,
-from the histograms the graph process writes (``memory.recall.accounting``), with the
+from the histograms the graph process writes (``memory._recall.accounting``), with the
 tokens and cost of each day's memory model calls.
 
 >>> from langgraph.store.memory import InMemoryStore

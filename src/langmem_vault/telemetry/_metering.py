@@ -7,7 +7,7 @@ reaches the chat model under ``with_structured_output``'s parser without touchin
 run's config (LangSmith keeps its own callbacks and nesting). The call gets a span
 (:func:`~langmem_vault.telemetry._tracing.model_span`) with its model and tokens, and its
 usage goes to the :class:`Ledger` that the enclosing stage opened with :func:`collecting`,
-which the stage then writes in one go (``memory.recall.accounting``). A model that reports
+which the stage then writes in one go (``memory._recall.accounting``). A model that reports
 no usage still counts a call, with zero tokens.
 
 >>> from langchain_core.language_models.fake_chat_models import GenericFakeChatModel

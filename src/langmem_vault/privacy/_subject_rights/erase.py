@@ -8,7 +8,7 @@ Hard delete by default. What is removed:
   memories' access and citation counts) and their tail mirrors
   (``memory.namespaces.tails_namespace``: messages inline extraction has not read yet), and
   the extract node's inline watermarks of the user's threads, and the user's token and
-  latency accounting (``memory.recall.accounting``);
+  latency accounting (``memory._recall.accounting``);
 - **checkpoints**: ``saver.delete_user_threads(user_id)`` (every thread in the saver's
   per-user index, with its checkpoints, blobs, elements and writes);
 - **jobs**: extraction jobs of those threads or whose payload targets the user's namespaces,
