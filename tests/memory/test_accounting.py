@@ -111,3 +111,64 @@ def test_erase_takes_the_users_accounting() -> None:
     erase_user(store, "u1")
     assert store.search(accounting_namespace("u1")) == []
     assert len(store.search(accounting_namespace("u2"))) == 1
+
+
+def _stuck_sessions(pg_uri: str, schema: str) -> list[str]:
+    """States of the backends idle in a transaction whose last statement touched ``schema``
+    (ended here, so a regression fails this test instead of hanging the schema's DROP)."""
+    import psycopg
+
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT state, pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE pid <> pg_backend_pid() AND query LIKE %s"
+            " AND state LIKE 'idle in transaction%%'",
+            (f"%{schema}.store_items%",),
+        ).fetchall()
+    return [state for state, _ in rows]
+
+
+def test_loop_stopped_mid_write_leaves_no_open_transaction(pg_uri: str, schema: str) -> None:
+    """An app's loop stops running while a turn's accounting write is in flight (held here
+    behind a table lock): no backend is left idle in a transaction, which would block the
+    schema's DROP and every later write to its rows."""
+    import asyncio
+    import time
+
+    import psycopg
+
+    from langmem_vault.store import AsyncVaultStore
+
+    loop = asyncio.new_event_loop()
+    buffer = CounterBuffer()
+    opened = AsyncVaultStore.from_conn_string(pg_uri, schema=schema)
+    store = loop.run_until_complete(opened.__aenter__())
+    try:
+        loop.run_until_complete(store.setup())
+        with psycopg.connect(pg_uri) as blocker:
+            blocker.execute(f"LOCK TABLE {schema}.store_items IN EXCLUSIVE MODE")
+            loop.run_until_complete(
+                buffer.aadd(store, [(accounting_namespace("u1"), "day", {"calls": 1})])
+            )
+            loop.run_until_complete(asyncio.sleep(0.3))  # the write waits on the lock
+            blocker.rollback()  # the statement ends while the loop is not running
+        time.sleep(0.5)
+        stuck = _stuck_sessions(pg_uri, schema)
+    finally:
+        loop.run_until_complete(opened.__aexit__(None, None, None))
+        loop.close()
+    assert stuck == []
+
+
+async def test_closing_an_async_store_finishes_its_pending_write(pg_uri: str, schema: str) -> None:
+    """A turn's accounting write still queued when the app closes the store is written
+    before the pool closes, not lost to a closed pool."""
+    from langmem_vault.store import AsyncVaultStore
+
+    buffer = CounterBuffer()
+    async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        await store.setup()
+        await buffer.aadd(store, [(accounting_namespace("u1"), "day", {"calls": 2})])
+    async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        record = await store.aget(accounting_namespace("u1"), "day")
+    assert record is not None and record.value["calls"] == 2

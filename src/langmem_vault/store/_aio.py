@@ -34,6 +34,9 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+#: how long :meth:`AsyncVaultStore.close` waits for background writes before cancelling them
+CLOSE_WAIT_SECONDS = 10.0
+
 
 class AsyncVaultStore(VaultStoreBase, BaseStore):
     """Async ``BaseStore`` on Postgres + pgvector; same behaviour as :class:`VaultStore`.
@@ -66,6 +69,7 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         # Reads on a streaming replica, with read-your-writes (store/_replicas.py).
         self._routing = None if read_conn is None else ReadRouting(AsyncDatabase(read_conn))
         self._sweeper: asyncio.Task[None] | None = None
+        self._writes: set[asyncio.Task[Any]] = set()
         try:
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -110,7 +114,7 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
             try:
                 yield store
             finally:
-                await store.stop_ttl_sweeper()
+                await store.close()
 
     async def setup(self) -> None:
         """Create or migrate the tables (idempotent, safe from several processes at once)."""
@@ -142,7 +146,8 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
     async def aincrement(self, increments: Iterable[Increment]) -> int:
         """Add to counter records atomically (see :meth:`VaultStore.increment`)."""
         rows = prepare_increments(increments)
-        n = await self._db.run(lambda: increment_plan(self.schema, rows))
+        # One statement, autocommitted: no transaction stays open if the caller is cut off.
+        n = await self._db.run_direct(lambda: increment_plan(self.schema, rows))
         await arun_steps(self._written())
         return n
 
@@ -215,8 +220,25 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         self._sweeper = asyncio.create_task(loop(), name="vault-ttl-sweeper")
         return self._sweeper
 
-    async def close(self) -> None:
-        """Stop the TTL sweeper task (see :meth:`VaultStore.close`)."""
+    def spawn_write(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
+        """Run ``work``, a write off the caller's path (e.g. accounting), as a task that
+        :meth:`close` waits for: it never outlives the store, nor runs on a closed pool."""
+        task = asyncio.get_running_loop().create_task(work)
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+        return task
+
+    async def close(self, timeout: float = CLOSE_WAIT_SECONDS) -> None:
+        """Finish the writes of :meth:`spawn_write` (cancelling, with a warning, those still
+        running after ``timeout`` seconds) and stop the TTL sweeper (see
+        :meth:`VaultStore.close`)."""
+        if writes := set(self._writes):
+            _, late = await asyncio.wait(writes, timeout=timeout)
+            for task in late:
+                task.cancel()
+            if late:
+                logger.warning("store closed: cancelled %d background writes", len(late))
+                await asyncio.wait(late)
         await self.stop_ttl_sweeper()
 
     async def __aenter__(self) -> AsyncVaultStore:

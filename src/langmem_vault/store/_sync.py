@@ -156,7 +156,8 @@ class VaultStore(VaultStoreBase, BaseStore):
         many records were touched. See :mod:`langmem_vault.store._counters`.
         """
         rows = prepare_increments(increments)
-        n = self._db.run(lambda: increment_plan(self.schema, rows))
+        # One statement, autocommitted: no transaction stays open if the caller is cut off.
+        n = self._db.run_direct(lambda: increment_plan(self.schema, rows))
         run_steps(self._written())
         return n
 

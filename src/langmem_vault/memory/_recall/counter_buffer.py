@@ -96,7 +96,10 @@ class CounterBuffer:
         """Async :meth:`add`: written by a task on the running loop."""
         if not increments or not self._hold(store, increments):
             return
-        task = asyncio.get_running_loop().create_task(self._awrite(store))
+        # A store that owns its background writes (AsyncVaultStore) finishes them on close.
+        spawn = getattr(store, "spawn_write", None)
+        work = self._awrite(store)
+        task = spawn(work) if spawn else asyncio.get_running_loop().create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
