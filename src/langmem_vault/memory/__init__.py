@@ -21,12 +21,12 @@ from langmem_vault.memory._vault import MemoryVault, Recalled
 # lifecycle's functions, and the entity expansion recall builds on. The model's parts
 # (proposals, conditions, namespace constants) stay in their modules.
 __all__ = [
+    "METRICS",
     "BranchHit",
     "Episode",
     "Extraction",
     "Instruction",
     "Keyring",
-    "METRICS",
     "MemoryNamespaces",
     "MemoryVault",
     "MissingConfigKeyError",

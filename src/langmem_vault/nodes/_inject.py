@@ -411,7 +411,10 @@ def select(
         weights=opts.weights,
     )
     annotate(
-        candidates=len(items) + len(found.episodes) + len(found.instructions),
+        candidates=len(found.facts.pool)
+        + len(private)
+        + len(found.episodes)
+        + len(found.instructions),
         injected=injection.count,
     )
     return injection
