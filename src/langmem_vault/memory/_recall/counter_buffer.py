@@ -8,7 +8,9 @@ takes all that arrived meanwhile and applies them in one write
 (:func:`~langmem_vault.memory._recall.usage.record_usage`: one upsert on VaultStore). Under
 load, many turns share a write; an idle process writes each turn's soon after it ends.
 
-A failed write is logged and dropped, never raised: bookkeeping must not fail a turn.
+A failed write is logged and dropped, never raised: bookkeeping must not fail a turn. An
+async write runs as a task of a store that owns its background writes
+(``AsyncVaultStore.spawn_write``: finished before the store's pool closes).
 ``flush``/``aflush`` wait for what was added so far (tests, shutdown).
 
 >>> from langgraph.store.memory import InMemoryStore
