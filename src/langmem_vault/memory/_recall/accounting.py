@@ -21,7 +21,7 @@ tokens into cost where the app gives one; a model missing from it shows tokens o
 
 >>> from langgraph.store.memory import InMemoryStore
 >>> from langmem_vault.db._steps import run_steps
->>> from langmem_vault.telemetry import metering
+>>> from langmem_vault.telemetry import _metering as metering
 >>> store, buffer = InMemoryStore(), CounterBuffer()
 >>> with observe("extract", store, "u1", buffer=buffer):
 ...     metering._ledger.get().add("extract", "gpt-4o-mini", 1000, 200)
