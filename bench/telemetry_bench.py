@@ -37,7 +37,7 @@ from langmem_vault.memory._recall.accounting import METRICS
 from langmem_vault.memory._vault import MemoryVault
 from langmem_vault.nodes._common import observed as observe_node
 from langmem_vault.nodes._inject import create_inject_node
-from langmem_vault.telemetry import tracing
+from langmem_vault.telemetry import _tracing as tracing
 
 
 class DropAll(SpanExporter):
