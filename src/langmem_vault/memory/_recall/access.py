@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 
 from langgraph.store.base import BaseStore
 
 from langmem_vault.memory._models import utcnow
+from langmem_vault.memory._recall.background_writes import BackgroundWrites
 from langmem_vault.memory._recall.usage import arecord_usage, record_usage, usage_increments
 
 __all__ = ["AccessRecorder"]
@@ -33,22 +32,13 @@ logger = logging.getLogger("langmem_vault.access")
 Target = tuple[tuple[str, ...], str]
 
 
-class AccessRecorder:
+class AccessRecorder(BackgroundWrites):
     """Background writer of usage counts. ``inline=True`` writes before returning instead."""
 
     def __init__(self, *, inline: bool = False) -> None:
+        # One writer thread: stamps for the same item are applied in order.
+        super().__init__("langmem-vault-access")
         self.inline = inline
-        self._executor: ThreadPoolExecutor | None = None
-        self._futures: set[Future[int]] = set()
-        self._tasks: set[asyncio.Task[int]] = set()
-        self._lock = threading.Lock()
-
-    def _pool(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._executor is None:
-                # One worker: stamps for the same item are applied in order.
-                self._executor = ThreadPoolExecutor(1, thread_name_prefix="langmem-vault-access")
-            return self._executor
 
     @staticmethod
     def _write(
@@ -91,14 +81,7 @@ class AccessRecorder:
         if self.inline:
             self._write(store, list(targets), list(cited), list(uncited))
             return
-        future = self._pool().submit(self._write, store, list(targets), list(cited), list(uncited))
-        with self._lock:
-            self._futures.add(future)
-        future.add_done_callback(self._forget_future)
-
-    def _forget_future(self, future: Future[int]) -> None:
-        with self._lock:
-            self._futures.discard(future)
+        self._submit(self._write, store, list(targets), list(cited), list(uncited))
 
     async def arecord(
         self,
@@ -114,25 +97,8 @@ class AccessRecorder:
         if self.inline:
             await self._awrite(store, list(targets), list(cited), list(uncited))
             return
-        task = asyncio.get_running_loop().create_task(
-            self._awrite(store, list(targets), list(cited), list(uncited))
+        self._keep(
+            asyncio.get_running_loop().create_task(
+                self._awrite(store, list(targets), list(cited), list(uncited))
+            )
         )
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def flush(self, timeout: float | None = 30.0) -> None:
-        """Wait for background writes started by :meth:`record`."""
-        with self._lock:
-            pending = list(self._futures)
-        for future in pending:
-            future.result(timeout=timeout)
-
-    async def aflush(self) -> None:
-        """Wait for writes started by :meth:`arecord` (and, off-loop, by :meth:`record`)."""
-        tasks = list(self._tasks)
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
-        with self._lock:
-            pending = list(self._futures)
-        for future in pending:
-            await asyncio.wrap_future(future)

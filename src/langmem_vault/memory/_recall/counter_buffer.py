@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from langgraph.store.base import BaseStore
 
+from langmem_vault.memory._recall.background_writes import BackgroundWrites
 from langmem_vault.memory._recall.usage import arecord_usage, record_usage
 
 __all__ = ["CounterBuffer"]
@@ -42,15 +41,12 @@ logger = logging.getLogger("langmem_vault.accounting")
 Increment = tuple[tuple[str, ...], str, Any]
 
 
-class CounterBuffer:
+class CounterBuffer(BackgroundWrites):
     """Increments per store, applied in batches by one background writer."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        super().__init__("langmem-vault-metrics")
         self._pending: dict[int, tuple[BaseStore, list[Increment]]] = {}
-        self._executor: ThreadPoolExecutor | None = None
-        self._futures: set[Future[None]] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
 
     def _hold(self, store: BaseStore, increments: Sequence[Increment]) -> bool:
         """Keep ``increments``; True when no write of this store is waiting to start."""
@@ -83,16 +79,7 @@ class CounterBuffer:
         """Queue ``increments`` for ``store``; written by the worker thread."""
         if not increments or not self._hold(store, increments):
             return
-        with self._lock:
-            if self._executor is None:
-                self._executor = ThreadPoolExecutor(1, thread_name_prefix="langmem-vault-metrics")
-            future = self._executor.submit(self._write, store)
-            self._futures.add(future)
-        future.add_done_callback(self._forget)
-
-    def _forget(self, future: Future[None]) -> None:
-        with self._lock:
-            self._futures.discard(future)
+        self._submit(self._write, store)
 
     async def aadd(self, store: BaseStore, increments: Sequence[Increment]) -> None:
         """Async :meth:`add`: written by a task on the running loop."""
@@ -101,23 +88,4 @@ class CounterBuffer:
         # A store that owns its background writes (AsyncVaultStore) finishes them on close.
         spawn = getattr(store, "spawn_write", None)
         work = self._awrite(store)
-        task = spawn(work) if spawn else asyncio.get_running_loop().create_task(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def flush(self, timeout: float | None = 30.0) -> None:
-        """Wait for the writes queued by :meth:`add`."""
-        with self._lock:
-            pending = list(self._futures)
-        for future in pending:
-            future.result(timeout=timeout)
-
-    async def aflush(self) -> None:
-        """Wait for the writes queued by :meth:`aadd` (and, off-loop, by :meth:`add`)."""
-        tasks = list(self._tasks)
-        if tasks:
-            await asyncio.gather(*tasks, return_exceptions=True)
-        with self._lock:
-            pending = list(self._futures)
-        for future in pending:
-            await asyncio.wrap_future(future)
+        self._keep(spawn(work) if spawn else asyncio.get_running_loop().create_task(work))
