@@ -41,7 +41,8 @@ from langmem_vault.db._runner import Pipelined, Plan
 from langmem_vault.jobs import JobQueue
 from langmem_vault.nodes._inject import create_inject_node
 from langmem_vault.store import VaultStore
-from langmem_vault.store._plans import batch_plan, prepare_batch
+from langmem_vault.store._plans import batch_plan
+from langmem_vault.store._prepare import prepare_batch
 
 
 def sequential(plan: Plan[Any]) -> Plan[Any]:

@@ -12,7 +12,7 @@ from psycopg import sql
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from langmem_vault.store._lexemes import StatsCache
-from langmem_vault.store._plans import _search_plan
+from langmem_vault.store._search_plan import search_plan
 
 NS = ("memories", "u1", "semantic")
 
@@ -56,7 +56,7 @@ def test_private_read_uses_the_partial_index(pg_uri: str, schema: str) -> None:
         ]
         store.batch(ops)
         op = SearchOp(NS, filter={"private": True}, limit=200)
-        query = next(_search_plan(op, store.settings, {}, StatsCache()))
+        query = next(search_plan(op, store.settings, {}, StatsCache()))
         assert query.prepare is None  # prepared like any read: planned once, not every turn
         with psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0) as conn:
             conn.execute(f"ANALYZE {schema}.store_items")

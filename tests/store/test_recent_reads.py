@@ -13,7 +13,7 @@ from langgraph.store.base import PutOp, SearchOp
 from langmem_vault.db._migrations import load_migrations
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from langmem_vault.store._lexemes import StatsCache
-from langmem_vault.store._plans import _search_plan
+from langmem_vault.store._search_plan import search_plan
 
 # One batch each, in this order, so each has its own updated_at (its transaction's time).
 WRITES: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
@@ -74,7 +74,7 @@ def test_newest_read_skips_other_namespaces_rows(pg_uri: str, schema: str) -> No
         other = ("memories", "u2", "semantic")
         store.batch([PutOp(other, f"f{i}", {"text": f"x {i}"}, index=False) for i in range(3000)])
         op = SearchOp(ns, limit=50)
-        query = next(_search_plan(op, store.settings, {}, StatsCache()))
+        query = next(search_plan(op, store.settings, {}, StatsCache()))
         with psycopg.connect(pg_uri, autocommit=True) as conn:
             conn.execute(f"ANALYZE {schema}.store_items")
             text = query.sql if isinstance(query.sql, str) else query.sql.as_string(conn)

@@ -11,7 +11,9 @@ from langmem_vault.db._runner import Pipelined
 from langmem_vault.store import _plans as plans
 from langmem_vault.store import _sql as q
 from langmem_vault.store._lexemes import LexemeStats, StatsCache
+from langmem_vault.store._prepare import StoreSettings
 from langmem_vault.store._ranking import SearchRanking
+from langmem_vault.store._search_plan import search_plan
 from tests.support.plans import drive
 
 
@@ -30,9 +32,9 @@ def test_analyze_clears_the_keyword_statistics() -> None:
     assert cache.get() is None
 
 
-def _settings() -> plans.StoreSettings:
+def _settings() -> StoreSettings:
     index = {"dims": 2, "embed": lambda texts: [[1.0, 0.0] for _ in texts], "fields": ["text"]}
-    return plans.StoreSettings("s1", index, SearchRanking(), 1000)  # type: ignore[arg-type]
+    return StoreSettings("s1", index, SearchRanking(), 1000)  # type: ignore[arg-type]
 
 
 def _row(key: str, score: float) -> dict[str, Any]:
@@ -52,7 +54,7 @@ def test_a_plain_search_is_one_round_trip() -> None:
     cache = StatsCache()
     cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
     op = SearchOp((), query="green tea", limit=2)
-    plan = plans._search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
+    plan = search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
     (step,), found = drive(plan, [None, [_row("a", 0.9), _row("b", 0.5)], None])
     # One Pipelined step: the HNSW settings, the statement that finds the query's lexemes,
     # weighs them with the cached statistics and ranks, and the plan mode restored.
@@ -65,7 +67,7 @@ def test_a_plain_search_is_one_round_trip() -> None:
 def test_stale_statistics_are_read_first() -> None:
     op = SearchOp((), query="green tea", limit=1)
     cache = StatsCache()
-    plan = plans._search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
+    plan = search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
     stats_rows = [{"lexeme": "tea", "freq": 0.25, "rows": 40.0}]
     steps, found = drive(plan, stats_rows, [None, [_row("a", 0.9)], None])
     assert "pg_stats" in str(steps[0].sql)
@@ -81,7 +83,7 @@ def test_a_scoped_search_counts_its_scope_once_a_minute() -> None:
     vectors = {"green tea": [1.0, 0.0]}
 
     def statement(small: bool) -> str:
-        plan = plans._search_plan(op, _settings(), vectors, cache)
+        plan = search_plan(op, _settings(), vectors, cache)
         rows = [{**_row(k, 0.5), "small_scope": small} for k in "ab"]
         # Once the scope's size is known, its statement runs on the generic plan: the plan
         # mode is restored in a third statement.
@@ -115,7 +117,7 @@ def test_a_filtered_walk_that_ran_out_is_scored_exactly() -> None:
     vectors = {"green tea": [1.0, 0.0]}
     k = SearchRanking().candidate_count(2)
 
-    plan = plans._search_plan(op, _settings(), vectors, cache)
+    plan = search_plan(op, _settings(), vectors, cache)
     short = [{**_row("far", 0.1), "walked": 1}, {**_row("farther", 0.05), "walked": 1}]
     steps, found = drive(plan, [None, short], [_row("a", 0.9), _row("b", 0.5)])
     walk, exact = str(steps[0].queries[1].sql), str(steps[1].sql)
@@ -126,7 +128,7 @@ def test_a_filtered_walk_that_ran_out_is_scored_exactly() -> None:
     # Not remembered: a run-out depends on the query, so the scope's next search walks again.
     assert cache.scopes.get(("items", "d", '{"kind": "x"}')) is False
 
-    plan = plans._search_plan(op, _settings(), vectors, cache)
+    plan = search_plan(op, _settings(), vectors, cache)
     full = [{**_row(key, 0.5), "walked": k} for key in "ab"]
     steps, found = drive(plan, [None, full])
     assert len(steps) == 1 and [item.key for item in found.items] == ["a", "b"]
@@ -145,7 +147,7 @@ def test_only_a_plain_search_is_sent_with_a_generic_plan_and_constant_limits() -
         # not fill each connection with cached generic plans.
         "large": SearchOp((), query="tea", limit=30, offset=10),
     }.items():
-        plan = plans._search_plan(op, _settings(), vectors, cache)
+        plan = search_plan(op, _settings(), vectors, cache)
         (step,), _ = drive(plan, [None, rows] + [None] * (name == "plain"))
         assert isinstance(step, Pipelined)
         sent[name] = step.queries

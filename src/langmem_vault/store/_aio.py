@@ -19,13 +19,8 @@ from langmem_vault.db._pools import PoolOptions, apooled
 from langmem_vault.db._steps import arun_steps
 from langmem_vault.store._base import VaultStoreBase
 from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
-from langmem_vault.store._plans import (
-    analyze_plan,
-    prepare_batch,
-    purge_plan,
-    setup_plan,
-    sweep_plan,
-)
+from langmem_vault.store._plans import analyze_plan, purge_plan, setup_plan, sweep_plan
+from langmem_vault.store._prepare import prepare_batch
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._reembed import DEFAULT_PAGE
 from langmem_vault.store._replicas import ReadRouting

@@ -15,13 +15,8 @@ from langmem_vault.db._connection import AsyncDatabase, Database
 from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.db._steps import Steps
 from langmem_vault.store._lexemes import StatsCache
-from langmem_vault.store._plans import (
-    PreparedBatch,
-    StoreSettings,
-    batch_plan,
-    check_vectors,
-    refresh_plan,
-)
+from langmem_vault.store._plans import batch_plan, refresh_plan
+from langmem_vault.store._prepare import PreparedBatch, StoreSettings, check_vectors
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._reembed import reembed_steps
 from langmem_vault.store._replicas import ReadRouting, batch_steps, mark_written

@@ -25,7 +25,9 @@ from typing import Any
 from langmem_vault.db._connection import AsyncDatabase, Database, Transaction
 from langmem_vault.db._runner import Plan, Query
 from langmem_vault.db._steps import Embed, Embedder, Steps
-from langmem_vault.store._plans import Vector, check_vectors, index_texts, namespace_params
+from langmem_vault.store._plans import Vector
+from langmem_vault.store._prepare import check_vectors, index_texts
+from langmem_vault.store._search_plan import namespace_params
 from langmem_vault.store._validation import check_namespace
 
 __all__ = ["ATTEMPTS", "DEFAULT_PAGE", "reembed_steps"]

@@ -261,7 +261,7 @@ def _vectors_ann(s: str, columns: str, where: str) -> str:
 
 # How many nearest vectors a filtered HNSW scan may walk: pgvector's default
 # hnsw.max_scan_tuples, where its iterative scan stops anyway. A walk that finds fewer than k
-# matches is redone exactly (plans._search_plan).
+# matches is redone exactly (_search_plan.search_plan).
 FILTERED_SCAN_ROWS = 20000
 
 
@@ -308,7 +308,7 @@ def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
     LIMIT %(k)s"""
 
 
-# Written for a generic plan too (plans._search_plan): the range of prefixes is spelled out
+# Written for a generic plan too (_search_plan.search_plan): the range of prefixes is spelled out
 # (LIKE with a parameter cannot bound an index scan), and the distances are sorted outside an
 # unflattened subquery (OFFSET 0), so the sort cannot be served by the HNSW index: with sorts
 # disabled that plan walked the store's whole graph for the namespace's vectors (29,470

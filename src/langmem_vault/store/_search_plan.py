@@ -1,0 +1,224 @@
+"""A search's plan: the ranked statement (hybrid or keyword), the newest items for a search
+without a query, and the keyword statistics they weigh words with.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from langgraph.store.base import Item, SearchItem, SearchOp
+
+from langmem_vault.db._runner import Pipelined, Plan, Query, Rows
+from langmem_vault.db._vectors import QueryVector
+from langmem_vault.store import _sql as q
+from langmem_vault.store._filters import FilterBuilder
+from langmem_vault.store._lexemes import LexemeStats, StatsCache
+from langmem_vault.store._mirrors import (
+    MirrorSearchOp,
+    mirror_of,
+    mirror_params,
+    mirrored_sql,
+    score_parts_of,
+)
+from langmem_vault.store._prepare import Key, StoreSettings, prefix_of
+from langmem_vault.store._ranking import MAX_EF_SEARCH
+
+
+def _search_item(row: dict[str, Any], score: float | None) -> SearchItem:
+    return SearchItem(
+        namespace=tuple(row["namespace"]),
+        key=row["key"],
+        value=row["value"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        score=score,
+    )
+
+
+def like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + ".%"
+
+
+def _filter_where(op: SearchOp, params: dict[str, Any]) -> str:
+    """A search's clauses besides its namespace: not expired, and its filter."""
+    builder = FilterBuilder("i.value")
+    builder.add(op.filter)
+    params.update(builder.params)
+    return f"{q.NOT_EXPIRED} AND {builder.sql()}"
+
+
+def namespace_params(namespace_prefix: tuple[str, ...]) -> dict[str, str]:
+    """A namespace-prefix clause's parameters: ``ns`` (the prefix), ``ns_like`` (its
+    sub-namespaces, for LIKE) and ``ns_end`` (sorts after ``ns`` and every ``ns.*``)."""
+    ns = prefix_of(namespace_prefix)
+    return {"ns": ns, "ns_like": like_prefix(ns), "ns_end": ns + "/"}  # "/" follows "." in C
+
+
+def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
+    where = _filter_where(op, params)
+    if not op.namespace_prefix:
+        return where
+    params.update(namespace_params(op.namespace_prefix))
+    return f"(i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s) AND {where}"
+
+
+def _stats(rows: Rows) -> LexemeStats:
+    freqs = {r["lexeme"]: float(r["freq"]) for r in rows or [] if r["lexeme"] is not None}
+    return LexemeStats(freqs, float(rows[0]["rows"]) if rows else 0.0)
+
+
+def _fresh_stats(schema: str, common_rows: int) -> Plan[LexemeStats]:
+    """The keyword statistics; ANALYZE first when they are stale (``sql.lexeme_stats``).
+
+    Without them every lexeme counts as rare, and a query of common words would have the GIN
+    index read each word's whole posting list (a quarter of a 20k store per word, issue 26);
+    autovacuum analyzes a fresh bulk load only a minute or more later. At most once a minute
+    per store (the statistics are cached), and only when the table changed that much."""
+    params = {"schema_name": schema, "common_rows": common_rows}
+    rows = yield Query(q.lexeme_stats(schema), params)
+    if rows and rows[0].get("stale"):
+        yield Query(q.analyze_items(schema))
+        rows = yield Query(q.lexeme_stats(schema), params)
+    return _stats(rows)
+
+
+@dataclass
+class SearchPage:
+    """A search's results, and which of them have a TTL (the ones a read refreshes)."""
+
+    items: list[SearchItem]
+    expiring: list[Key]
+    #: each item's mirror, for a MirrorSearchOp (store/_mirrors.py)
+    mirrors: list[Item | None] | None = None
+    #: each item's cosine and keyword coverage, for a MirrorSearchOp
+    parts: list[tuple[float | None, float | None]] | None = None
+
+
+def _page(
+    rows: list[tuple[dict[str, Any], SearchItem]], mirror: MirrorSearchOp | None = None
+) -> SearchPage:
+    expiring = [(i.namespace, i.key) for r, i in rows if r["ttl_minutes"] is not None]
+    if mirror is None:
+        return SearchPage([i for _, i in rows], expiring)
+    mirrors = [mirror_of(r, mirror.mirror) for r, _ in rows]
+    parts = [score_parts_of(r) for r, _ in rows]
+    return SearchPage([i for _, i in rows], expiring, mirrors, parts)
+
+
+def _mirrored(schema: str, sql: str, params: dict[str, Any], mirror: MirrorSearchOp | None) -> str:
+    """``sql``, with each row's mirror when the search is a MirrorSearchOp's."""
+    if mirror is None:
+        return sql
+    params.update(mirror_params(mirror))
+    return mirrored_sql(schema, sql)
+
+
+def _recent_plan(
+    op: SearchOp, schema: str, mirror: MirrorSearchOp | None = None
+) -> Plan[SearchPage]:
+    """A search without a query: the newest matching items first. Within a namespace, an
+    ordered walk of the namespace's own rows (``sql.search_recent_in``)."""
+    params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
+    where = _filter_where(op, params)
+    if (op.filter or {}).get("private") is True:
+        # Implied by the filter; lets a prepared (generic) plan use store_items_private_idx,
+        # so inject's every-turn private read is not planned again each turn.
+        where += f" AND {q.PRIVATE_PREDICATE}"
+    if op.namespace_prefix:
+        sql = q.search_recent_in(schema, where)
+        params.update(namespace_params(op.namespace_prefix))
+    else:
+        sql = q.search_recent(schema, where)
+    rows = yield Query(_mirrored(schema, sql, params, mirror), params)
+    return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
+
+
+def search_plan(
+    op: SearchOp,
+    settings: StoreSettings,
+    query_vectors: dict[str, list[float]],
+    stats_cache: StatsCache,
+    mirror: MirrorSearchOp | None = None,
+) -> Plan[SearchPage]:
+    """A search in one round trip: the ranked statement (which finds the query's lexemes and,
+    for a scoped search, counts the scope itself) with its HNSW settings. The keyword
+    statistics are read first when the cache is stale (once a minute). :func:`batch_plan`
+    runs a batch's searches side by side."""
+    schema = settings.schema
+    if not op.query:
+        return (yield from _recent_plan(op, schema, mirror))
+    params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
+    where = _search_where(op, params)
+    wanted = op.offset + op.limit
+    ranking = settings.ranking
+    params |= {
+        "k": ranking.candidate_count(wanted),
+        "wanted": wanted,
+        "text_weight": ranking.text_weight,
+        "text_config": ranking.text_config,
+        "query": op.query,
+        "common_rows": ranking.common_rows,
+    }
+    stats = stats_cache.get()
+    if stats is None:
+        stats = yield from _fresh_stats(schema, ranking.common_rows)
+        stats_cache.put(stats)
+    params |= stats.params()
+    scope = scope_key = small = None
+    if settings.hybrid and (op.namespace_prefix or op.filter):
+        scope = "items" if op.filter else "namespace"
+        params["exact_rows"] = ranking.exact_scan_rows
+        flt = json.dumps(op.filter, sort_keys=True, default=repr)
+        scope_key = (scope, params.get("ns", ""), flt)
+        small = stats_cache.scopes.get(scope_key)
+    if settings.hybrid:
+        params["qv"] = QueryVector(query_vectors[op.query])
+    order = ranking.order_sql(params, hybrid=settings.hybrid)
+    score = ranking.score_sql(hybrid=settings.hybrid)
+    sql = q.search_ranked(
+        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small
+    )
+    sql = _mirrored(schema, sql, params, mirror)
+    if settings.hybrid:
+        ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
+        # A plain search, or one of a namespace known to be small: one statement for every
+        # query (and namespace), run with its generic plan (no planning: 1.3-2 ms of a
+        # namespace search's ~3 at 20k items).
+        generic = not op.filter and (scope is None or small is not None)
+        if generic and params["k"] == ranking.candidates:
+            sql = q.literal_k(sql, params["k"])
+            settings_query = Query(q.PLAIN_SEARCH_SETTINGS, ef)
+            _, rows, _ = yield Pipelined(
+                (settings_query, Query(sql, params), Query(q.RESTORE_PLAN_MODE))
+            )
+        else:
+            _, rows = yield Pipelined((Query(q.HNSW_SETTINGS, ef), Query(sql, params)))
+    else:
+        rows = yield Query(sql, params)
+    if scope_key is not None and small is None and rows:
+        # The statement counted the scope: later searches of it skip the count (scopes.py).
+        small = bool(rows[0]["small_scope"])
+        stats_cache.scopes.put(scope_key, small=small)
+    if scope == "items" and not small and (not rows or rows[0]["walked"] < params["k"]):
+        # The filtered walk of the HNSW index ran out before it found k candidates (pgvector's
+        # iterative scan stops at hnsw.max_scan_tuples, sometimes sooner): nearer matches may
+        # lie past where it stopped. Score the filter's items exactly instead, as a small
+        # scope's (a page may still be short: the fill step below then completes it). Not
+        # remembered: whether a walk runs out depends on the query, and one far query must
+        # not send a broad scope's next searches to the exact scan.
+        exact = q.search_ranked(schema, where, score, order, hybrid=True, scope=scope, small=True)
+        rows = yield Query(_mirrored(schema, exact, params, mirror), params)
+    ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]
+    if len(ranked) < wanted:
+        # Fewer candidates than the page needs: score the rest exactly, un-indexed items last
+        # (as InMemoryStore appends them).
+        params["fill"] = wanted - len(ranked)
+        params["ranked_prefixes"] = [prefix_of(item.namespace) for _, item in ranked]
+        params["ranked_keys"] = [item.key for _, item in ranked]
+        fill = q.search_fill(schema, where, score, hybrid=settings.hybrid)
+        rest = yield Query(_mirrored(schema, fill, params, mirror), params)
+        ranked += [(r, _search_item(r, r["score"])) for r in rest or []]
+    return _page(ranked[op.offset : wanted], mirror)
