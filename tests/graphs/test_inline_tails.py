@@ -15,7 +15,7 @@ from langmem_vault.extraction._messages import serialize_span
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
 from langmem_vault.memory._namespaces import WATERMARK_NAMESPACE, tails_namespace
 from langmem_vault.memory._vault import MemoryVault
-from langmem_vault.nodes._extract import MAX_TAILS, TAIL_TTL_MINUTES
+from langmem_vault.nodes._inline_extraction import MAX_TAILS, TAIL_TTL_MINUTES
 from langmem_vault.offline._extractor import OfflineExtractor
 from langmem_vault.offline._model import RecallChatModel
 from langmem_vault.privacy import aexport_user, erase_user, export_user
@@ -128,7 +128,7 @@ def test_a_tail_rewritten_during_the_catch_up_stays(store: BaseStore) -> None:
     graph = _graph(store, every_n_messages=6)  # a's second turn is still a tail
     graph.invoke({"messages": [HumanMessage("I live in Leeds.")]}, _cfg("a"))
     node = graph.nodes["extract"].bound.node  # the extract node object
-    steps = node._tail_steps(_cfg("b"))
+    steps = node.inline.tail_steps(_cfg("b"))
     sent: Any = None
     for n in range(3):  # the tails' search, a's extraction, then the bookkeeping reads
         step = steps.send(sent)

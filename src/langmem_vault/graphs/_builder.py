@@ -89,7 +89,8 @@ def _memory_nodes(
     on_error: OnError,
     inject_timeout: float | None,
 ) -> dict[str, Any]:
-    from langmem_vault.nodes._extract import CatchUpThenInject, create_extract_node
+    from langmem_vault.nodes._catch_up import CatchUpThenInject
+    from langmem_vault.nodes._extract import create_extract_node
 
     extract_node = create_extract_node(
         extractor,

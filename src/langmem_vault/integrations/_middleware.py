@@ -42,13 +42,10 @@ from langmem_vault.jobs._queue import AsyncJobQueue, JobQueue
 from langmem_vault.memory._namespaces import MemoryNamespaces
 from langmem_vault.memory._recall.access import AccessRecorder
 from langmem_vault.memory._recall.injected import InjectedMemory
+from langmem_vault.nodes._catch_up import DEFAULT_CATCH_UP_SECONDS, CatchUpThenInject
 from langmem_vault.nodes._compact import create_compact_node
 from langmem_vault.nodes._degrade import DEFAULT_INJECT_TIMEOUT, OnError, merge_status
-from langmem_vault.nodes._extract import (
-    DEFAULT_CATCH_UP_SECONDS,
-    CatchUpThenInject,
-    create_extract_node,
-)
+from langmem_vault.nodes._extract import create_extract_node
 from langmem_vault.nodes._inject import create_inject_node
 from langmem_vault.nodes._respond import CitationFeedback, memory_system_message, utility_recorder
 

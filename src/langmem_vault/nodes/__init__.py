@@ -34,7 +34,9 @@ _WHERE = {
         "apply_extraction",
         "aapply_extraction",
     ),
-    "langmem_vault.nodes._extract": ("CatchUpThenInject", "ObservedAtError", "create_extract_node"),
+    "langmem_vault.nodes._extract": ("create_extract_node",),
+    "langmem_vault.nodes._extract_config": ("ObservedAtError",),
+    "langmem_vault.nodes._catch_up": ("CatchUpThenInject",),
     "langmem_vault.nodes._compact": ("create_compact_node",),
 }
 

@@ -18,16 +18,16 @@ the new thread's first answer already knows). The queue's watermark keeps this f
 duplicates. In inline mode the tail is kept in the store (``tails_namespace``, one item per
 thread), and the user's next new thread extracts it on its first turn, before inject reads:
 ``build_memory_graph``, ``add_memory`` and the middleware inject through
-:class:`CatchUpThenInject` (a graph wired by hand does the same), so a one-exchange chat is
-remembered in the next one too. With ``idle_seconds=None`` short tails wait until their
-thread reaches the threshold, in both modes.
+``CatchUpThenInject`` (nodes/_catch_up.py; a graph wired by hand does the same), so a
+one-exchange chat is remembered in the next one too. With ``idle_seconds=None`` short tails
+wait until their thread reaches the threshold, in both modes.
 
 Background mode needs Postgres for the queue: pass ``queue=`` (a ``JobQueue``, an
 ``AsyncJobQueue``, a DSN string, or a :class:`~langmem_vault.jobs._background.BackgroundExtraction`
 that owns the pool opened from a DSN and the worker). Without one the node runs inline and
 logs that once, so the same graph works on ``InMemoryStore``. Both drivers run one body of
-steps (``_background_steps``, ``_inline_steps``), so sync and async runs do the same things in
-the same order.
+steps (``_background_steps``; inline mode's are in nodes/_inline_extraction.py), so sync and
+async runs do the same things in the same order.
 
 >>> from langgraph.store.memory import InMemoryStore
 >>> from langmem_vault.offline._extractor import OfflineExtractor
@@ -41,41 +41,33 @@ import asyncio
 import logging
 import time
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 import psycopg
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import RunnableConfig
-from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, SearchOp
+from langgraph.store.base import BaseStore
 
-from langmem_vault._run_config import RunConfigError, config_value
-from langmem_vault.db._steps import Call, Step, Steps, arun_steps, run_steps
-from langmem_vault.db._store_plans import Batch
-from langmem_vault.extraction._apply import aapply, apply
+from langmem_vault._run_config import RunConfigError
+from langmem_vault.db._steps import Call, Steps, arun_steps, run_steps
 from langmem_vault.extraction._messages import (
     content_messages,
-    deserialize_span,
     message_id,
-    parse_time,
-    serialize_span,
     with_time,
 )
 from langmem_vault.extraction._payload import (
     EXTRACT_JOB,
-    WATERMARK_NAMESPACE,
-    namespaces_from_payload,
-    namespaces_payload,
     payload_builder,
 )
 from langmem_vault.extraction._protocol import as_extractor
-from langmem_vault.extraction._span import aextract_span, extract_span
 from langmem_vault.jobs._background import BackgroundExtraction
 from langmem_vault.jobs._queue import AsyncJobQueue, JobQueue
 from langmem_vault.jobs._worker import ExtractionWorker
-from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces, tails_namespace
+from langmem_vault.memory._namespaces import MemoryNamespaces
 from langmem_vault.nodes._common import MemoryNode, aobserved, observed, resolve_store, run_user
 from langmem_vault.nodes._degrade import Degrade, MissingStateKeyError, OnError
+from langmem_vault.nodes._extract_config import session_time, thread_id_of
+from langmem_vault.nodes._inline_extraction import InlineExtraction
 from langmem_vault.privacy._redaction.policy import DEFAULT_POLICY, RedactionPolicy
 
 logger = logging.getLogger("langmem_vault.extract")
@@ -86,74 +78,20 @@ FLUSH_KEY = "extract_now"
 DROPPED_KEY = "memory_dropped"
 DEFAULT_BACKGROUND_DEBOUNCE = 2.0
 DEFAULT_IDLE_SECONDS = 300.0
-#: how long a new thread's first turn waits for the user's caught-up tails (background mode)
-DEFAULT_CATCH_UP_SECONDS = 5.0
 #: how often a catch-up that waits polls the promoted jobs
 _POLL_SECONDS = 0.05
 _SETTLED = ("done", "failed")
-#: how many of the user's other threads' tails a new thread extracts (inline mode), per turn:
-#: each is an extraction call the first answer waits for; the rest wait for the next thread
-MAX_TAILS = 5
-#: a tail nobody caught up is dropped after this long (where the store has TTLs): it holds
-#: the raw messages, as a job payload does, and the checkpointer keeps the thread anyway
-TAIL_TTL_MINUTES = 30 * 24 * 60.0
 
 Mode = Literal["background", "inline"]
 
-__all__ = [
-    "DEFAULT_CATCH_UP_SECONDS",
-    "DROPPED_KEY",
-    "FLUSH_KEY",
-    "OBSERVED_AT_KEY",
-    "CatchUpThenInject",
-    "create_extract_node",
-]
+__all__ = ["DROPPED_KEY", "FLUSH_KEY", "create_extract_node"]
 
 
 # --- the node ----------------------------------------------------------------------------------
 
 
-class MissingThreadIdError(RunConfigError, KeyError):
-    """The run has no ``thread_id``: the watermark has no thread to belong to."""
-
-    def __str__(self) -> str:  # KeyError would otherwise repr() the message
-        return str(self.args[0])
-
-
 class AsyncQueueInSyncRunError(RunConfigError, TypeError):
     """A sync run of a node given an ``AsyncJobQueue``: the app's wiring, not an outage."""
-
-
-def _thread_id(config: RunnableConfig) -> str:
-    thread_id = (config.get("configurable") or {}).get("thread_id")
-    if not thread_id:
-        raise MissingThreadIdError(
-            "extract needs config['configurable']['thread_id'] to keep its per-thread "
-            "watermark; compile the graph with a checkpointer and pass a thread_id"
-        )
-    return str(thread_id)
-
-
-#: config["configurable"] (or run context) key: when the run's messages were said (a
-#: datetime or an ISO string; an imported conversation's session date), for the messages
-#: that carry no time of their own
-OBSERVED_AT_KEY = "observed_at"
-
-
-class ObservedAtError(RunConfigError, ValueError):
-    """A session date in the run config that is no time."""
-
-
-def _session_time(config: RunnableConfig) -> datetime:
-    value = config_value(OBSERVED_AT_KEY, config)
-    if value is None:
-        return datetime.now(UTC)
-    said = parse_time(value)
-    if said is None:
-        raise ObservedAtError(
-            f"{OBSERVED_AT_KEY}: expected a datetime or an ISO date, got {value!r}"
-        )
-    return said
 
 
 class _ExtractNode:
@@ -212,6 +150,15 @@ class _ExtractNode:
             self.mode = "inline"
         default_debounce = DEFAULT_BACKGROUND_DEBOUNCE if self.mode == "background" else 0.0
         self.debounce = default_debounce if debounce_seconds is None else debounce_seconds
+        self.inline = InlineExtraction(
+            self.extractor,
+            namespaces,
+            store,
+            similar_limit,
+            redaction,
+            self.debounce,
+            idle_seconds,
+        )
 
     # -- shared pieces --
 
@@ -229,125 +176,12 @@ class _ExtractNode:
             return span
         # When it was said: the message's own time, else the run's session date, else now;
         # the time travels with the message (a background job included).
-        said = _session_time(config)
+        said = session_time(config)
         return [with_time(m, said) for m in span]
 
     def _min_new(self, config: RunnableConfig) -> int:
         flush = bool((config.get("configurable") or {}).get(FLUSH_KEY))
         return 1 if flush else self.every_n
-
-    def _new_inline(
-        self, unseen: list[BaseMessage], mark: dict[str, Any] | None, min_new: int
-    ) -> bool:
-        """Whether the thread's unseen messages are extracted now."""
-        if len(unseen) < min_new:
-            return False
-        last = (mark or {}).get("last_run")
-        if self.debounce and last and min_new > 1:
-            age = (datetime.now(UTC) - datetime.fromisoformat(last)).total_seconds()
-            if age < self.debounce:
-                return False  # too soon; these messages wait for the next run
-        return True
-
-    @staticmethod
-    def _mark(message_ids: list[str]) -> dict[str, Any]:
-        return {"message_ids": message_ids, "last_run": datetime.now(UTC).isoformat()}
-
-    # -- inline: one body of steps for both drivers --
-
-    def _extract_step(
-        self, store: BaseStore, messages: list[BaseMessage], ns: ResolvedNamespaces, thread_id: str
-    ) -> Step:
-        """Extract ``messages`` of ``thread_id`` and apply the result; the step's result is
-        what consent refused (reasons)."""
-        kwargs: dict[str, Any] = {
-            "namespaces": ns,
-            "thread_id": thread_id,
-            "similar_limit": self.similar_limit,
-            "redaction": self.redaction,
-        }
-
-        def sync() -> list[str]:
-            checked = extract_span(store, self.extractor, messages, **kwargs)
-            return apply(store, checked.extraction, ns).dropped
-
-        async def asyn() -> list[str]:
-            checked = await aextract_span(store, self.extractor, messages, **kwargs)
-            return (await aapply(store, checked.extraction, ns)).dropped
-
-        return Call(sync, asyn)
-
-    def _inline_steps(self, span: list[BaseMessage], config: RunnableConfig) -> Steps[list[str]]:
-        """Extract the thread's unseen messages once ``every_n_messages`` are new; until then
-        keep them as the thread's tail, which the user's next new thread extracts. Returns
-        what consent refused."""
-        thread_id = _thread_id(config)
-        ns = self.namespaces.resolve(config)
-        store = self._store()
-        tails = tails_namespace(ns.semantic)
-        (mark_item,) = yield Batch([GetOp(WATERMARK_NAMESPACE, thread_id)], store)
-        mark = mark_item.value if mark_item else None
-        done = set((mark or {}).get("message_ids", []))
-        unseen = [m for m in span if message_id(m) not in done]
-        if not self._new_inline(unseen, mark, self._min_new(config)):
-            if unseen and self.idle_seconds is not None:
-                tail = {
-                    "messages": serialize_span(unseen),
-                    "message_ids": [message_id(m) for m in unseen],
-                    "namespaces": namespaces_payload(ns),  # where its facts go
-                }
-                ttl = TAIL_TTL_MINUTES if store.supports_ttl else None
-                yield Batch([PutOp(tails, thread_id, tail, index=False, ttl=ttl)], store)
-            return []
-        dropped: list[str] = yield self._extract_step(store, unseen, ns, thread_id)
-        # Only ids still in state are kept: removed messages cannot come back, so the
-        # watermark stays as small as the thread's state.
-        ops: list[Op] = [
-            PutOp(
-                WATERMARK_NAMESPACE,
-                thread_id,
-                self._mark([message_id(m) for m in span]),
-                index=False,
-            )
-        ]
-        if self.idle_seconds is not None:
-            ops.append(PutOp(tails, thread_id, None))
-        yield Batch(ops, store)
-        return dropped
-
-    def _tail_steps(self, config: RunnableConfig) -> Steps[list[str]]:
-        """Extract the tails of the user's other threads, oldest first; each tail's ids join
-        its thread's watermark, so the thread never extracts them again. Returns what consent
-        refused."""
-        thread_id = _thread_id(config)
-        ns = self.namespaces.resolve(config)
-        store = self._store()
-        tails = tails_namespace(ns.semantic)
-        (found,) = yield Batch([SearchOp(tails, limit=MAX_TAILS + 1)], store)
-        others = [i for i in found if i.key != thread_id]
-        dropped: list[str] = []
-        for item in sorted(others, key=lambda i: i.updated_at)[:MAX_TAILS]:
-            messages = deserialize_span(item.value["messages"])
-            target = namespaces_from_payload(item.value) if "namespaces" in item.value else ns
-            dropped += yield self._extract_step(store, messages, target, item.key)
-            done = item.value["message_ids"]
-            (mark, now) = yield Batch(
-                [GetOp(WATERMARK_NAMESPACE, item.key), GetOp(tails, item.key)], store
-            )
-            seen = mark.value["message_ids"] if isinstance(mark, Item) else []
-            ops: list[Op] = [
-                PutOp(
-                    WATERMARK_NAMESPACE,
-                    item.key,
-                    self._mark(list(dict.fromkeys([*seen, *done]))),
-                    index=False,
-                )
-            ]
-            # A tail its thread rewrote meanwhile (a new turn) stays for next time.
-            if isinstance(now, Item) and now.value["message_ids"] == done:
-                ops.append(PutOp(tails, item.key, None))
-            yield Batch(ops, store)
-        return dropped
 
     # -- background: one body of steps for both drivers --
 
@@ -355,7 +189,7 @@ class _ExtractNode:
         """On a thread's first turn catch up with the user's other threads, then enqueue the
         new messages and wake this process's worker."""
         background = self._background()
-        thread_id = _thread_id(config)
+        thread_id = thread_id_of(config)
         ns = self.namespaces.resolve(config)
         span = self._span(state, config)
         if _first_turn(span):
@@ -394,7 +228,12 @@ class _ExtractNode:
 
     def _invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if self.mode == "inline":
-            return _dropped(state, run_steps(self._inline_steps(self._span(state, config), config)))
+            return _dropped(
+                state,
+                run_steps(
+                    self.inline.steps(self._span(state, config), config, self._min_new(config))
+                ),
+            )
         try:
             run_steps(self._background_steps(state, config))
         except psycopg.Error as exc:
@@ -403,7 +242,9 @@ class _ExtractNode:
 
     async def _ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
         if self.mode == "inline":
-            refused = await arun_steps(self._inline_steps(self._span(state, config), config))
+            refused = await arun_steps(
+                self.inline.steps(self._span(state, config), config, self._min_new(config))
+            )
             return _dropped(state, refused)
         try:
             await arun_steps(self._background_steps(state, config))
@@ -468,7 +309,7 @@ class _ExtractNode:
             return []
         if self.mode == "inline":
             try:
-                refused = run_steps(self._tail_steps(config))
+                refused = run_steps(self.inline.tail_steps(config))
                 if dropped is not None:
                     dropped.extend(refused)
             except Exception as exc:
@@ -480,7 +321,7 @@ class _ExtractNode:
             return []
         try:
             ids = queue.promote_tails(
-                EXTRACT_JOB, _thread_id(config), self.namespaces.resolve(config)
+                EXTRACT_JOB, thread_id_of(config), self.namespaces.resolve(config)
             )
             if ids:
                 background.wake(queue, lambda: self._new_worker(queue))
@@ -504,7 +345,7 @@ class _ExtractNode:
             return []
         if self.mode == "inline":
             try:
-                refused = await arun_steps(self._tail_steps(config))
+                refused = await arun_steps(self.inline.tail_steps(config))
                 if dropped is not None:
                     dropped.extend(refused)
             except Exception as exc:
@@ -516,7 +357,7 @@ class _ExtractNode:
             return await asyncio.to_thread(self.catch_up, state, config, wait_seconds=wait_seconds)
         try:
             ns = self.namespaces.resolve(config)
-            ids = await aqueue.promote_tails(EXTRACT_JOB, _thread_id(config), ns)
+            ids = await aqueue.promote_tails(EXTRACT_JOB, thread_id_of(config), ns)
             if ids:
                 background.wake(aqueue, lambda: self._new_worker(aqueue))
             deadline = time.monotonic() + wait_seconds
@@ -566,41 +407,6 @@ def _enqueue_failed(exc: Exception) -> None:
     # Memory must not break the chat turn. The watermark did not move, so the next turn
     # enqueues these messages again: nothing is lost.
     logger.warning("extract: enqueue failed (%s); the next turn retries it", exc)
-
-
-class CatchUpThenInject:
-    """An inject node that first lets ``extract`` catch up with the user's other threads (on a
-    thread's first turn), so their short tails are in the memory it injects. The graph
-    builders and the agent middleware (``before_agent``) inject through it; a graph wired by
-    hand does the same:
-
-    >>> from langmem_vault.nodes import create_inject_node
-    >>> from langmem_vault.nodes._common import MemoryNode
-    >>> from langmem_vault.offline._extractor import OfflineExtractor
-    >>> extract = create_extract_node(OfflineExtractor(), mode="inline")
-    >>> inject = create_inject_node()
-    >>> MemoryNode(CatchUpThenInject(inject.node, extract), name="inject").name
-    'inject'
-    """
-
-    def __init__(
-        self, inject: Any, extract: MemoryNode, *, wait_seconds: float = DEFAULT_CATCH_UP_SECONDS
-    ) -> None:
-        self.inject = inject
-        self.extract: _ExtractNode = extract.node
-        self.wait_seconds = wait_seconds
-
-    def invoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        dropped: list[str] = []
-        self.extract.catch_up(state, config, wait_seconds=self.wait_seconds, dropped=dropped)
-        update: dict[str, Any] = self.inject.invoke(state, config)
-        return {**update, DROPPED_KEY: dropped}  # the turn's count starts here
-
-    async def ainvoke(self, state: dict[str, Any], config: RunnableConfig) -> dict[str, Any]:
-        dropped: list[str] = []
-        await self.extract.acatch_up(state, config, wait_seconds=self.wait_seconds, dropped=dropped)
-        update: dict[str, Any] = await self.inject.ainvoke(state, config)
-        return {**update, DROPPED_KEY: dropped}
 
 
 def create_extract_node(
