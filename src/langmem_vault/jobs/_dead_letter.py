@@ -73,7 +73,7 @@ _LOCK_ASKED = (
 
 # Attempts keep counting up and the budget grows instead of attempts going back to 0: a
 # pending job with no attempts is one no worker has touched, which new turns of its thread
-# merge into (plans._READ_THREAD); a retried job may hold a saved result and must not grow.
+# merge into (_queue_sql.READ_THREAD); a retried job may hold a saved result and must not grow.
 _RETRY = (
     """
 UPDATE {schema}.vault_jobs

@@ -1,4 +1,4 @@
-"""Sans-IO plans for the durable job queue: SQL as named constants, rows parsed here.
+"""Sans-IO plans for the durable job queue: its SQL (jobs/_queue_sql.py) run, rows parsed here.
 
 The sync :class:`~langmem_vault.jobs._queue.JobQueue` and the async
 :class:`~langmem_vault.jobs._queue.AsyncJobQueue` only run these plans, so the two cannot drift.
@@ -19,243 +19,9 @@ from psycopg.types.json import Jsonb
 
 from langmem_vault.db._migrations import in_schema as _q
 from langmem_vault.db._runner import Plan, Query
+from langmem_vault.jobs import _queue_sql as sql
 
 JOB_STATUSES = ("pending", "running", "done", "failed")
-
-# The enqueue sits on the chat path, so it takes three statements. (Sending the first two
-# together in pipeline mode, BEGIN included, measured slower on the loaded 2-core machine:
-# bench/roundtrip_bench.py, RESULTS.md.) The first skips waiting for the WAL flush (a few ms
-# per commit): if the server crashes before the flush, the job and the watermark are lost
-# together and the next turn enqueues the same messages again, so nothing is skipped. It also
-# takes a per-thread lock so two concurrent runs of one thread never both see the same
-# messages as new; the next statement's snapshot is taken after the lock is held.
-_LOCK_THREAD = """
-SELECT set_config('synchronous_commit', 'off', true),
-       pg_advisory_xact_lock(hashtextextended(%s, 0))
-"""
-
-# The watermark, and a job of the thread that no worker has touched yet (it absorbs the new
-# span: one LLM call for a burst of turns; this is the debounce).
-_READ_THREAD = """
-SELECT w.message_ids, j.id AS waiting_id, j.first_id, j.waiting_count
-FROM (SELECT 1) AS one
-LEFT JOIN {schema}.vault_job_watermarks AS w
-       ON w.kind = %(kind)s AND w.thread_id = %(thread)s
-LEFT JOIN LATERAL (
-    SELECT id, payload->'message_ids'->>0 AS first_id,
-           jsonb_array_length(coalesce(payload->'message_ids', '[]'::jsonb)) AS waiting_count
-    FROM {schema}.vault_jobs
-    WHERE kind = %(kind)s AND thread_id = %(thread)s AND status = 'pending' AND attempts = 0
-    ORDER BY id DESC LIMIT 1
-) AS j ON true
-"""
-
-_SET_WATERMARK_CTE = """
-mark AS (
-    INSERT INTO {schema}.vault_job_watermarks (kind, thread_id, message_ids, updated_at)
-    VALUES (%(kind)s, %(thread)s, %(present)s, now())
-    ON CONFLICT (kind, thread_id)
-    DO UPDATE SET message_ids = EXCLUDED.message_ids, updated_at = now()
-)
-"""
-
-# Lists are appended in SQL, so a long waiting span never travels back to the client. The
-# status check runs again after any row lock wait: a job a worker claimed meanwhile is left
-# alone (no row comes back) and a new job is inserted instead.
-_MERGE_WAITING = (
-    """
-WITH merged AS (
-    UPDATE {schema}.vault_jobs
-    SET payload = %(new)s::jsonb || jsonb_build_object(
-            'messages',
-            coalesce(payload->'messages', '[]'::jsonb) || (%(new)s::jsonb->'messages'),
-            'message_ids',
-            coalesce(payload->'message_ids', '[]'::jsonb) || (%(new)s::jsonb->'message_ids')),
-        dedupe_key = %(key)s, run_after = now() + make_interval(secs => %(delay)s),
-        updated_at = now()
-    WHERE id = %(id)s AND status = 'pending' AND attempts = 0
-    RETURNING id
-), """
-    + _SET_WATERMARK_CTE
-    + "SELECT id FROM merged"
-)
-
-# ON CONFLICT: the same span was enqueued before (idempotent) and the second SELECT finds it;
-# it cannot see a row this statement inserted, so exactly one id comes back.
-_INSERT_JOB = (
-    """
-WITH inserted AS (
-    INSERT INTO {schema}.vault_jobs
-        (kind, dedupe_key, thread_id, payload, max_attempts, run_after)
-    VALUES (%(kind)s, %(key)s, %(thread)s, %(new)s, %(max_attempts)s,
-            now() + make_interval(secs => %(delay)s))
-    ON CONFLICT (dedupe_key) DO NOTHING
-    RETURNING id
-), """
-    + _SET_WATERMARK_CTE
-    + """
-SELECT id FROM inserted
-UNION ALL
-SELECT id FROM {schema}.vault_jobs WHERE dedupe_key = %(key)s
-"""
-)
-
-# Jobs whose lease expired with no attempts left are failed, not retried forever.
-_EXHAUST = """
-UPDATE {schema}.vault_jobs
-SET status = 'failed', lease_token = NULL, leased_until = NULL, finished_at = now(),
-    updated_at = now(), last_error = coalesce(last_error, 'lease expired')
-WHERE kind = ANY(%s) AND status = 'running' AND leased_until < now()
-  AND attempts >= max_attempts
-"""
-
-# A job is ready when it is pending and due, or running on a lease that has expired.
-_READY = """kind = ANY(%s) AND attempts < max_attempts
-      AND ((status = 'pending' AND run_after <= now())
-           OR (status = 'running' AND leased_until < now()))"""
-
-# Leases the rows of the statement's ``next`` (parameters: lease seconds, worker id).
-_TAKE = """
-UPDATE {schema}.vault_jobs AS j
-SET status = 'running', attempts = j.attempts + 1, lease_token = gen_random_uuid(),
-    leased_until = now() + make_interval(secs => %s), worker_id = %s, updated_at = now()
-FROM next WHERE j.id = next.id
-RETURNING j.*
-"""
-
-_CLAIM = (
-    """
-WITH next AS (
-    SELECT id FROM {schema}.vault_jobs
-    WHERE """
-    + _READY
-    + """
-    ORDER BY run_after, id
-    LIMIT %s
-    FOR UPDATE SKIP LOCKED
-)"""
-    + _TAKE
-)
-
-# The same claim, one job per thread at a time: a thread whose job is running on a live lease
-# is passed over, and of a thread's ready jobs only the first is taken. Run after _LOCK_CLAIMS,
-# so its snapshot sees every claim made before it (two claimers can't both find a thread idle).
-_CLAIM_ONE_PER_THREAD = (
-    """
-WITH ready AS (
-    SELECT DISTINCT ON (thread_id) id, run_after FROM {schema}.vault_jobs AS j
-    WHERE """
-    + _READY
-    + """
-      AND NOT EXISTS (
-          SELECT 1 FROM {schema}.vault_jobs AS r
-          WHERE r.kind = j.kind AND r.thread_id = j.thread_id AND r.id <> j.id
-            AND r.status = 'running' AND r.leased_until >= now())
-    ORDER BY thread_id, run_after, id
-), next AS (
-    SELECT id FROM {schema}.vault_jobs
-    WHERE id IN (SELECT id FROM ready)
-    ORDER BY run_after, id
-    LIMIT %s
-    FOR UPDATE SKIP LOCKED
-)"""
-    + _TAKE
-)
-
-# Claims of the same kinds take turns (held to the end of the claim's transaction).
-_LOCK_CLAIMS = "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))"
-
-_RENEW = """
-UPDATE {schema}.vault_jobs
-SET leased_until = clock_timestamp() + make_interval(secs => %s), updated_at = now()
-WHERE id = %s AND lease_token = %s AND status = 'running'
-RETURNING id
-"""
-
-_SAVE_RESULT = """
-UPDATE {schema}.vault_jobs SET result = %s, updated_at = now()
-WHERE id = %s AND lease_token = %s AND status = 'running'
-RETURNING id
-"""
-
-_COMPLETE = """
-UPDATE {schema}.vault_jobs
-SET status = 'done', lease_token = NULL, leased_until = NULL, finished_at = now(),
-    updated_at = now()
-WHERE id = %s AND lease_token = %s AND status = 'running'
-RETURNING id
-"""
-
-# A failed attempt goes back to pending after a backoff, or to failed when none are left.
-_FAIL = """
-UPDATE {schema}.vault_jobs
-SET status = CASE WHEN attempts >= max_attempts THEN 'failed' ELSE 'pending' END,
-    finished_at = CASE WHEN attempts >= max_attempts THEN now() END,
-    last_error = %s, lease_token = NULL, leased_until = NULL,
-    run_after = now() + make_interval(secs => %s), updated_at = now()
-WHERE id = %s AND lease_token = %s AND status = 'running'
-RETURNING status
-"""
-
-_GET = "SELECT * FROM {schema}.vault_jobs WHERE id = %s"
-
-_LIST = """
-SELECT * FROM {schema}.vault_jobs
-WHERE (%s::text IS NULL OR thread_id = %s) AND (%s::text IS NULL OR status = %s)
-ORDER BY id
-"""
-
-_PURGE = """
-DELETE FROM {schema}.vault_jobs
-WHERE status IN ('done', 'failed') AND finished_at < now() - make_interval(secs => %s)
-  AND (%s OR status = 'done')
-"""
-
-# Erasing a user: their threads' jobs, and jobs of other threads whose payload writes into the
-# user's namespaces (a thread the per-user index does not know); then those threads' watermarks.
-_DELETE_USER_JOBS = """
-WITH d AS (
-    DELETE FROM {schema}.vault_jobs
-    WHERE thread_id = ANY(%(threads)s)
-       OR payload -> 'namespaces' -> 'semantic' = %(semantic)s
-       OR payload -> 'namespaces' -> 'episodes' = %(episodes)s
-       OR payload -> 'namespaces' -> 'instructions' = %(instructions)s
-    RETURNING thread_id
-), w AS (
-    DELETE FROM {schema}.vault_job_watermarks
-    WHERE thread_id = ANY(%(threads)s) OR thread_id IN (SELECT thread_id FROM d)
-    RETURNING 1
-)
-SELECT (SELECT count(*) FROM d) AS jobs, (SELECT count(*) FROM w) AS watermarks
-"""
-
-# A job that is not a span of a thread (a scheduled consolidation): idempotent per dedupe_key,
-# so scheduling the same slot twice keeps one job; the id of the existing one comes back.
-_INSERT_KEYED = """
-WITH inserted AS (
-    INSERT INTO {schema}.vault_jobs (kind, dedupe_key, thread_id, payload, max_attempts, run_after)
-    VALUES (%(kind)s, %(key)s, %(thread)s, %(payload)s, %(max_attempts)s,
-            now() + make_interval(secs => %(delay)s))
-    ON CONFLICT (dedupe_key) DO NOTHING
-    RETURNING id, true AS created
-)
-SELECT id, created FROM inserted
-UNION ALL
-SELECT id, false FROM {schema}.vault_jobs WHERE dedupe_key = %(key)s
-"""
-
-# A new thread of a user: that user's idle tails (see ``idle_seconds``) run now, not later.
-_PROMOTE_TAILS = """
-UPDATE {schema}.vault_jobs
-SET run_after = now(), updated_at = now()
-WHERE kind = %(kind)s AND status = 'pending' AND attempts = 0 AND run_after > now()
-  AND thread_id <> %(thread)s AND payload -> 'namespaces' -> 'semantic' = %(semantic)s
-RETURNING id
-"""
-
-_STATUSES = "SELECT id, status FROM {schema}.vault_jobs WHERE id = ANY(%s)"
-
-_COUNTS = "SELECT status, count(*) AS n FROM {schema}.vault_jobs GROUP BY status"
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,8 +120,8 @@ def enqueue_span_plan(
     if idle_seconds is not None:
         _check_positive("idle_seconds", idle_seconds)
     base = {"kind": kind, "thread": thread_id}
-    yield Query(_LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",))
-    rows = yield Query(_q(_READ_THREAD, schema), base)
+    yield Query(sql.LOCK_THREAD, (f"vault_jobs:{kind}:{thread_id}",))
+    rows = yield Query(_q(sql.READ_THREAD, schema), base)
     state = rows[0]
     done = set(state["message_ids"] or [])
     new_ids = [i for i in present_ids if i not in done]
@@ -380,11 +146,11 @@ def enqueue_span_plan(
             "id": state["waiting_id"],
             "key": span_key(kind, thread_id, [first, new_ids[-1]]),
         }
-        rows = yield Query(_q(_MERGE_WAITING, schema), params)
+        rows = yield Query(_q(sql.MERGE_WAITING, schema), params)
     merged = bool(rows)
     if not merged:
         params["key"] = span_key(kind, thread_id, new_ids)
-        rows = yield Query(_q(_INSERT_JOB, schema), params)
+        rows = yield Query(_q(sql.INSERT_JOB, schema), params)
     job_id: int = rows[0]["id"]
     return Enqueued(job_id, tuple(new_ids), merged)
 
@@ -414,7 +180,7 @@ def enqueue_keyed_plan(
         "max_attempts": max_attempts,
         "delay": delay_seconds,
     }
-    rows = yield Query(_q(_INSERT_KEYED, schema), params)
+    rows = yield Query(_q(sql.INSERT_KEYED, schema), params)
     row = rows[0]
     return int(row["id"]), bool(row["created"])
 
@@ -435,30 +201,30 @@ def claim_plan(
     _check_positive("lease_seconds", lease_seconds, allow_zero=False)
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit!r}")
-    yield Query(_q(_EXHAUST, schema), (list(kinds),))
-    claim = _CLAIM
+    yield Query(_q(sql.EXHAUST, schema), (list(kinds),))
+    claim = sql.CLAIM
     if one_per_thread:
-        yield Query(_LOCK_CLAIMS, ("vault_jobs:claim:" + ",".join(sorted(kinds)),))
-        claim = _CLAIM_ONE_PER_THREAD
+        yield Query(sql.LOCK_CLAIMS, ("vault_jobs:claim:" + ",".join(sorted(kinds)),))
+        claim = sql.CLAIM_ONE_PER_THREAD
     rows = yield Query(_q(claim, schema), (list(kinds), limit, lease_seconds, worker_id))
     return sorted((_job(r) for r in rows or []), key=lambda j: j.id)
 
 
 def renew_plan(schema: str, job_id: int, token: str, lease_seconds: float) -> Plan[bool]:
     """Extend a claimed job's lease; ``False`` when the lease was lost to another worker."""
-    rows = yield Query(_q(_RENEW, schema), (lease_seconds, job_id, token))
+    rows = yield Query(_q(sql.RENEW, schema), (lease_seconds, job_id, token))
     return bool(rows)
 
 
 def save_result_plan(schema: str, job_id: int, token: str, result: dict[str, Any]) -> Plan[bool]:
     """Keep the expensive step's output on the job; ``False`` when the lease was lost."""
-    rows = yield Query(_q(_SAVE_RESULT, schema), (Jsonb(result), job_id, token))
+    rows = yield Query(_q(sql.SAVE_RESULT, schema), (Jsonb(result), job_id, token))
     return bool(rows)
 
 
 def complete_plan(schema: str, job_id: int, token: str) -> Plan[bool]:
     """Mark a claimed job done; ``False`` when the lease was lost."""
-    rows = yield Query(_q(_COMPLETE, schema), (job_id, token))
+    rows = yield Query(_q(sql.COMPLETE, schema), (job_id, token))
     return bool(rows)
 
 
@@ -466,13 +232,13 @@ def fail_plan(
     schema: str, job_id: int, token: str, error: str, retry_in_seconds: float
 ) -> Plan[str | None]:
     """Record a failed attempt; returns the new status, or ``None`` when the lease was lost."""
-    rows = yield Query(_q(_FAIL, schema), (error[:4000], retry_in_seconds, job_id, token))
+    rows = yield Query(_q(sql.FAIL, schema), (error[:4000], retry_in_seconds, job_id, token))
     return rows[0]["status"] if rows else None
 
 
 def get_plan(schema: str, job_id: int) -> Plan[Job | None]:
     """One job by id."""
-    rows = yield Query(_q(_GET, schema), (job_id,))
+    rows = yield Query(_q(sql.GET, schema), (job_id,))
     return _job(rows[0]) if rows else None
 
 
@@ -482,7 +248,7 @@ def list_plan(
     """Jobs, optionally of one thread and/or one status, oldest first."""
     if status is not None and status not in JOB_STATUSES:
         raise ValueError(f"status must be one of {JOB_STATUSES}, got {status!r}")
-    rows = yield Query(_q(_LIST, schema), (thread_id, thread_id, status, status))
+    rows = yield Query(_q(sql.LIST, schema), (thread_id, thread_id, status, status))
     return [_job(r) for r in rows or []]
 
 
@@ -492,19 +258,19 @@ def promote_tails_plan(
     """Run now the idle tails of the user whose semantic namespace is ``semantic``, except
     those of ``thread_id`` (the thread the user just started); returns their job ids."""
     params = {"kind": kind, "thread": thread_id, "semantic": Jsonb(list(semantic))}
-    rows = yield Query(_q(_PROMOTE_TAILS, schema), params)
+    rows = yield Query(_q(sql.PROMOTE_TAILS, schema), params)
     return sorted(int(r["id"]) for r in rows or [])
 
 
 def statuses_plan(schema: str, job_ids: Sequence[int]) -> Plan[dict[int, str]]:
     """The status of each of ``job_ids`` (a purged job is missing from the result)."""
-    rows = yield Query(_q(_STATUSES, schema), (list(job_ids),))
+    rows = yield Query(_q(sql.STATUSES, schema), (list(job_ids),))
     return {int(r["id"]): str(r["status"]) for r in rows or []}
 
 
 def counts_plan(schema: str) -> Plan[dict[str, int]]:
     """How many jobs are in each status."""
-    rows = yield Query(_q(_COUNTS, schema))
+    rows = yield Query(_q(sql.COUNTS, schema))
     counts = dict.fromkeys(JOB_STATUSES, 0)
     counts.update({r["status"]: r["n"] for r in rows or []})
     return counts
@@ -518,7 +284,7 @@ def purge_plan(
     Watermarks are kept: they are what stops old messages from being enqueued again.
     """
     _check_positive("older_than_seconds", older_than_seconds)
-    yield Query(_q(_PURGE, schema), (older_than_seconds, include_failed))
+    yield Query(_q(sql.PURGE, schema), (older_than_seconds, include_failed))
 
 
 def delete_user_jobs_plan(
@@ -536,6 +302,6 @@ def delete_user_jobs_plan(
             kind: Jsonb(list(namespaces[kind])) for kind in ("semantic", "episodes", "instructions")
         },
     }
-    rows = yield Query(_q(_DELETE_USER_JOBS, schema), params)
+    rows = yield Query(_q(sql.DELETE_USER_JOBS, schema), params)
     row = (rows or [{"jobs": 0, "watermarks": 0}])[0]
     return int(row["jobs"]), int(row["watermarks"])

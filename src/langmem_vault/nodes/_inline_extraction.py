@@ -61,7 +61,7 @@ class InlineExtraction:
         return True
 
     @staticmethod
-    def mark(message_ids: list[str]) -> dict[str, Any]:
+    def watermark(message_ids: list[str]) -> dict[str, Any]:
         return {"message_ids": message_ids, "last_run": datetime.now(UTC).isoformat()}
 
     def extract_step(
@@ -117,7 +117,7 @@ class InlineExtraction:
             PutOp(
                 WATERMARK_NAMESPACE,
                 thread_id,
-                self.mark([message_id(m) for m in span]),
+                self.watermark([message_id(m) for m in span]),
                 index=False,
             )
         ]
@@ -150,7 +150,7 @@ class InlineExtraction:
                 PutOp(
                     WATERMARK_NAMESPACE,
                     item.key,
-                    self.mark(list(dict.fromkeys([*seen, *done]))),
+                    self.watermark(list(dict.fromkeys([*seen, *done]))),
                     index=False,
                 )
             ]
