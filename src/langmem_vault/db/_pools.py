@@ -134,6 +134,33 @@ async def apooled(
         yield pool
 
 
+@contextmanager
+def pooled_with_reads(
+    conn_string: str | None, read_conn_string: str | None, **options: Unpack[PoolOptions]
+) -> Iterator[tuple[ConnectionPool[Any], ConnectionPool[Any] | None]]:
+    """The pool on ``conn_string`` and, given ``read_conn_string`` (a streaming replica),
+    a pool on that with the same options (``None`` without)."""
+    with pooled(conn_string, **options) as pool:
+        if read_conn_string is None:
+            yield pool, None
+        else:
+            with pooled(read_conn_string, **options) as reads:
+                yield pool, reads
+
+
+@asynccontextmanager
+async def apooled_with_reads(
+    conn_string: str | None, read_conn_string: str | None, **options: Unpack[PoolOptions]
+) -> AsyncIterator[tuple[AsyncConnectionPool[Any], AsyncConnectionPool[Any] | None]]:
+    """Async twin of :func:`pooled_with_reads`."""
+    async with apooled(conn_string, **options) as pool:
+        if read_conn_string is None:
+            yield pool, None
+        else:
+            async with apooled(read_conn_string, **options) as reads:
+                yield pool, reads
+
+
 def renamed_max_size(options: PoolOptions, max_size: int | None, owner: str) -> PoolOptions:
     """``options`` with the deprecated ``max_size`` keyword ``owner`` took before 0.2 as
     ``pool_size``."""

@@ -22,11 +22,21 @@ of an operation cannot drift apart (httpx's ``Auth.auth_flow`` works the same wa
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["Call", "Embed", "Step", "Steps", "Within", "arun_steps", "run_steps"]
+__all__ = [
+    "Call",
+    "Embed",
+    "EmbedQueries",
+    "Step",
+    "Steps",
+    "Within",
+    "arun_steps",
+    "run_steps",
+]
 
 T = TypeVar("T")
 
@@ -131,3 +141,25 @@ class Embed(Step):
 
     async def arun(self, ctx: Any) -> Sequence[Sequence[float]]:
         return await self.embeddings.aembed_documents(self.texts)
+
+
+class QueryEmbedder(Protocol):
+    def embed_query(self, text: str) -> Sequence[float]: ...
+
+    async def aembed_query(self, text: str) -> Sequence[float]: ...
+
+
+class EmbedQueries(Step):
+    """Search queries embedded one by one (``embed_query``): in turn sync, side by side async."""
+
+    __slots__ = ("embeddings", "texts")
+
+    def __init__(self, embeddings: QueryEmbedder, texts: list[str]) -> None:
+        self.embeddings = embeddings
+        self.texts = texts
+
+    def run(self, ctx: Any) -> list[Sequence[float]]:
+        return [self.embeddings.embed_query(text) for text in self.texts]
+
+    async def arun(self, ctx: Any) -> list[Sequence[float]]:
+        return await asyncio.gather(*(self.embeddings.aembed_query(t) for t in self.texts))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager, suppress
+from contextlib import asynccontextmanager, suppress
 from typing import Any, TypeVar, Unpack
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
@@ -15,7 +15,7 @@ from langmem_vault.db._connection import (
     AsyncDatabase,
 )
 from langmem_vault.db._migrations import DEFAULT_SCHEMA
-from langmem_vault.db._pools import PoolOptions, apooled
+from langmem_vault.db._pools import PoolOptions, apooled_with_reads
 from langmem_vault.db._steps import arun_steps
 from langmem_vault.store._base import VaultStoreBase
 from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
@@ -92,11 +92,8 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded);
         the options are those of :meth:`VaultStore.from_conn_string` (``read_conn_string``
         too)."""
-        async with AsyncExitStack() as stack:
-            pool = await stack.enter_async_context(apooled(conn_string, **pool_options))
-            reads = None
-            if read_conn_string is not None:
-                reads = await stack.enter_async_context(apooled(read_conn_string, **pool_options))
+        pools = apooled_with_reads(conn_string, read_conn_string, **pool_options)
+        async with pools as (pool, reads):
             store = cls(
                 pool,
                 read_conn=reads,
@@ -120,19 +117,7 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
             self._loop = asyncio.get_running_loop()
         prepared = prepare_batch(ops, self.settings)
         with self._search_span(prepared):
-            docs: dict[str, list[float]] = {}
-            queries: dict[str, list[float]] = {}
-            if self.embeddings is not None:
-                if texts := self._docs_to_embed(prepared):
-                    docs = self._check_docs(texts, await self.embeddings.aembed_documents(texts))
-                queries, missing = self._cached_queries(prepared.queries)
-                if missing:
-                    vectors = await asyncio.gather(
-                        *(self.embeddings.aembed_query(text) for text in missing)
-                    )
-                    self._remember_queries(missing, vectors, queries)
-
-            return await arun_steps(self._batch_steps(prepared, docs, queries))
+            return await arun_steps(self._batch(prepared))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Sync access from another thread (e.g. a sync graph node), run on the store's loop."""

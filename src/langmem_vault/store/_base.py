@@ -13,7 +13,7 @@ from langgraph.store.base import IndexConfig, Result, TTLConfig, ensure_embeddin
 
 from langmem_vault.db._connection import AsyncDatabase, Database
 from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema
-from langmem_vault.db._steps import Steps
+from langmem_vault.db._steps import Embed, EmbedQueries, Steps
 from langmem_vault.store._lexemes import StatsCache
 from langmem_vault.store._plans import batch_plan, refresh_plan
 from langmem_vault.store._prepare import PreparedBatch, StoreSettings, check_vectors
@@ -154,6 +154,20 @@ class VaultStoreBase:
             raise ValueError("reembed needs a store with an index: VaultStore(..., index={...})")
         dims = self.index_config["dims"]
         return reembed_steps(db, self.embeddings, dims, self.schema, namespace_prefix, page=page)
+
+    def _batch(self, prepared: PreparedBatch) -> Steps[list[Result]]:
+        """``batch``: embed the documents and the queries not in the cache, then run the
+        batch's statements (the sync and the async store drive these same steps)."""
+        docs: dict[str, list[float]] = {}
+        queries: dict[str, list[float]] = {}
+        if self.embeddings is not None:
+            if texts := self._docs_to_embed(prepared):
+                docs = self._check_docs(texts, (yield Embed(self.embeddings, texts)))
+            queries, missing = self._cached_queries(prepared.queries)
+            if missing:
+                vectors = yield EmbedQueries(self.embeddings, missing)
+                self._remember_queries(missing, vectors, queries)
+        return (yield from self._batch_steps(prepared, docs, queries))
 
     def _batch_steps(
         self, prepared: PreparedBatch, docs: dict[str, list[float]], queries: dict[str, list[float]]

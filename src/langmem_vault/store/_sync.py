@@ -6,7 +6,7 @@ import asyncio
 import logging
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from typing import Unpack
 
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
@@ -16,7 +16,7 @@ from langmem_vault.db._connection import (
     SyncConn,
 )
 from langmem_vault.db._migrations import DEFAULT_SCHEMA
-from langmem_vault.db._pools import PoolOptions, pooled
+from langmem_vault.db._pools import PoolOptions, pooled_with_reads
 from langmem_vault.db._steps import run_steps
 from langmem_vault.store._base import VaultStoreBase
 from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
@@ -100,11 +100,7 @@ class VaultStore(VaultStoreBase, BaseStore):
         has replayed it (see :mod:`langmem_vault.store._replicas`). Its pool takes the same
         options.
         """
-        with ExitStack() as stack:
-            pool = stack.enter_context(pooled(conn_string, **pool_options))
-            reads = None
-            if read_conn_string is not None:
-                reads = stack.enter_context(pooled(read_conn_string, **pool_options))
+        with pooled_with_reads(conn_string, read_conn_string, **pool_options) as (pool, reads):
             store = cls(
                 pool,
                 read_conn=reads,
@@ -126,17 +122,7 @@ class VaultStore(VaultStoreBase, BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         prepared = prepare_batch(ops, self.settings)
         with self._search_span(prepared):
-            docs: dict[str, list[float]] = {}
-            queries: dict[str, list[float]] = {}
-            if self.embeddings is not None:
-                if texts := self._docs_to_embed(prepared):
-                    docs = self._check_docs(texts, self.embeddings.embed_documents(texts))
-                queries, missing = self._cached_queries(prepared.queries)
-                if missing:
-                    vectors = [self.embeddings.embed_query(text) for text in missing]
-                    self._remember_queries(missing, vectors, queries)
-
-            return run_steps(self._batch_steps(prepared, docs, queries))
+            return run_steps(self._batch(prepared))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         # A sync store used from async code: run in a thread. Use AsyncVaultStore for real async.
