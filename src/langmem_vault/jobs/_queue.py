@@ -52,6 +52,23 @@ class _QueueBase:
             idle_seconds=idle_seconds,
         )
 
+    def _claim(
+        self,
+        kinds: Sequence[str],
+        worker_id: str,
+        limit: int,
+        lease_seconds: float,
+        one_per_thread: bool,
+    ) -> Plan[list[Job]]:
+        return plans.claim_plan(
+            self.schema,
+            kinds=kinds,
+            worker_id=worker_id,
+            limit=limit,
+            lease_seconds=lease_seconds,
+            one_per_thread=one_per_thread,
+        )
+
     def _promote(self, kind: str, thread_id: str, ns: ResolvedNamespaces) -> Plan[list[int]]:
         return plans.promote_tails_plan(
             self.schema, kind=kind, thread_id=thread_id, semantic=ns.semantic
@@ -141,16 +158,8 @@ class JobQueue(PooledComponent, _QueueBase):
     ) -> list[Job]:
         """Claim up to ``limit`` ready jobs for ``worker_id``; with ``one_per_thread``, none
         whose thread has a job of its kind running on a live lease."""
-        return self.db.run(
-            plans.claim_plan(
-                self.schema,
-                kinds=kinds,
-                worker_id=worker_id,
-                limit=limit,
-                lease_seconds=lease_seconds,
-                one_per_thread=one_per_thread,
-            )
-        )
+        plan = self._claim(kinds, worker_id, limit, lease_seconds, one_per_thread)
+        return self.db.run(plan)
 
     def renew(self, job: Job, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> bool:
         """Extend the lease; ``False`` means another worker owns the job now."""
@@ -304,16 +313,8 @@ class AsyncJobQueue(AsyncPooledComponent, _QueueBase):
         one_per_thread: bool = False,
     ) -> list[Job]:
         """See :meth:`JobQueue.claim`."""
-        return await self.db.run(
-            plans.claim_plan(
-                self.schema,
-                kinds=kinds,
-                worker_id=worker_id,
-                limit=limit,
-                lease_seconds=lease_seconds,
-                one_per_thread=one_per_thread,
-            )
-        )
+        plan = self._claim(kinds, worker_id, limit, lease_seconds, one_per_thread)
+        return await self.db.run(plan)
 
     async def renew(self, job: Job, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> bool:
         """See :meth:`JobQueue.renew`."""
