@@ -24,7 +24,6 @@ from langmem_vault.checkpointers import _maintenance as maintenance
 from langmem_vault.checkpointers._base import VaultSaverBase
 from langmem_vault.checkpointers._decoded import DEFAULT_MAX_BYTES
 from langmem_vault.checkpointers._maintenance import DeletedThreads, RetentionReport, ThreadInfo
-from langmem_vault.checkpointers._text import from_db
 from langmem_vault.db._connection import (
     AsyncConn,
     AsyncDatabase,
@@ -32,6 +31,7 @@ from langmem_vault.db._connection import (
 from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.db._pools import PoolOptions, apooled
 from langmem_vault.db._runner import Plan
+from langmem_vault.db._steps import arun_steps
 
 T = TypeVar("T")
 
@@ -49,6 +49,8 @@ class AsyncVaultSaver(VaultSaverBase):
     ...     await graph.ainvoke({"messages": [("user", "hi")]},
     ...                         {"configurable": {"thread_id": "t1", "user_id": "u1"}})
     """
+
+    _db: AsyncDatabase
 
     def __init__(
         self,
@@ -164,14 +166,7 @@ class AsyncVaultSaver(VaultSaverBase):
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """See :meth:`VaultSaver.prune`."""
-        ids = self._prune_ids(thread_ids, strategy)
-        if not ids:
-            return
-        if strategy == "delete":
-            await self._db.run(self._delete_threads_plan(ids))
-            return
-        for thread_id in ids:
-            await self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, 1))
+        await arun_steps(self._prune_steps(thread_ids, strategy))
 
     async def aget_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -193,21 +188,7 @@ class AsyncVaultSaver(VaultSaverBase):
         self, *, keep_last: int | None = None, idle_longer_than: timedelta | None = None
     ) -> RetentionReport:
         """See :meth:`VaultSaver.apply_retention`."""
-        maintenance.check_retention(keep_last, idle_longer_than)
-        idle = DeletedThreads()
-        if idle_longer_than is not None:
-            idle = await self._db.run(maintenance.idle_threads_plan(self.schema, idle_longer_than))
-        deleted, trimmed = idle.checkpoints, []
-        if keep_last is not None:
-            long_ids = await self._db.run(maintenance.long_threads_plan(self.schema, keep_last))
-            for thread_id in long_ids:
-                n = await self._db.run(
-                    maintenance.trim_thread_plan(self.schema, thread_id, keep_last)
-                )
-                if n:
-                    trimmed.append(from_db(thread_id))
-                    deleted += n
-        return RetentionReport(idle.thread_ids, deleted, trimmed)
+        return await arun_steps(self._retention_steps(keep_last, idle_longer_than))
 
     # -- sync bridges, for sync callers in other threads (e.g. graph.get_state) ----------
 

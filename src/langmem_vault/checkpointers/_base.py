@@ -7,6 +7,7 @@ The two classes only differ in how they run a plan (``Database.run`` or
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from typing import Any, TypeVar
 
 from langchain_core.runnables import RunnableConfig
@@ -29,10 +30,12 @@ from langmem_vault.checkpointers._config import next_version, scope, target, use
 from langmem_vault.checkpointers._decoded import DEFAULT_MAX_BYTES, DecodedCache
 from langmem_vault.checkpointers._elements import ElementCache
 from langmem_vault.checkpointers._owners import owned_plan, owned_read_plan
-from langmem_vault.checkpointers._text import to_db
+from langmem_vault.checkpointers._text import from_db, to_db
 from langmem_vault.checkpointers._writes import put_writes_plan
+from langmem_vault.db._connection import Transaction
 from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
 from langmem_vault.db._runner import Plan
+from langmem_vault.db._steps import Steps
 
 MIGRATION_TRACK = "saver"
 PRUNE_STRATEGIES = ("keep_latest", "delete")
@@ -44,6 +47,7 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
     """Plans for every saver operation; subclasses run them sync or async."""
 
     schema: str
+    _db: Any  # Database in VaultSaver, AsyncDatabase in AsyncVaultSaver
 
     def __init__(
         self,
@@ -171,3 +175,38 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         if isinstance(thread_ids, str | bytes):
             raise TypeError("prune: thread_ids must be a list of thread ids, not one string")
         return sorted({to_db(str(t)) for t in thread_ids})
+
+    # -- operations over several transactions: steps the sync and async savers both run --
+
+    def _prune_steps(self, thread_ids: Sequence[str], strategy: str) -> Steps[None]:
+        ids = self._prune_ids(thread_ids, strategy)
+        if not ids:
+            return
+        if strategy == "delete":
+            yield Transaction(self._db, self._delete_threads_plan(ids))
+            return
+        for thread_id in ids:  # a transaction per thread: a long prune holds no lock for long
+            yield Transaction(self._db, maintenance.trim_thread_plan(self.schema, thread_id, 1))
+
+    def _retention_steps(
+        self, keep_last: int | None, idle_longer_than: timedelta | None
+    ) -> Steps[maintenance.RetentionReport]:
+        maintenance.check_retention(keep_last, idle_longer_than)
+        idle = maintenance.DeletedThreads()
+        if idle_longer_than is not None:
+            idle = yield Transaction(
+                self._db, maintenance.idle_threads_plan(self.schema, idle_longer_than)
+            )
+        deleted, trimmed = idle.checkpoints, []
+        if keep_last is not None:
+            long_ids = yield Transaction(
+                self._db, maintenance.long_threads_plan(self.schema, keep_last)
+            )
+            for thread_id in long_ids:
+                n = yield Transaction(
+                    self._db, maintenance.trim_thread_plan(self.schema, thread_id, keep_last)
+                )
+                if n:
+                    trimmed.append(from_db(thread_id))
+                    deleted += n
+        return maintenance.RetentionReport(idle.thread_ids, deleted, trimmed)

@@ -23,7 +23,6 @@ from langmem_vault.checkpointers import _maintenance as maintenance
 from langmem_vault.checkpointers._base import VaultSaverBase
 from langmem_vault.checkpointers._decoded import DEFAULT_MAX_BYTES
 from langmem_vault.checkpointers._maintenance import DeletedThreads, RetentionReport, ThreadInfo
-from langmem_vault.checkpointers._text import from_db
 from langmem_vault.db._connection import (
     Database,
     SyncConn,
@@ -31,6 +30,7 @@ from langmem_vault.db._connection import (
 from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.db._pools import PoolOptions, pooled
 from langmem_vault.db._runner import Plan
+from langmem_vault.db._steps import run_steps
 
 T = TypeVar("T")
 
@@ -54,6 +54,8 @@ class VaultSaver(VaultSaverBase):
     ...     saver.list_threads("u1")[0].title
     'hi'
     """
+
+    _db: Database
 
     def __init__(
         self,
@@ -174,14 +176,7 @@ class VaultSaver(VaultSaverBase):
         Each thread is pruned in its own transaction. A thread using a DeltaChannel also keeps
         the older checkpoints its latest value is rebuilt from (langgraph's saver refuses it).
         """
-        ids = self._prune_ids(thread_ids, strategy)
-        if not ids:
-            return
-        if strategy == "delete":
-            self._db.run(self._delete_threads_plan(ids))
-            return
-        for thread_id in ids:
-            self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, 1))
+        run_steps(self._prune_steps(thread_ids, strategy))
 
     def get_delta_channel_history(
         self, *, config: RunnableConfig, channels: Sequence[str]
@@ -205,15 +200,4 @@ class VaultSaver(VaultSaverBase):
         """Drop threads idle longer than ``idle_longer_than``; keep the newest ``keep_last``
         checkpoints of each namespace of the others (plus what DeltaChannels rebuild from).
         """
-        maintenance.check_retention(keep_last, idle_longer_than)
-        idle = DeletedThreads()
-        if idle_longer_than is not None:
-            idle = self._db.run(maintenance.idle_threads_plan(self.schema, idle_longer_than))
-        deleted, trimmed = idle.checkpoints, []
-        if keep_last is not None:
-            for thread_id in self._db.run(maintenance.long_threads_plan(self.schema, keep_last)):
-                n = self._db.run(maintenance.trim_thread_plan(self.schema, thread_id, keep_last))
-                if n:
-                    trimmed.append(from_db(thread_id))
-                    deleted += n
-        return RetentionReport(idle.thread_ids, deleted, trimmed)
+        return run_steps(self._retention_steps(keep_last, idle_longer_than))
