@@ -98,7 +98,9 @@ def test_a_compiled_graph_is_refused_with_what_to_pass() -> None:
 
 def test_options_as_a_dict_still_work_with_a_deprecation_warning(store: BaseStore) -> None:
     agent = Agent()
-    with pytest.warns(DeprecationWarning, match=r"extract_options= as a dict.*ExtractOptions"):
+    with pytest.warns(
+        DeprecationWarning, match=r"extract_options= as a dict.*ExtractOptions"
+    ) as warned:
         builder = add_memory(
             _app(agent),
             "agent",
@@ -106,6 +108,8 @@ def test_options_as_a_dict_still_work_with_a_deprecation_warning(store: BaseStor
             compact=False,
             extract_options={"every_n_messages": 1},
         )
+    # the warning names the caller's line, not a line of the package
+    assert [w.filename for w in warned if w.category is DeprecationWarning] == [__file__]
     graph = builder.compile(store=store, checkpointer=InMemorySaver())
     graph.invoke({"messages": [HumanMessage("I live in Lyon.")]}, _cfg("t1"))
     graph.invoke({"messages": [HumanMessage("hi")]}, _cfg("t2"))

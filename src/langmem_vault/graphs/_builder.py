@@ -82,15 +82,28 @@ def _memory_nodes(
     namespaces: MemoryNamespaces,
     extract_mode: ExtractMode | None,
     queue: Any,
-    inject: InjectOptions,
-    extract: ExtractOptions,
-    reconcile: ReconcileOptions,
-    compact: CompactOptions | None,
+    inject_options: InjectOptions | Mapping[str, Any] | None,
+    extract_options: ExtractOptions | Mapping[str, Any] | None,
+    reconcile_options: ReconcileOptions | Mapping[str, Any] | None,
+    compact_options: CompactOptions | Mapping[str, Any] | None,
+    compact: bool,
     on_error: OnError,
     inject_timeout: float | None,
 ) -> dict[str, Any]:
     from langmem_vault.nodes._catch_up import CatchUpThenInject
     from langmem_vault.nodes._extract import create_extract_node
+
+    # stacklevel 4: a deprecated dict's warning names the line that called the public builder
+    inject = coerce_options(inject_options, InjectOptions, "inject_options", stacklevel=4)
+    extract = coerce_options(extract_options, ExtractOptions, "extract_options", stacklevel=4)
+    reconcile = coerce_options(
+        reconcile_options, ReconcileOptions, "reconcile_options", stacklevel=4
+    )
+    compacting = (
+        coerce_options(compact_options, CompactOptions, "compact_options", stacklevel=4)
+        if compact
+        else None
+    )
 
     extract_node = create_extract_node(
         extractor,
@@ -119,7 +132,7 @@ def _memory_nodes(
             store=store, namespaces=namespaces, on_error=on_error, **reconcile.as_kwargs()
         ),
     }
-    if compact is not None:
+    if compacting is not None:
         from langmem_vault.nodes._compact import create_compact_node
 
         nodes["compact"] = create_compact_node(
@@ -127,7 +140,7 @@ def _memory_nodes(
             store=store,
             namespaces=namespaces,
             on_error=on_error,
-            **compact.as_kwargs(),
+            **compacting.as_kwargs(),
         )
     return nodes
 
@@ -188,12 +201,11 @@ def build_memory_graph(
         namespaces=ns,
         extract_mode=extract_mode,
         queue=queue,
-        inject=coerce_options(inject_options, InjectOptions, "inject_options"),
-        extract=coerce_options(extract_options, ExtractOptions, "extract_options"),
-        reconcile=coerce_options(reconcile_options, ReconcileOptions, "reconcile_options"),
-        compact=coerce_options(compact_options, CompactOptions, "compact_options")
-        if compact
-        else None,
+        inject_options=inject_options,
+        extract_options=extract_options,
+        reconcile_options=reconcile_options,
+        compact_options=compact_options,
+        compact=compact,
         on_error=on_error,
         inject_timeout=inject_timeout,
     )
@@ -321,12 +333,11 @@ def add_memory(
         namespaces=namespaces or MemoryNamespaces(),
         extract_mode=extract_mode,
         queue=queue,
-        inject=coerce_options(inject_options, InjectOptions, "inject_options"),
-        extract=coerce_options(extract_options, ExtractOptions, "extract_options"),
-        reconcile=coerce_options(reconcile_options, ReconcileOptions, "reconcile_options"),
-        compact=coerce_options(compact_options, CompactOptions, "compact_options")
-        if compact
-        else None,
+        inject_options=inject_options,
+        extract_options=extract_options,
+        reconcile_options=reconcile_options,
+        compact_options=compact_options,
+        compact=compact,
         on_error=on_error,
         inject_timeout=inject_timeout,
     )

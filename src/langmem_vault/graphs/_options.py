@@ -134,9 +134,14 @@ OptionsT = TypeVar("OptionsT", bound=NodeOptions)
 
 
 def coerce_options(
-    value: OptionsT | Mapping[str, Any] | None, cls: type[OptionsT], argument: str
+    value: OptionsT | Mapping[str, Any] | None,
+    cls: type[OptionsT],
+    argument: str,
+    *,
+    stacklevel: int = 3,
 ) -> OptionsT:
-    """``value`` as ``cls``: ``None`` gives the defaults; a dict is the deprecated form."""
+    """``value`` as ``cls``: ``None`` gives the defaults; a dict is the deprecated form (its
+    warning names the line ``stacklevel`` frames up: the caller of the public function)."""
     if value is None:
         return cls()
     if isinstance(value, cls):
@@ -145,7 +150,7 @@ def coerce_options(
         warnings.warn(
             f"{argument}= as a dict is deprecated; pass {cls.__name__}(...) instead",
             DeprecationWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
         try:
             return cls(**value)
