@@ -402,6 +402,17 @@ def _due_plan(now: datetime) -> StorePlan[list[str]]:
     return sorted(i.key for i in items if datetime.fromisoformat(i.value["purge_after"]) <= now)
 
 
+def _purge_steps(
+    store: BaseStore, now: datetime | None, options: EraseOptions
+) -> Steps[dict[str, ErasureReport]]:
+    """``purge_erased``: each due user erased with ``options`` (component ``purge``)."""
+    due = yield Within(store, _due_plan(now or datetime.now(UTC)))
+    reports = {}
+    for user_id in due:
+        reports[user_id] = yield from _erase_steps(store, user_id, **options)
+    return reports
+
+
 def purge_erased(
     store: BaseStore,
     *,
@@ -412,14 +423,10 @@ def purge_erased(
     now: datetime | None = None,
 ) -> dict[str, ErasureReport]:
     """Hard-erase every soft-erased user whose grace period is over; reports by user id."""
-    due = run_steps(_due_plan(now or datetime.now(UTC)), store)
-    reports = {}
-    for user_id in due:
-        reports[user_id] = erase_user(
-            store, user_id, saver=saver, jobs=jobs, audit=audit, namespaces=namespaces,
-            component="purge",
-        )  # fmt: skip
-    return reports
+    options = EraseOptions(
+        saver=saver, jobs=jobs, audit=audit, namespaces=namespaces, component="purge"
+    )
+    return run_steps(_purge_steps(store, now, options))
 
 
 async def apurge_erased(
@@ -432,11 +439,7 @@ async def apurge_erased(
     now: datetime | None = None,
 ) -> dict[str, ErasureReport]:
     """Async :func:`purge_erased`."""
-    due = await arun_steps(_due_plan(now or datetime.now(UTC)), store)
-    reports = {}
-    for user_id in due:
-        reports[user_id] = await aerase_user(
-            store, user_id, saver=saver, jobs=jobs, audit=audit, namespaces=namespaces,
-            component="purge",
-        )  # fmt: skip
-    return reports
+    options = EraseOptions(
+        saver=saver, jobs=jobs, audit=audit, namespaces=namespaces, component="purge"
+    )
+    return await arun_steps(_purge_steps(store, now, options))

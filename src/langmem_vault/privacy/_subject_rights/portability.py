@@ -49,18 +49,17 @@ facts are sealed again when a keyring is given, and stored unindexed (``memory_p
 from __future__ import annotations
 
 import csv
-import inspect
 import io
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
 from pydantic import ValidationError
 
-from langmem_vault.db._steps import arun_steps, run_steps
+from langmem_vault.db._steps import Call, arun_steps, run_steps
 from langmem_vault.db._store_plans import Batch, StoreOp, StorePlan
 from langmem_vault.memory._keys import InvalidKeyError, check_key
 from langmem_vault.memory._models import Episode, Instruction, MemoryModel, SemanticFact
@@ -74,6 +73,8 @@ from langmem_vault.privacy._subject_rights.consent import (
     ConsentSettings,
     consent_namespace,
 )
+
+T = TypeVar("T")
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -211,11 +212,7 @@ def export_user(
 
     >>> doc = export_user(store, "alice", saver=saver, keyring=Keyring.from_env())  # doctest: +SKIP
     """
-    threads = _thread_rows(saver.list_threads(user_id, limit=MAX_THREADS)) if saver else []
-    doc = run_steps(_export_plan(user_id, namespaces, keyring, threads), store)
-    if audit is not None:
-        audit.record(_export_event(doc, actor))
-    return doc
+    return run_steps(_export_steps(user_id, saver, namespaces, keyring, audit, actor), store)
 
 
 async def aexport_user(
@@ -229,13 +226,8 @@ async def aexport_user(
     actor: str | None = None,
 ) -> dict[str, Any]:
     """Async :func:`export_user` (``saver`` needs ``alist_threads``)."""
-    threads = []
-    if saver is not None:
-        threads = _thread_rows(await saver.alist_threads(user_id, limit=MAX_THREADS))
-    doc = await arun_steps(_export_plan(user_id, namespaces, keyring, threads), store)
-    if audit is not None:
-        await _arecord(audit, _export_event(doc, actor))
-    return doc
+    steps = _export_steps(user_id, saver, namespaces, keyring, audit, actor)
+    return await arun_steps(steps, store)
 
 
 #: what a spreadsheet reads as the start of a formula (OWASP, "CSV injection")
@@ -445,10 +437,33 @@ def _import_event(owner: str, report: ImportReport, actor: str | None) -> AuditE
     return AuditEvent(owner, "import", "portability", actor=actor, detail=asdict(report))
 
 
-async def _arecord(audit: Any, event: AuditEvent) -> None:
-    outcome = audit.record(event)
-    if inspect.isawaitable(outcome):
-        await outcome
+def _recorded(plan: StorePlan[T], audit: Any, event: Callable[[T], AuditEvent]) -> StorePlan[T]:
+    """``plan``, then (given an audit log, sync or async) its event recorded."""
+    result = yield from plan
+    if audit is not None:
+        yield Call.same(lambda: audit.record(event(result)))
+    return result
+
+
+def _export_steps(
+    user_id: str,
+    saver: Any,
+    namespaces: MemoryNamespaces | None,
+    keyring: Keyring | None,
+    audit: Any,
+    actor: str | None,
+) -> StorePlan[dict[str, Any]]:
+    """``export_user``: the saver's thread index (if a saver is given), the store's sections,
+    and the audit event."""
+    threads = []
+    if saver is not None:
+        rows = yield Call(
+            lambda: saver.list_threads(user_id, limit=MAX_THREADS),
+            lambda: saver.alist_threads(user_id, limit=MAX_THREADS),
+        )
+        threads = _thread_rows(rows)
+    plan = _export_plan(user_id, namespaces, keyring, threads)
+    return (yield from _recorded(plan, audit, lambda doc: _export_event(doc, actor)))
 
 
 def import_user(
@@ -471,10 +486,9 @@ def import_user(
     ImportReport(memories=12, instructions=2, episodes=5, consent=True)
     """
     owner, plan = _import_plan(doc, user_id, keyring, namespaces)
-    report = run_steps(plan, store)
-    if audit is not None:
-        audit.record(_import_event(owner, report, actor))
-    return report
+    return run_steps(
+        _recorded(plan, audit, lambda report: _import_event(owner, report, actor)), store
+    )
 
 
 async def aimport_user(
@@ -489,7 +503,5 @@ async def aimport_user(
 ) -> ImportReport:
     """Async :func:`import_user`."""
     owner, plan = _import_plan(doc, user_id, keyring, namespaces)
-    report = await arun_steps(plan, store)
-    if audit is not None:
-        await _arecord(audit, _import_event(owner, report, actor))
-    return report
+    steps = _recorded(plan, audit, lambda report: _import_event(owner, report, actor))
+    return await arun_steps(steps, store)
