@@ -27,16 +27,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Protocol, TypeVar
 
-__all__ = [
-    "Call",
-    "Embed",
-    "EmbedQueries",
-    "Step",
-    "Steps",
-    "Within",
-    "arun_steps",
-    "run_steps",
-]
+__all__ = ["Call", "Embed", "Step", "Steps", "Within", "arun_steps", "run_steps"]
 
 T = TypeVar("T")
 
@@ -126,40 +117,29 @@ class Embedder(Protocol):
 
     async def aembed_documents(self, texts: list[str]) -> Sequence[Sequence[float]]: ...
 
-
-class Embed(Step):
-    """An embedding call: ``embeddings.embed_documents(texts)`` (``aembed_documents`` async)."""
-
-    __slots__ = ("embeddings", "texts")
-
-    def __init__(self, embeddings: Embedder, texts: list[str]) -> None:
-        self.embeddings = embeddings
-        self.texts = texts
-
-    def run(self, ctx: Any) -> Sequence[Sequence[float]]:
-        return self.embeddings.embed_documents(self.texts)
-
-    async def arun(self, ctx: Any) -> Sequence[Sequence[float]]:
-        return await self.embeddings.aembed_documents(self.texts)
-
-
-class QueryEmbedder(Protocol):
     def embed_query(self, text: str) -> Sequence[float]: ...
 
     async def aembed_query(self, text: str) -> Sequence[float]: ...
 
 
-class EmbedQueries(Step):
-    """Search queries embedded one by one (``embed_query``): in turn sync, side by side async."""
+class Embed(Step):
+    """An embedding call: ``embeddings.embed_documents(texts)`` (``aembed_documents`` async);
+    with ``queries=True``, search queries one by one (``embed_query``: in turn sync, side by
+    side async)."""
 
-    __slots__ = ("embeddings", "texts")
+    __slots__ = ("embeddings", "queries", "texts")
 
-    def __init__(self, embeddings: QueryEmbedder, texts: list[str]) -> None:
+    def __init__(self, embeddings: Embedder, texts: list[str], *, queries: bool = False) -> None:
         self.embeddings = embeddings
         self.texts = texts
+        self.queries = queries
 
-    def run(self, ctx: Any) -> list[Sequence[float]]:
-        return [self.embeddings.embed_query(text) for text in self.texts]
+    def run(self, ctx: Any) -> Sequence[Sequence[float]]:
+        if self.queries:
+            return [self.embeddings.embed_query(text) for text in self.texts]
+        return self.embeddings.embed_documents(self.texts)
 
-    async def arun(self, ctx: Any) -> list[Sequence[float]]:
-        return await asyncio.gather(*(self.embeddings.aembed_query(t) for t in self.texts))
+    async def arun(self, ctx: Any) -> Sequence[Sequence[float]]:
+        if self.queries:
+            return await asyncio.gather(*(self.embeddings.aembed_query(t) for t in self.texts))
+        return await self.embeddings.aembed_documents(self.texts)

@@ -13,7 +13,7 @@ from langgraph.store.base import IndexConfig, Result, TTLConfig, ensure_embeddin
 
 from langmem_vault.db._connection import AsyncDatabase, Database
 from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema
-from langmem_vault.db._steps import Embed, EmbedQueries, Steps
+from langmem_vault.db._steps import Embed, Steps
 from langmem_vault.store._lexemes import StatsCache
 from langmem_vault.store._plans import batch_plan, refresh_plan
 from langmem_vault.store._prepare import PreparedBatch, StoreSettings, check_vectors
@@ -165,7 +165,7 @@ class VaultStoreBase:
                 docs = self._check_docs(texts, (yield Embed(self.embeddings, texts)))
             queries, missing = self._cached_queries(prepared.queries)
             if missing:
-                vectors = yield EmbedQueries(self.embeddings, missing)
+                vectors = yield Embed(self.embeddings, missing, queries=True)
                 self._remember_queries(missing, vectors, queries)
         return (yield from self._batch_steps(prepared, docs, queries))
 
