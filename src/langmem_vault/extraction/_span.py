@@ -19,6 +19,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage, HumanMessage
 from langgraph.store.base import BaseStore, SearchItem, SearchOp
 
+from langmem_vault.db._steps import Call, Steps, arun_steps, run_steps
 from langmem_vault.extraction._aliases import AliasMap
 from langmem_vault.extraction._checks import Checked, check_proposal
 from langmem_vault.extraction._messages import (
@@ -95,6 +96,35 @@ def _dated(messages: Sequence[BaseMessage], observed_at: datetime | None) -> lis
     return span if observed_at is None else [with_time(m, observed_at) for m in span]
 
 
+def _span_steps(
+    store: BaseStore,
+    extractor: Any,
+    messages: Sequence[BaseMessage],
+    namespaces: ResolvedNamespaces,
+    thread_id: str | None,
+    similar_limit: int,
+    redaction: RedactionPolicy | None,
+    observed_at: datetime | None,
+) -> Steps[Checked]:
+    """``extract_span``: the similar facts, the model call, then the checks and redaction."""
+    ex: Extractor = as_extractor(extractor)
+    span = _dated(messages, observed_at)
+    ops = _search_ops(namespaces.semantic, span, similar_limit)
+    results = yield Call(lambda: store.batch(ops), lambda: store.abatch(ops))
+    aliases = _alias_map(results, similar_limit)
+    proposal = yield Call(
+        lambda: ex.extract(span, aliases.facts), lambda: ex.aextract(span, aliases.facts)
+    )
+
+    def finish() -> Checked:
+        return _finish(check_proposal(proposal, span, aliases), thread_id, span, redaction)
+
+    # The checks (spaCy) and redaction are CPU-bound and load models on first use: async
+    # callers run them off the event loop.
+    checked: Checked = yield Call(finish, lambda: asyncio.to_thread(finish))
+    return checked
+
+
 def extract_span(
     store: BaseStore,
     extractor: Any,
@@ -116,13 +146,10 @@ def extract_span(
     >>> checked = extract_span(store, model, msgs, namespaces=ns)  # doctest: +SKIP
     >>> checked.extraction.facts                                   # doctest: +SKIP
     """
-    ex: Extractor = as_extractor(extractor)
-    span = _dated(messages, observed_at)
-    aliases = _alias_map(
-        store.batch(_search_ops(namespaces.semantic, span, similar_limit)), similar_limit
+    steps = _span_steps(
+        store, extractor, messages, namespaces, thread_id, similar_limit, redaction, observed_at
     )
-    proposal = ex.extract(span, aliases.facts)
-    return _finish(check_proposal(proposal, span, aliases), thread_id, span, redaction)
+    return run_steps(steps)
 
 
 async def aextract_span(
@@ -137,13 +164,7 @@ async def aextract_span(
     observed_at: datetime | None = None,
 ) -> Checked:
     """Async twin of :func:`extract_span`."""
-    ex: Extractor = as_extractor(extractor)
-    span = _dated(messages, observed_at)
-    results = await store.abatch(_search_ops(namespaces.semantic, span, similar_limit))
-    aliases = _alias_map(results, similar_limit)
-    proposal = await ex.aextract(span, aliases.facts)
-    # The checks (spaCy) and redaction are CPU-bound and load models on first use: off the
-    # event loop.
-    return await asyncio.to_thread(
-        lambda: _finish(check_proposal(proposal, span, aliases), thread_id, span, redaction)
+    steps = _span_steps(
+        store, extractor, messages, namespaces, thread_id, similar_limit, redaction, observed_at
     )
+    return await arun_steps(steps)

@@ -25,9 +25,9 @@ from typing import Any
 
 from langgraph.store.base import BaseStore
 
-from langmem_vault.db._steps import arun_steps, run_steps
+from langmem_vault.db._steps import Call, Steps, Within, arun_steps, run_steps
 from langmem_vault.extraction._payload import namespaces_from_payload, namespaces_payload
-from langmem_vault.jobs._lease import aheartbeat, heartbeat
+from langmem_vault.jobs._lease import Leased
 from langmem_vault.jobs._plans import Job
 from langmem_vault.jobs._queue import DEFAULT_LEASE_SECONDS, AsyncJobQueue, JobQueue
 from langmem_vault.memory._lifecycle.consolidation import (
@@ -151,6 +151,30 @@ class ConsolidationWorker:
         ns = namespaces_from_payload(job.payload)
         return audit_events(str(job.payload["user_id"]), ns, report, CONSOLIDATE_JOB)
 
+    def _job_steps(self, job: Job, queue: JobQueue | AsyncJobQueue) -> Steps[ConsolidationReport]:
+        """One claimed job: consolidate under a heartbeat, audit, complete, schedule the next
+        slot. The sync and async runners run these steps."""
+        ns = namespaces_from_payload(job.payload)
+        plan = consolidation_plan(ns, judge=self.judge, policy=self.policy)
+        report: ConsolidationReport = yield Leased(
+            Within(self.store, plan),
+            queue,
+            job,
+            lease_seconds=self.lease_seconds,
+            max_seconds=self.max_run_seconds,
+        )
+        events = self._events(job, report)
+        if events and self.audit is not None:
+            audit = self.audit
+            # sync: refuses an async log; async: awaits the record of either kind of log
+            awaited = Call.same(lambda: audit.record(events)).asyn
+            yield Call(lambda: self._record(events), awaited)
+        yield Call.same(lambda: queue.complete(job))
+        if not job.payload.get("manual"):
+            user_id = str(job.payload["user_id"])
+            yield Call(lambda: self.schedule(user_id), lambda: self.aschedule(user_id))
+        return report
+
     # -- sync --
 
     def _sync_queue(self) -> JobQueue:
@@ -175,22 +199,13 @@ class ConsolidationWorker:
             return self._run_job(job)
 
     def _run_job(self, job: Job) -> ConsolidationReport:
-        queue = self._sync_queue()
-        ns = namespaces_from_payload(job.payload)
-        plan = consolidation_plan(ns, judge=self.judge, policy=self.policy)
-        with heartbeat(
-            queue, job, lease_seconds=self.lease_seconds, max_seconds=self.max_run_seconds
-        ):
-            report = run_steps(plan, self.store)
-        events = self._events(job, report)
-        if events and self.audit is not None:
-            if inspect.iscoroutinefunction(self.audit.record):
-                raise TypeError("an async audit log needs arun_pending()")
-            self.audit.record(events)
-        queue.complete(job)
-        if not job.payload.get("manual"):
-            self.schedule(str(job.payload["user_id"]))
-        return report
+        return run_steps(self._job_steps(job, self._sync_queue()))
+
+    def _record(self, events: list[AuditEvent]) -> None:
+        assert self.audit is not None
+        if inspect.iscoroutinefunction(self.audit.record):
+            raise TypeError("an async audit log needs arun_pending()")
+        self.audit.record(events)
 
     def run_pending(self, limit: int | None = None) -> int:
         """Run the ready consolidate jobs; returns how many finished."""
@@ -238,22 +253,7 @@ class ConsolidationWorker:
             return await self._arun_job(job)
 
     async def _arun_job(self, job: Job) -> ConsolidationReport:
-        queue = self._async_queue()
-        ns = namespaces_from_payload(job.payload)
-        plan = consolidation_plan(ns, judge=self.judge, policy=self.policy)
-        async with aheartbeat(
-            queue, job, lease_seconds=self.lease_seconds, max_seconds=self.max_run_seconds
-        ):
-            report = await arun_steps(plan, self.store)
-        events = self._events(job, report)
-        if events and self.audit is not None:
-            outcome = self.audit.record(events)
-            if inspect.isawaitable(outcome):
-                await outcome
-        await queue.complete(job)
-        if not job.payload.get("manual"):
-            await self.aschedule(str(job.payload["user_id"]))
-        return report
+        return await arun_steps(self._job_steps(job, self._async_queue()))
 
     async def arun_pending(self, limit: int | None = None) -> int:
         """Async :meth:`run_pending`."""

@@ -13,11 +13,13 @@ import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
+from langmem_vault.db._steps import Step
 from langmem_vault.jobs._plans import Job
 from langmem_vault.jobs._queue import AsyncJobQueue, JobQueue
 
-__all__ = ["aheartbeat", "heartbeat"]
+__all__ = ["Leased", "aheartbeat", "heartbeat"]
 
 
 @contextlib.contextmanager
@@ -63,3 +65,39 @@ async def aheartbeat(
         task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+
+
+class Leased(Step):
+    """A step run under :func:`heartbeat` (:func:`aheartbeat` async): the job's lease is
+    renewed while it runs."""
+
+    __slots__ = ("job", "lease_seconds", "max_seconds", "queue", "step")
+
+    def __init__(
+        self,
+        step: Step,
+        queue: JobQueue | AsyncJobQueue,
+        job: Job,
+        *,
+        lease_seconds: float,
+        max_seconds: float,
+    ) -> None:
+        self.step = step
+        self.queue = queue
+        self.job = job
+        self.lease_seconds = lease_seconds
+        self.max_seconds = max_seconds
+
+    def run(self, ctx: Any) -> Any:
+        assert isinstance(self.queue, JobQueue), "a sync driver runs a JobQueue"
+        with heartbeat(
+            self.queue, self.job, lease_seconds=self.lease_seconds, max_seconds=self.max_seconds
+        ):
+            return self.step.run(ctx)
+
+    async def arun(self, ctx: Any) -> Any:
+        assert isinstance(self.queue, AsyncJobQueue), "an async driver runs an AsyncJobQueue"
+        async with aheartbeat(
+            self.queue, self.job, lease_seconds=self.lease_seconds, max_seconds=self.max_seconds
+        ):
+            return await self.step.arun(ctx)

@@ -30,6 +30,7 @@ from typing import Any
 from langgraph.store.base import BaseStore
 from psycopg_pool import PoolClosed
 
+from langmem_vault.db._steps import Call, Steps, arun_steps, run_steps
 from langmem_vault.extraction._apply import aapply, apply
 from langmem_vault.extraction._payload import (
     EXTRACT_JOB,
@@ -38,7 +39,7 @@ from langmem_vault.extraction._payload import (
 )
 from langmem_vault.extraction._protocol import as_extractor
 from langmem_vault.extraction._span import aextract_span, extract_span
-from langmem_vault.jobs._lease import aheartbeat, heartbeat
+from langmem_vault.jobs._lease import Leased
 from langmem_vault.jobs._plans import Job
 from langmem_vault.jobs._queue import DEFAULT_LEASE_SECONDS, AsyncJobQueue, JobQueue
 from langmem_vault.memory._models import Extraction
@@ -101,6 +102,43 @@ class ExtractionWorker:
         self._task: asyncio.Task[None] | None = None
         self._awake: asyncio.Event | None = None
 
+    def _job_steps(self, job: Job, queue: JobQueue | AsyncJobQueue) -> Steps[None]:
+        """One claimed job: extract (unless a saved result exists) under a heartbeat, save the
+        result, renew, reconcile, complete. The sync and async workers run these steps."""
+        ns = namespaces_from_payload(job.payload)
+        if job.result is not None:
+            extraction = Extraction.model_validate(job.result)
+        else:
+            messages = messages_from_payload(job.payload)
+            kwargs: dict[str, Any] = {
+                "namespaces": ns,
+                "thread_id": job.thread_id,
+                "similar_limit": self.similar_limit,
+                "redaction": self.redaction,
+            }
+            extract = Call(
+                lambda: extract_span(self.store, self.extractor, messages, **kwargs),
+                lambda: aextract_span(self.store, self.extractor, messages, **kwargs),
+            )
+            checked = yield Leased(
+                extract,
+                queue,
+                job,
+                lease_seconds=self.lease_seconds,
+                max_seconds=self.max_extract_seconds,
+            )
+            extraction = checked.extraction
+            result = extraction.model_dump(mode="json")
+            if not (yield Call.same(lambda: queue.save_result(job, result))):
+                raise LeaseLost(f"job {job.id}: lease lost during extraction")
+        if not (yield Call.same(lambda: queue.renew(job, self.lease_seconds))):
+            raise LeaseLost(f"job {job.id}: lease lost before reconcile")
+        yield Call(
+            lambda: apply(self.store, extraction, ns), lambda: aapply(self.store, extraction, ns)
+        )
+        if not (yield Call.same(lambda: queue.complete(job))):
+            logger.warning("job %s: lease lost after reconcile; another worker owns it", job.id)
+
     # -- sync --
 
     def _sync_queue(self) -> JobQueue:
@@ -115,32 +153,7 @@ class ExtractionWorker:
             self._run_job(job)
 
     def _run_job(self, job: Job) -> None:
-        queue = self._sync_queue()
-        ns = namespaces_from_payload(job.payload)
-        if job.result is not None:
-            extraction = Extraction.model_validate(job.result)
-        else:
-            messages = messages_from_payload(job.payload)
-            with heartbeat(
-                queue, job, lease_seconds=self.lease_seconds, max_seconds=self.max_extract_seconds
-            ):
-                checked = extract_span(
-                    self.store,
-                    self.extractor,
-                    messages,
-                    namespaces=ns,
-                    thread_id=job.thread_id,
-                    similar_limit=self.similar_limit,
-                    redaction=self.redaction,
-                )
-            extraction = checked.extraction
-            if not queue.save_result(job, extraction.model_dump(mode="json")):
-                raise LeaseLost(f"job {job.id}: lease lost during extraction")
-        if not queue.renew(job, self.lease_seconds):
-            raise LeaseLost(f"job {job.id}: lease lost before reconcile")
-        apply(self.store, extraction, ns)
-        if not queue.complete(job):
-            logger.warning("job %s: lease lost after reconcile; another worker owns it", job.id)
+        run_steps(self._job_steps(job, self._sync_queue()))
 
     def run_pending(self, limit: int | None = None) -> int:
         """Claim and run ready jobs one by one until none is ready or ``limit`` were claimed.
@@ -241,32 +254,7 @@ class ExtractionWorker:
             await self._arun_job(job)
 
     async def _arun_job(self, job: Job) -> None:
-        queue = self._async_queue()
-        ns = namespaces_from_payload(job.payload)
-        if job.result is not None:
-            extraction = Extraction.model_validate(job.result)
-        else:
-            messages = messages_from_payload(job.payload)
-            async with aheartbeat(
-                queue, job, lease_seconds=self.lease_seconds, max_seconds=self.max_extract_seconds
-            ):
-                checked = await aextract_span(
-                    self.store,
-                    self.extractor,
-                    messages,
-                    namespaces=ns,
-                    thread_id=job.thread_id,
-                    similar_limit=self.similar_limit,
-                    redaction=self.redaction,
-                )
-            extraction = checked.extraction
-            if not await queue.save_result(job, extraction.model_dump(mode="json")):
-                raise LeaseLost(f"job {job.id}: lease lost during extraction")
-        if not await queue.renew(job, self.lease_seconds):
-            raise LeaseLost(f"job {job.id}: lease lost before reconcile")
-        await aapply(self.store, extraction, ns)
-        if not await queue.complete(job):
-            logger.warning("job %s: lease lost after reconcile; another worker owns it", job.id)
+        await arun_steps(self._job_steps(job, self._async_queue()))
 
     async def arun_pending(self, limit: int | None = None) -> int:
         """Async twin of :meth:`run_pending`."""

@@ -23,7 +23,7 @@ from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item
 
-from langmem_vault.db._steps import arun_steps, run_steps
+from langmem_vault.db._steps import Call, Steps, Within, arun_steps, run_steps
 from langmem_vault.db._store_plans import Batch, StorePlan
 from langmem_vault.memory._layers import DEFAULT_LAYERS, LayerPolicy
 from langmem_vault.memory._namespaces import MemoryNamespaces
@@ -135,6 +135,23 @@ def _validate(
     return _check_keys(keys), _amount(signal, utility)
 
 
+def _feedback_steps(
+    store: BaseStore,
+    ns: tuple[str, ...],
+    checked: list[str],
+    amount: float,
+    layers: LayerPolicy,
+    utility: UtilityPolicy,
+) -> Steps[FeedbackResult]:
+    """Read the rated facts, count the usage, then move their utility and layer."""
+    read = yield Within(store, _read_plan(ns, checked))
+    increments = _increments(ns, list(read), amount)
+    yield Call(lambda: record_usage(store, increments), lambda: arecord_usage(store, increments))
+    result: FeedbackResult = yield Within(store, _promote_plan(ns, read, amount, layers, utility))
+    result.missing.extend(k for k in checked if k not in read)
+    return result
+
+
 def memory_feedback(
     store: BaseStore,
     keys: str | Sequence[str],
@@ -154,11 +171,7 @@ def memory_feedback(
     """
     checked, amount = _validate(keys, signal, utility)
     ns = _semantic(user_id, config, namespaces)
-    read = run_steps(_read_plan(ns, checked), store)
-    record_usage(store, _increments(ns, list(read), amount))
-    result = run_steps(_promote_plan(ns, read, amount, layers, utility), store)
-    result.missing.extend(k for k in checked if k not in read)
-    return result
+    return run_steps(_feedback_steps(store, ns, checked, amount, layers, utility))
 
 
 async def amemory_feedback(
@@ -175,11 +188,7 @@ async def amemory_feedback(
     """Async :func:`memory_feedback`."""
     checked, amount = _validate(keys, signal, utility)
     ns = _semantic(user_id, config, namespaces)
-    read = await arun_steps(_read_plan(ns, checked), store)
-    await arecord_usage(store, _increments(ns, list(read), amount))
-    result = await arun_steps(_promote_plan(ns, read, amount, layers, utility), store)
-    result.missing.extend(k for k in checked if k not in read)
-    return result
+    return await arun_steps(_feedback_steps(store, ns, checked, amount, layers, utility))
 
 
 # --- the thumbs up/down of a turn -------------------------------------------------------------
