@@ -1,5 +1,6 @@
-"""The extract node's sync and async background paths take the same steps in the same order
-(one body of steps, two drivers): recorded on a real queue, turn by turn."""
+"""The extract node's sync and async paths, background and inline, take the same steps in the
+same order (one body of steps, two drivers): recorded turn by turn, on a real queue
+(background) and on a store that records each batch (inline)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from langmem_vault.graphs._state import MemoryState
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
 from langmem_vault.jobs._background import BackgroundExtraction
 from langmem_vault.nodes._extract import create_extract_node
-from tests.support.messages import ai, human
+from tests.support.messages import ai, human, proposal
 from tests.support.models import ScriptedModel
 
 TURNS = [[human("I live in Oslo."), ai("Noted.")], [human("I drink tea."), ai("Noted.")]]
@@ -82,3 +83,62 @@ async def test_sync_and_async_background_paths_take_the_same_steps(
     finally:
         pool.close()
         await apool.close()
+
+
+class RecordingStore(InMemoryStore):
+    """An in-memory store that records each batch it runs: the ops' kinds and rooms."""
+
+    def __init__(self, calls: list[Any]) -> None:
+        super().__init__()
+        self.calls = calls
+
+    def _record(self, ops: list[Any]) -> None:
+        def room(op: Any) -> str:
+            ns = getattr(op, "namespace", None) or getattr(op, "namespace_prefix", ())
+            return str(ns[0]) if ns else ""
+
+        self.calls.append(tuple((type(op).__name__, room(op)) for op in ops))
+
+    def batch(self, ops: Any) -> Any:
+        ops = list(ops)
+        self._record(ops)
+        return super().batch(ops)
+
+    async def abatch(self, ops: Any) -> Any:
+        ops = list(ops)
+        self._record(ops)
+        return await super().abatch(ops)
+
+
+def inline_graph(calls: list[Any]) -> Any:
+    def extract(prompt: Any) -> Any:
+        calls.append("model")
+        said = "Oslo" if "Oslo" in str(prompt[-1].content) else "tea"
+        fact = {"text": f"User likes {said}", "confidence": 0.9, "evidence": said}
+        return proposal(facts=[fact])
+
+    model = ScriptedModel(default=extract)
+    node = create_extract_node(model, mode="inline", every_n_messages=2, debounce_seconds=0)
+    builder = StateGraph(MemoryState)
+    builder.add_node("extract", node)
+    builder.add_edge(START, "extract")
+    return builder.compile(checkpointer=InMemorySaver(), store=RecordingStore(calls))
+
+
+async def test_sync_and_async_inline_paths_take_the_same_steps() -> None:
+    sync_calls: list[Any] = []
+    async_calls: list[Any] = []
+    sync_graph, async_graph = inline_graph(sync_calls), inline_graph(async_calls)
+    for messages in TURNS:
+        await asyncio.to_thread(sync_graph.invoke, {"messages": messages}, config("s"))
+        await async_graph.ainvoke({"messages": messages}, config("a"))
+    # each turn: the watermark, the similar facts, the model, consent, the reconcile reads and
+    # writes, the watermark and tail
+    assert sync_calls.count("model") == 2
+    assert any(
+        kind == "PutOp" and room == "memories"
+        for c in sync_calls
+        if c != "model"
+        for kind, room in c
+    )
+    assert async_calls == sync_calls
