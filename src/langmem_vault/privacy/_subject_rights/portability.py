@@ -135,11 +135,15 @@ def _list_all(namespace: tuple[str, ...]) -> StorePlan[list[Item]]:
 
 
 def _export_plan(
-    user_id: str,
-    namespaces: MemoryNamespaces | None,
-    keyring: Keyring | None,
-    threads: list[dict[str, Any]],
+    user_id: str, saver: Any, namespaces: MemoryNamespaces | None, keyring: Keyring | None
 ) -> StorePlan[dict[str, Any]]:
+    threads: list[dict[str, Any]] = []
+    if saver is not None:  # its per-user thread index: a call on the saver, not the store
+        rows = yield Call(
+            lambda: saver.list_threads(user_id, limit=MAX_THREADS),
+            lambda: saver.alist_threads(user_id, limit=MAX_THREADS),
+        )
+        threads = _thread_rows(rows)
     ns = _namespaces(user_id, namespaces)
     doc: dict[str, Any] = {
         "format": EXPORT_FORMAT,
@@ -212,7 +216,8 @@ def export_user(
 
     >>> doc = export_user(store, "alice", saver=saver, keyring=Keyring.from_env())  # doctest: +SKIP
     """
-    return run_steps(_export_steps(user_id, saver, namespaces, keyring, audit, actor), store)
+    plan = _export_plan(user_id, saver, namespaces, keyring)
+    return run_steps(_recorded(plan, audit, lambda doc: _export_event(doc, actor)), store)
 
 
 async def aexport_user(
@@ -226,8 +231,8 @@ async def aexport_user(
     actor: str | None = None,
 ) -> dict[str, Any]:
     """Async :func:`export_user` (``saver`` needs ``alist_threads``)."""
-    steps = _export_steps(user_id, saver, namespaces, keyring, audit, actor)
-    return await arun_steps(steps, store)
+    plan = _export_plan(user_id, saver, namespaces, keyring)
+    return await arun_steps(_recorded(plan, audit, lambda doc: _export_event(doc, actor)), store)
 
 
 #: what a spreadsheet reads as the start of a formula (OWASP, "CSV injection")
@@ -443,27 +448,6 @@ def _recorded(plan: StorePlan[T], audit: Any, event: Callable[[T], AuditEvent]) 
     if audit is not None:
         yield Call.same(lambda: audit.record(event(result)))
     return result
-
-
-def _export_steps(
-    user_id: str,
-    saver: Any,
-    namespaces: MemoryNamespaces | None,
-    keyring: Keyring | None,
-    audit: Any,
-    actor: str | None,
-) -> StorePlan[dict[str, Any]]:
-    """``export_user``: the saver's thread index (if a saver is given), the store's sections,
-    and the audit event."""
-    threads = []
-    if saver is not None:
-        rows = yield Call(
-            lambda: saver.list_threads(user_id, limit=MAX_THREADS),
-            lambda: saver.alist_threads(user_id, limit=MAX_THREADS),
-        )
-        threads = _thread_rows(rows)
-    plan = _export_plan(user_id, namespaces, keyring, threads)
-    return (yield from _recorded(plan, audit, lambda doc: _export_event(doc, actor)))
 
 
 def import_user(
