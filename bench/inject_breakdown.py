@@ -31,7 +31,7 @@ import common
 import nodes_bench
 from langchain_core.messages import HumanMessage
 
-from langmem_vault.memory._recall.accounting import METRICS
+from langmem_vault.memory._recall.accounting import METRICS, observe
 from langmem_vault.nodes import _inject as inject_module
 from langmem_vault.nodes._inject import create_inject_node
 
@@ -110,6 +110,8 @@ def main() -> None:
         counting = Counting(store)
         print(f"load {os.getloadavg()[0]:.2f}")
 
+        quiet: Any = create_inject_node(store=store, emit_events=False, record_access=False).node
+
         def plain(state: Any) -> None:
             node.invoke(state, config)
 
@@ -118,7 +120,29 @@ def main() -> None:
             node.invoke(state, config)
 
         def bare(state: Any) -> None:
-            node._invoke(state, config)
+            stamps: list[Any] = []
+            node._invoke(state, config, stamps)
+            node._stamp(stamps)
+
+        def guard_only(state: Any) -> None:
+            stamps: list[Any] = []
+            node.guard.run(lambda: node._invoke(state, config, stamps), lambda: node._stamp(stamps))
+
+        def observe_only(state: Any) -> None:
+            stamps: list[Any] = []
+            with observe("inject", store, "u"):
+                node._invoke(state, config, stamps)
+                node._stamp(stamps)
+
+        def no_stamps(state: Any) -> None:
+            quiet.invoke(state, config)
+
+        def no_accounting(state: Any) -> None:
+            METRICS.add = lambda *args, **kw: None  # type: ignore[method-assign]
+            try:
+                node.invoke(state, config)
+            finally:
+                del METRICS.add
 
         def no_entity(state: Any) -> None:
             real = inject_module.default_branches
@@ -129,11 +153,15 @@ def main() -> None:
                 inject_module.default_branches = real
 
         variants = {
-            "node.invoke (both background writes flushed before)": plain,
-            "node.invoke (the last turn's accounting write not flushed, as nodes_bench)": (
+            "node.invoke (background writes of the last turn flushed)": plain,
+            "node.invoke (the last turn's accounting write pending, as nodes_bench)": (
                 after_unflushed
             ),
             "body only (no guard thread, no span/accounting)": bare,
+            "body in the guard's thread, no span/accounting": guard_only,
+            "body in the span/accounting, no guard thread": observe_only,
+            "node.invoke without access stamps (record_access=False)": no_stamps,
+            "node.invoke without the accounting write": no_accounting,
             "node.invoke without the entity branch": no_entity,
         }
         for mode in ("msg", "nomsg"):
@@ -141,9 +169,10 @@ def main() -> None:
                 v: {"wall": [], "embed": [], "batch": [], "stmts": []} for v in variants
             }
             for turn in range(args.turns + 5):
-                question = nodes_bench.QUESTIONS_LATENCY[turn % 8] + f" ({turn})"
-                state = {"messages": [HumanMessage(question)] if mode == "msg" else []}
-                for name, call in variants.items():
+                for v, (name, call) in enumerate(variants.items()):
+                    # a question of its own per variant: the store's query cache never answers
+                    question = nodes_bench.QUESTIONS_LATENCY[turn % 8] + f" ({turn}.{v})"
+                    state = {"messages": [HumanMessage(question)] if mode == "msg" else []}
                     if call is after_unflushed:
                         node.invoke(state, config)
                         node.recorder.flush()
@@ -200,7 +229,7 @@ def main() -> None:
                 question = nodes_bench.QUESTIONS_LATENCY[turn % 8] + f" ({turn})"
                 state = {"messages": [HumanMessage(question)] if mode == "msg" else []}
                 profile.enable()
-                node._invoke(state, config)
+                node._invoke(state, config, [])
                 profile.disable()
                 node.recorder.flush()
                 METRICS.flush()

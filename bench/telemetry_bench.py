@@ -67,7 +67,10 @@ def main() -> None:
     }
 
     def bare() -> Any:
-        return node.guard.run(lambda: node._invoke(state, config))
+        stamps: list[Any] = []
+        return node.guard.run(
+            lambda: node._invoke(state, config, stamps), lambda: node._stamp(stamps)
+        )
 
     def observed(tracer: Any) -> Callable[[], Any]:
         def run() -> Any:

@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.retrievers import BaseRetriever
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 
 from langmem_vault.db import _store_plans as store_plans
 from langmem_vault.graphs._state import MemoryState
 from langmem_vault.memory import MissingConfigKeyError
+from langmem_vault.memory._recall.access import AccessRecorder
 from langmem_vault.memory._recall.usage import arecord_usage, record_usage, usage_increments
 from langmem_vault.memory._vault import MemoryVault
+from langmem_vault.nodes._degrade import Degrade
 from langmem_vault.nodes._inject import create_inject_node, latest_user_text
 from langmem_vault.store._mirrors import runs_mirror_search
 from tests.support.stores import thread
@@ -139,6 +145,75 @@ def test_records_access_in_background(store: BaseStore) -> None:
     assert used["Keep answers under 100 words"] == 1
     # the stamp kept the embedding: search still finds the fact
     assert vault.recall("city of residence", limit=1)[0].key == keys["lyon"]
+
+
+class _Recorder(AccessRecorder):
+    """Notes which thread hands over each turn's stamps, and what they are."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, list[Any]]] = []
+
+    def record(self, store: BaseStore, targets: Any, *, cited: Any = (), uncited: Any = ()) -> None:
+        self.calls.append((threading.current_thread().name, list(targets)))
+        super().record(store, targets, cited=cited, uncited=uncited)
+
+
+def test_stamps_are_handed_over_in_the_callers_thread(store: BaseStore) -> None:
+    # The body runs on the guard's thread (timeout); the stamps' background writer is woken
+    # from the caller's thread after it, so it never holds the GIL the caller waits for.
+    vault = MemoryVault(store, user_id="u1")
+    keys = _seed(vault)
+    recorder = _Recorder()
+    node = create_inject_node(store=store, record_access=recorder, timeout=5.0, emit_events=False)
+    node.invoke({"messages": [HumanMessage("where do I live?")]}, CFG)
+    recorder.flush()
+    [(thread_name, targets)] = recorder.calls
+    assert thread_name == threading.current_thread().name
+    assert (("memories", "u1", "semantic"), keys["lyon"]) in targets
+    fact = vault.get(keys["lyon"])
+    assert fact is not None and fact.value.access_count == 1
+
+
+class _SlowDocuments(BaseRetriever):
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Document]:
+        time.sleep(0.4)
+        return []
+
+
+def test_a_turn_out_of_time_stamps_nothing(store: BaseStore) -> None:
+    # The turn went on without memory: nothing it read counts as shown, even when the body
+    # finishes later on its own thread.
+    vault = MemoryVault(store, user_id="u1")
+    keys = _seed(vault)
+    recorder = _Recorder()
+    node = create_inject_node(
+        store=store,
+        record_access=recorder,
+        documents=_SlowDocuments(),
+        timeout=0.1,
+        emit_events=False,
+    )
+    out = node.invoke({"messages": [HumanMessage("where do I live?")]}, CFG)
+    assert out["memory_status"]["inject"].startswith("TimeoutError")
+    time.sleep(0.6)  # the body's thread is done by now
+    recorder.flush()
+    assert recorder.calls == []
+    fact = vault.get(keys["lyon"])
+    assert fact is not None and fact.value.access_count == 0
+
+
+def test_degrade_runs_then_only_after_the_body_answered() -> None:
+    done: list[str] = []
+    guard = Degrade("inject", timeout=1.0)
+    assert guard.run(lambda: {"a": 1}, lambda: done.append("then"))["a"] == 1
+    assert done == ["then"]
+    failed = guard.run(lambda: 1 / 0, lambda: done.append("again"))
+    assert failed["memory_status"]["inject"].startswith("ZeroDivisionError")
+    assert done == ["then"]
+    # a failing bookkeeping step degrades the turn like the body's own failure
+    broken = guard.run(lambda: {"a": 1}, lambda: [][0])
+    assert broken["memory_status"]["inject"].startswith("IndexError")
 
 
 def test_episodes_recent_first(store: BaseStore) -> None:

@@ -74,13 +74,18 @@ def _accounted(
 
 
 def observed(
-    guard: Degrade, store: BaseStore | None, config: Any, call: Callable[[], Mapping[str, Any]]
+    guard: Degrade,
+    store: BaseStore | None,
+    config: Any,
+    call: Callable[[], Mapping[str, Any]],
+    then: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
-    """A node's body run by its ``guard``, traced, timed and accounted as the guard's stage
+    """A node's body (and its bookkeeping ``then``: :meth:`Degrade.run`) run by its
+    ``guard``, traced, timed and accounted as the guard's stage
     (:func:`~langmem_vault.memory._recall.accounting.observe`)."""
     found, user = _accounted(store, config)
     with observe(guard.stage, found, user):
-        return guard.run(call)
+        return guard.run(call, then)
 
 
 async def aobserved(
@@ -88,11 +93,12 @@ async def aobserved(
     store: BaseStore | None,
     config: Any,
     call: Callable[[], Awaitable[Mapping[str, Any]]],
+    then: Callable[[], Awaitable[None]] | None = None,
 ) -> dict[str, Any]:
     """Async :func:`observed`."""
     found, user = _accounted(store, config)
     async with aobserve(guard.stage, found, user):
-        return await guard.arun(call)
+        return await guard.arun(call, then)
 
 
 class MemoryNode(RunnableLambda[Any, dict[str, Any]]):

@@ -131,21 +131,39 @@ class Degrade:
             writer({"type": "memory_error", "stage": self.stage, "cause": cause})
         return {STATUS_KEY: {self.stage: cause}}
 
-    def run(self, call: Callable[[], Mapping[str, Any] | None]) -> dict[str, Any]:
-        """Run a node body synchronously; returns its update plus ``memory_status``."""
+    def run(
+        self,
+        call: Callable[[], Mapping[str, Any] | None],
+        then: Callable[[], None] | None = None,
+    ) -> dict[str, Any]:
+        """Run a node body synchronously; returns its update plus ``memory_status``.
+
+        ``then`` (the body's bookkeeping, such as inject's access stamps) runs in the caller's
+        thread once the body has answered in time, under the same failure rule; never after
+        a body that failed or ran out of time. The background writer it wakes then starts
+        while the caller holds the GIL, not while the caller waits to take it back from the
+        body's thread (which cost inject about 2 ms a turn: bench/RESULTS.md, issue 25)."""
         try:
             update = call() if self.timeout is None else _in_thread(call, self.timeout)
+            if then is not None:
+                then()
         except Exception as exc:
             return self._failed(exc)
         return self._ok(update)
 
-    async def arun(self, call: Callable[[], Awaitable[Mapping[str, Any] | None]]) -> dict[str, Any]:
+    async def arun(
+        self,
+        call: Callable[[], Awaitable[Mapping[str, Any] | None]],
+        then: Callable[[], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
         """Async :meth:`run`."""
         try:
             if self.timeout is None:
                 update = await call()
             else:
                 update = await asyncio.wait_for(call(), self.timeout)
+            if then is not None:
+                await then()
         except Exception as exc:
             return self._failed(exc)
         return self._ok(update)

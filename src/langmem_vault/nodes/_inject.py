@@ -88,6 +88,8 @@ __all__ = [
 logger = logging.getLogger("langmem_vault.inject")
 
 TokenCounter = Callable[[str], int]
+#: the memories one turn injected, to stamp as accessed in its store
+Stamps = tuple[BaseStore, list[tuple[tuple[str, ...], str]]]
 
 HEADER = "## What you remember about this user"
 INSTRUCTIONS_HEADER = (
@@ -510,14 +512,42 @@ class InjectNode:
 
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run inject synchronously; returns the state update (no memory when it fails or
-        runs out of time: :mod:`~langmem_vault.nodes._degrade`)."""
-        return observed(self.guard, self.store, config, lambda: self._invoke(state, config))
+        runs out of time: :mod:`~langmem_vault.nodes._degrade`). The access stamps are handed
+        to the recorder after the body, in this thread (:meth:`Degrade.run`'s ``then``)."""
+        stamps: list[Stamps] = []
+        return observed(
+            self.guard,
+            self.store,
+            config,
+            lambda: self._invoke(state, config, stamps),
+            lambda: self._stamp(stamps),
+        )
 
     async def ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
         """Run inject asynchronously; returns the state update."""
-        return await aobserved(self.guard, self.store, config, lambda: self._ainvoke(state, config))
+        stamps: list[Stamps] = []
+        return await aobserved(
+            self.guard,
+            self.store,
+            config,
+            lambda: self._ainvoke(state, config, stamps),
+            lambda: self._astamp(stamps),
+        )
 
-    def _invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    def _stamps(self, store: BaseStore, injection: Injection, config: RunnableConfig) -> Stamps:
+        return store, self._targets(injection) + self._instruction_targets(injection, config)
+
+    def _stamp(self, stamps: Sequence[Stamps]) -> None:
+        for store, targets in stamps:
+            self.recorder.record(store, targets)
+
+    async def _astamp(self, stamps: Sequence[Stamps]) -> None:
+        for store, targets in stamps:
+            await self.recorder.arecord(store, targets)
+
+    def _invoke(
+        self, state: Mapping[str, Any], config: RunnableConfig, stamps: list[Stamps]
+    ) -> dict[str, Any]:
         store = resolve_store(self.store)
         now = utcnow()
         plan = self._plan(state, config, store, now)
@@ -525,13 +555,14 @@ class InjectNode:
         opened = open_private(found.private, self.keyring)
         private = self.ranker.rank(store, found.message, opened)
         injection = select(found, private, self.options, self.count, now, session=_thread(config))
-        targets = self._targets(injection) + self._instruction_targets(injection, config)
-        self.recorder.record(store, targets)
+        stamps.append(self._stamps(store, injection, config))
         if self.documents is None or not found.message:
             return self._update(injection)
         return self._update(injection, self.documents.invoke(found.message, config))
 
-    async def _ainvoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:
+    async def _ainvoke(
+        self, state: Mapping[str, Any], config: RunnableConfig, stamps: list[Stamps]
+    ) -> dict[str, Any]:
         store = resolve_store(self.store)
         now = utcnow()
         plan = self._plan(state, config, store, now)
@@ -539,8 +570,7 @@ class InjectNode:
         opened = open_private(found.private, self.keyring)
         private = await self.ranker.arank(store, found.message, opened)
         injection = select(found, private, self.options, self.count, now, session=_thread(config))
-        targets = self._targets(injection) + self._instruction_targets(injection, config)
-        await self.recorder.arecord(store, targets)
+        stamps.append(self._stamps(store, injection, config))
         if self.documents is None or not found.message:
             return self._update(injection)
         return self._update(injection, await self.documents.ainvoke(found.message, config))
