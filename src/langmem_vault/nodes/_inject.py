@@ -16,65 +16,43 @@ written in the background, to records of their own: injecting a memory never rew
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseLanguageModel
-from langchain_core.messages import BaseMessage, SystemMessage
-from langchain_core.messages.utils import count_tokens_approximately
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from langgraph.config import get_stream_writer
-from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
+from langgraph.store.base import BaseStore
 
 from langmem_vault.db._steps import arun_steps, run_steps
-from langmem_vault.db._store_plans import Batch, StorePlan
-from langmem_vault.extraction._messages import query_text
-from langmem_vault.memory._models import Instruction, utcnow
+from langmem_vault.db._store_plans import StorePlan
+from langmem_vault.memory._models import utcnow
 from langmem_vault.memory._namespaces import MemoryNamespaces
 from langmem_vault.memory._recall.access import AccessRecorder
-from langmem_vault.memory._recall.injected import (
-    InjectedMemory,
-    episode_entry,
-    fact_entry,
-    instruction_entry,
-)
 from langmem_vault.memory._recall.private_recall import (
     DEFAULT_MAX_PRIVATE,
     PrivateRanker,
     open_private,
-    private_search_op,
 )
-from langmem_vault.memory._recall.recall_plan import (
-    Branch,
-    RecallFound,
-    RecallQuery,
-    default_branches,
-    rank_found,
-    read_found,
-    recall_ops,
-)
-from langmem_vault.memory._recall.retrieval import applicable_instructions, newest_plan, scan_op
-from langmem_vault.memory._recall.scoring import (
-    DEFAULT_WEIGHTS,
-    ScoredMemory,
-    ScoringWeights,
-    as_datetime,
-    balance_categories,
-    score_parts,
-)
-from langmem_vault.memory._recall.time_filter import date_label
-from langmem_vault.memory._recall.usage import Target, split_usage, usage_search_op
+from langmem_vault.memory._recall.recall_plan import default_branches
+from langmem_vault.memory._recall.scoring import DEFAULT_WEIGHTS, ScoringWeights
 from langmem_vault.memory._sealing import Keyring, default_keyring
 from langmem_vault.nodes._common import MemoryNode, aobserved, observed, resolve_store
 from langmem_vault.nodes._degrade import DEFAULT_INJECT_TIMEOUT, Degrade, OnError
 from langmem_vault.nodes._documents import append_documents, render_documents
+from langmem_vault.nodes._inject_render import Injection, TokenCounter, make_token_counter
+from langmem_vault.nodes._inject_select import (
+    DEFAULT_MAX_PENDING,
+    Candidates,
+    InjectOptions,
+    candidates_plan,
+    latest_user_text,
+    select,
+)
 from langmem_vault.store._mirrors import runs_mirror_search
-from langmem_vault.telemetry._tracing import annotate
 
 __all__ = [
     "InjectNode",
@@ -82,344 +60,14 @@ __all__ = [
     "MemoryNode",
     "create_inject_node",
     "latest_user_text",
+    "make_token_counter",
     "resolve_store",
 ]
 
 logger = logging.getLogger("langmem_vault.inject")
 
-TokenCounter = Callable[[str], int]
 #: the memories one turn injected, to stamp as accessed in its store
 Stamps = tuple[BaseStore, list[tuple[tuple[str, ...], str]]]
-
-HEADER = "## What you remember about this user"
-INSTRUCTIONS_HEADER = (
-    "Standing instructions from the user (follow them; if two conflict, the higher priority wins):"
-)
-FACTS_HEADER = "Facts (cite the ones you use as [M1], [M2]):"
-PENDING = "pending_confirmation"
-#: pending facts may join when their relevance is within this of the best active fact's
-PENDING_MARGIN = 0.02
-DEFAULT_MAX_PENDING = 2
-EPISODES_HEADER = "Recent conversations:"
-
-
-def latest_user_text(messages: Sequence[BaseMessage]) -> str | None:
-    """What inject searches with: the last human message's text parts, cleaned and bounded
-    to what search accepts (:func:`~langmem_vault.extraction._messages.query_text`), or None
-    when the user has said nothing searchable."""
-    return query_text(messages)
-
-
-@lru_cache(maxsize=4096)
-def _default_counter(text: str) -> int:
-    # A pure function of the line; most lines (headers, the same facts) recur turn after
-    # turn, and building a message per line cost about a third of rendering.
-    return count_tokens_approximately([SystemMessage(text)])
-
-
-def make_token_counter(counter: TokenCounter | BaseLanguageModel[Any] | None) -> TokenCounter:
-    """A text -> tokens function: langchain-core's approximation, a model's, or your own."""
-    if counter is None:
-        return _default_counter
-    if isinstance(counter, BaseLanguageModel):
-        return counter.get_num_tokens
-    return counter
-
-
-@dataclass(frozen=True)
-class Injection:
-    """What inject selected for this turn."""
-
-    context: str
-    refs: dict[str, str]
-    instructions: list[tuple[str, Instruction]]
-    facts: list[ScoredMemory]
-    episodes: list[ScoredMemory]
-    preview: list[str] = field(default_factory=list)
-    #: the rendered memories as data, in the order of the text (see ``memory.injected``)
-    memories: list[InjectedMemory] = field(default_factory=list)
-
-    @property
-    def count(self) -> int:
-        return len(self.instructions) + len(self.facts) + len(self.episodes)
-
-
-@dataclass(frozen=True)
-class InjectOptions:
-    """Settings of an inject node (see :func:`create_inject_node`)."""
-
-    namespaces: MemoryNamespaces
-    max_tokens: int
-    max_facts: int
-    max_episodes: int
-    max_instructions: int
-    candidates: int
-    max_share: float
-    include_private: bool
-    weights: ScoringWeights
-    max_private: int = DEFAULT_MAX_PRIVATE
-    max_pending: int = DEFAULT_MAX_PENDING
-
-
-def _episode_score(value: Mapping[str, Any], now: datetime, weights: ScoringWeights) -> float:
-    # Recent and important first; episodes carry no confidence.
-    ended = as_datetime(value.get("ended_at"))
-    age_days = max((now - ended).total_seconds(), 0.0) / 86400.0 if ended else 365.0
-    importance = float(value.get("importance", 0.5))
-    return importance * 0.5 + 0.5 / (1.0 + age_days / weights.decay_days)
-
-
-def _fact_line(alias: str, value: Mapping[str, Any]) -> str:
-    # A pending fact says so first: the model should hedge ("you mentioned...") or ask.
-    mark = "(unconfirmed) " if value.get("status") == PENDING else ""
-    about = str(value.get("category", "general"))
-    when = date_label(value)  # "since May 2023", "said 3 Jun 2024"; nothing when unknown
-    if when:
-        about = f"{about}; {when}"
-    return f"- [{alias}] {mark}{value.get('text', '')} ({about})"
-
-
-def _with_pending(scored: list[ScoredMemory], limit: int) -> list[ScoredMemory]:
-    """Active facts, plus at most ``limit`` pending ones that match the message at least as well
-    as the best active fact does (nothing better matches): a user who never confirms still
-    benefits, and a pending guess never crowds out what is confirmed."""
-    active = [m for m in scored if m.value.get("status", "active") != PENDING]
-    best = max((m.relevance or 0.0 for m in active), default=0.0)
-    pending = [
-        m
-        for m in scored
-        if m.value.get("status") == PENDING
-        and m.relevance is not None
-        and m.relevance >= best - PENDING_MARGIN
-    ]
-    pending.sort(key=lambda m: m.relevance or 0.0, reverse=True)
-    return active + pending[:limit]
-
-
-def _episode_line(alias: str, value: Mapping[str, Any]) -> str:
-    ended = as_datetime(value.get("ended_at"))
-    when = ended.date().isoformat() if ended else "earlier"
-    outcome = f" Outcome: {value['outcome']}." if value.get("outcome") else ""
-    return f"- [{alias}] {when}: {value.get('summary', '')}{outcome}"
-
-
-def render(
-    instructions: Sequence[tuple[str, Instruction]],
-    facts: Sequence[ScoredMemory],
-    episodes: Sequence[ScoredMemory],
-    *,
-    max_tokens: int,
-    count: TokenCounter,
-    now: datetime | None = None,
-    weights: ScoringWeights = DEFAULT_WEIGHTS,
-) -> Injection:
-    """Render the memory section best-first until the token budget is spent.
-
-    Each line is counted on its own; the sum over-estimates the block, so the block never
-    exceeds ``max_tokens``. Each fact's and episode's entry keeps its key and score parts
-    (``score_parts`` at ``now``) for the injection trace.
-    """
-    moment = now or utcnow()
-    lines: list[str] = []
-    used = 0
-    refs: dict[str, str] = {}
-    kept_i: list[tuple[str, Instruction]] = []
-    kept_f: list[ScoredMemory] = []
-    kept_e: list[ScoredMemory] = []
-    memories: list[InjectedMemory] = []
-
-    def fits(*new: str) -> bool:
-        nonlocal used
-        cost = sum(count(line) for line in new)
-        if used + cost > max_tokens:
-            return False
-        used += cost
-        lines.extend(new)
-        return True
-
-    if not fits(HEADER):
-        return Injection("", {}, [], [], [])
-    pending_header: str | None = INSTRUCTIONS_HEADER
-    for key, instruction in instructions:
-        line = f"- (priority {instruction.priority}) {instruction.text}"
-        if not fits(*([pending_header] if pending_header else []), line):
-            break
-        pending_header = None
-        kept_i.append((key, instruction))
-        memories.append(instruction_entry(instruction))
-    pending_header = FACTS_HEADER
-    for memory in facts:
-        alias = f"M{len(refs) + 1}"
-        line = _fact_line(alias, memory.value)
-        if not fits(*([pending_header] if pending_header else []), line):
-            break
-        pending_header = None
-        refs[alias] = memory.key
-        kept_f.append(memory)
-        parts = score_parts(memory, moment, weights)
-        memories.append(fact_entry(alias, memory.value, key=memory.key, scores=parts))
-    pending_header = EPISODES_HEADER
-    for memory in episodes:
-        alias = f"M{len(refs) + 1}"
-        line = _episode_line(alias, memory.value)
-        if not fits(*([pending_header] if pending_header else []), line):
-            break
-        pending_header = None
-        refs[alias] = memory.key
-        kept_e.append(memory)
-        parts = {"score": round(memory.score, 4)}
-        memories.append(episode_entry(alias, memory.value, key=memory.key, scores=parts))
-    if not (kept_i or kept_f or kept_e):
-        return Injection("", {}, [], [], [])
-    preview = [i.text for _, i in kept_i] + [str(m.value.get("text", "")) for m in kept_f]
-    preview += [str(m.value.get("summary", "")) for m in kept_e]
-    return Injection(
-        context="\n".join(lines),
-        refs=refs,
-        instructions=kept_i,
-        facts=kept_f,
-        episodes=kept_e,
-        preview=[p if len(p) <= 80 else p[:77] + "..." for p in preview[:5]],
-        memories=memories,
-    )
-
-
-@dataclass(frozen=True)
-class Candidates:
-    """What one inject turn read from the store, before ranking."""
-
-    message: str | None
-    instructions: list[tuple[str, Instruction]]
-    #: recall's candidates (``memory.recall.recall_plan``)
-    facts: RecallFound
-    episodes: list[Any]
-    private: list[Item]
-
-
-def candidates_plan(
-    messages: Sequence[BaseMessage],
-    config: Mapping[str, Any] | None,
-    opts: InjectOptions,
-    now: datetime,
-    *,
-    joined_usage: bool = False,
-    branches: Sequence[Branch] = (),
-) -> StorePlan[Candidates]:
-    """The store reads of one inject turn, in one batch (driven sync or async): recall's ops
-    (``memory.recall.recall_plan``), the standing instructions, the recent episodes and the
-    owner's private facts.
-
-    ``joined_usage``: the store runs ``MirrorSearchOp`` (``store.mirrors``), so the fact
-    searches bring their usage records along; else a second batch reads them.
-    """
-    ns = opts.namespaces.resolve(config)
-    message = latest_user_text(messages)
-    request = RecallQuery(
-        ns.semantic, message, candidates=opts.candidates, joined_usage=joined_usage
-    )
-    recall = recall_ops(request, branches)
-    # Private facts are not in the index: read them by filter, rank them in process.
-    private_op: Any = private_search_op(ns.semantic, limit=opts.max_private)
-    if joined_usage:
-        private_op = usage_search_op(private_op)
-    # list[Any]: a MirrorSearchOp is the store's own op, outside langgraph's Op union
-    ops: list[Any] = [
-        SearchOp(ns.instructions, filter={"active": True}, limit=100, refresh_ttl=False),
-        # Recent episodes without a query (one embedding per turn is enough): the first page
-        # of the namespace, sorted below by the episodes' own end time.
-        scan_op(ns.episodes),
-        *recall,
-        *([private_op] if opts.include_private else []),
-    ]
-    results = yield Batch(ops)
-    instruction_items, episode_items = results[:2]
-    private: list[Any] = list(results[2 + len(recall)]) if opts.include_private else []
-    usage: dict[Target, dict[str, Any]] = {}
-    if joined_usage:
-        private, usage = split_usage(private)
-    found = yield from read_found(request, results[2 : 2 + len(recall)], branches, also=private)
-    if usage:
-        found = replace(found, usage={**found.usage, **usage})
-    recent = yield from newest_plan(
-        ns.episodes, "ended_at", max(opts.max_episodes * 5, 10), first=episode_items
-    )
-    instructions = applicable_instructions(instruction_items, message, now)
-    return Candidates(
-        message=message,
-        instructions=instructions[: opts.max_instructions],
-        facts=found,
-        episodes=list(recent),
-        private=private,
-    )
-
-
-def _public(found: RecallFound, private: Sequence[SearchItem]) -> RecallFound:
-    """The search's candidates without private facts: those rank from their opened copy
-    (a sealed one nobody opened carries only a placeholder and is never shown)."""
-    opened = {(tuple(p.namespace), p.key) for p in private}
-    pool = {
-        target: c
-        for target, c in found.pool.items()
-        if target not in opened and not c.item.value.get("private") and "enc" not in c.item.value
-    }
-    return replace(found, pool=pool)
-
-
-def select(
-    found: Candidates,
-    private: Sequence[SearchItem],
-    opts: InjectOptions,
-    count: TokenCounter,
-    now: datetime,
-    *,
-    session: str | None = None,
-) -> Injection:
-    """Rank the candidates as :meth:`MemoryVault.recall
-    <langmem_vault.memory._vault.MemoryVault.recall>` does (public search results and the
-    scored private facts in one fusion) and render the best within the budget. ``session``
-    (the thread id): this session's short-term memories compete at full weight (see
-    ``memory.layers``)."""
-    use_relevance = found.message is not None
-    scored = rank_found(
-        _public(found.facts, private),
-        now,
-        weights=opts.weights,
-        include_pending=use_relevance and opts.max_pending > 0,
-        session=session,
-        also=[p for p in private if "enc" not in p.value],
-    )
-    scored = _with_pending(scored, opts.max_pending)
-    facts = balance_categories(scored, opts.max_facts, max_share=opts.max_share)
-    episodes = sorted(
-        (
-            ScoredMemory(
-                i.key,
-                i.value,
-                _episode_score(i.value, now, opts.weights),
-                namespace=tuple(i.namespace),
-            )
-            for i in found.episodes
-        ),
-        key=lambda m: m.score,
-        reverse=True,
-    )[: opts.max_episodes]
-    injection = render(
-        found.instructions,
-        facts,
-        episodes,
-        max_tokens=opts.max_tokens,
-        count=count,
-        now=now,
-        weights=opts.weights,
-    )
-    annotate(
-        candidates=len(found.facts.pool)
-        + len(private)
-        + len(found.episodes)
-        + len(found.instructions),
-        injected=injection.count,
-    )
-    return injection
 
 
 def _thread(config: Mapping[str, Any] | None) -> str | None:
