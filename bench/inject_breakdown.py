@@ -1,15 +1,18 @@
 """Where inject's time goes at 10k facts, part by part, on VaultStore (nodes_bench's setting:
 real local query embeddings, 10,000 facts, 10 instructions, 20 episodes).
 
-Each turn is split into: the query embedding, the store batch(es) (server work and the wire,
-minus the embedding), and the client's own work around them, which cProfile splits further
-into recall's ranking (``rank_found``: fusion, scoring), rendering (date labels, token
-counts), the stage wrapper (span, ledger, counters: ``observe``), the access recorder and the
-rest. The figures per part are CPU time of the turn's threads where the part is client work
-(steady on a loaded machine), wall time where it waits on the server. Round trips (store
-``batch`` calls) and statements are counted per turn.
+Each turn is split into the query embedding, the store batch (server work and the wire, minus
+the embedding) and the rest (the client's own work and waits around them), with the
+statements sent while the turn ran. Variants of the node run turn by turn in lockstep (a busy
+machine slows them alike), each with a question of its own (the store's query cache never
+answers): the node as built; after a turn whose accounting write is still pending (as
+nodes_bench.py runs it); the body alone (no guard thread, no span or accounting); the body in
+the guard's thread only; in the span and accounting only; without access stamps; without the
+accounting write; without the entity branch; with 25 candidates instead of 50. Between turns
+both background writers are flushed. Then cProfile splits the body's client work (ranking,
+rendering, date labels...), cumulative per turn.
 
-    python bench/inject_breakdown.py [--facts 10000] [--turns 60]
+    python bench/inject_breakdown.py [--facts 10000] [--turns 60] [--top 40]
 """
 
 from __future__ import annotations
@@ -111,6 +114,7 @@ def main() -> None:
         print(f"load {os.getloadavg()[0]:.2f}")
 
         quiet: Any = create_inject_node(store=store, emit_events=False, record_access=False).node
+        fewer: Any = create_inject_node(store=store, emit_events=False, candidates=25).node
 
         def plain(state: Any) -> None:
             node.invoke(state, config)
@@ -133,6 +137,9 @@ def main() -> None:
             with observe("inject", store, "u"):
                 node._invoke(state, config, stamps)
                 node._stamp(stamps)
+
+        def fewer_candidates(state: Any) -> None:
+            fewer.invoke(state, config)
 
         def no_stamps(state: Any) -> None:
             quiet.invoke(state, config)
@@ -163,6 +170,7 @@ def main() -> None:
             "node.invoke without access stamps (record_access=False)": no_stamps,
             "node.invoke without the accounting write": no_accounting,
             "node.invoke without the entity branch": no_entity,
+            "node.invoke with 25 candidates (default 50)": fewer_candidates,
         }
         for mode in ("msg", "nomsg"):
             samples: dict[str, dict[str, list[float]]] = {
@@ -182,6 +190,7 @@ def main() -> None:
                         call(state)
                         wall = (time.perf_counter() - start) * 1000
                     node.recorder.flush()
+                    fewer.recorder.flush()
                     METRICS.flush()
                     if turn < 5:
                         continue
