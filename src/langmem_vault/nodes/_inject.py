@@ -5,7 +5,10 @@ One store round trip per turn on VaultStore: the instruction, fact and episode r
 one ``batch`` (only the fact search embeds the user message), and the fact searches return
 each candidate's usage record (its last access and citations count in the score) from the
 same statement. Other stores take a second round trip for the usage records. Usage counts are
-written in the background, to records of their own: injecting a memory never rewrites it.
+written in the background, to records of their own: injecting a memory never rewrites it; the
+node hands them over after its body, from the caller's thread, and only for a turn that used
+its memories. The reads and the ranking are in :mod:`~langmem_vault.nodes._inject_select`,
+the section's text in :mod:`~langmem_vault.nodes._inject_render`.
 
 >>> from langgraph.graph import StateGraph, START
 >>> from langmem_vault.graphs._state import MemoryState
