@@ -22,13 +22,13 @@ where ids are read back from namespaces.
 
 from __future__ import annotations
 
-import re
 import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from langmem_vault._run_config import RunConfigError, config_value, run_context
+from langmem_vault._tenants import decode_label, encode_label
 
 __all__ = [
     "EPISODES",
@@ -89,21 +89,6 @@ class MissingConfigKeyError(RunConfigError, KeyError):
 
 def _fields(label: str) -> list[str]:
     return [name for _, name, _, _ in _FORMATTER.parse(label) if name]
-
-
-_ESCAPES = {"%": "%25", ".": "%2E"}
-_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
-_ESCAPED = re.compile("|".join(map(re.escape, _UNESCAPES)))
-
-
-def encode_label(value: str) -> str:
-    """``value`` as a store namespace label: ``%`` and ``.`` escaped, nothing else changed."""
-    return value.replace("%", "%25").replace(".", "%2E")
-
-
-def decode_label(label: str) -> str:
-    """The value :func:`encode_label` turned into ``label``."""
-    return _ESCAPED.sub(lambda m: _UNESCAPES[m.group()], label)
 
 
 def resolve_namespace(

@@ -171,7 +171,7 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         self, prefixes: Sequence[tuple[str, ...]], *, analyze: bool = True
     ) -> int:
         """Async twin of :meth:`VaultStore.purge_prefixes`."""
-        n = await self._db.run(lambda: purge_plan(self.schema, prefixes))
+        n = await self._db.run(lambda: purge_plan(self.schema, prefixes, self.settings.tenants))
         await arun_steps(self._written())
         if analyze:
             await self._db.run(analyze_plan(self.schema, self._stats, vectors=self._vectors))

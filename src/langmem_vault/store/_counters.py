@@ -34,11 +34,12 @@ Increment = tuple[tuple[str, ...], str, Mapping[str, Any]]
 # order and cannot deadlock. A field whose stored value is not a number counts from 0; a
 # stored timestamp that is not a string is replaced.
 _UPSERT = """
-INSERT INTO {s}.store_items AS i (prefix, key, namespace, value)
-SELECT u.prefix, u.key, string_to_array(u.prefix, '.'), u.value
+INSERT INTO {s}.store_items AS i (tenant, prefix, key, namespace, value)
+SELECT {s}.tenant_of(string_to_array(u.prefix, '.')), u.prefix, u.key,
+       string_to_array(u.prefix, '.'), u.value
 FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(values)s::jsonb[]) AS u(prefix, key, value)
 ORDER BY u.prefix COLLATE "C", u.key COLLATE "C"  -- as sql.write_items locks rows
-ON CONFLICT (prefix, key) DO UPDATE SET
+ON CONFLICT (tenant, prefix, key) DO UPDATE SET
     value = i.value || (
         SELECT coalesce(jsonb_object_agg(e.key, CASE
             WHEN jsonb_typeof(e.value) = 'number' THEN to_jsonb(

@@ -15,9 +15,11 @@ from typing import Any
 
 from langgraph.store.base import Item
 
+from langmem_vault._tenants import TenantRule
 from langmem_vault.db._runner import Plan, Query
 from langmem_vault.db._vectors import QueryVector
 from langmem_vault.store._entities import Expanded, ExpandOp, LinkOp, norm_name
+from langmem_vault.store._sql import tenant_of
 
 try:
     from pgvector import Vector
@@ -39,31 +41,37 @@ def link_names(links: Sequence[LinkOp]) -> list[str]:
 def _clear_sql(s: str) -> str:
     # The entities delete sees the statement's snapshot, in which the mentions the CTE deletes
     # are still there: mentions by the cleared items themselves do not keep an entity.
+    # %(tenants)s: the items' tenants, so each table is read in their partitions only.
     return f"""
 WITH items AS (
     SELECT * FROM unnest(%(prefixes)s::text[], %(keys)s::text[]) AS t(prefix, key)
 ), old AS (
     DELETE FROM {s}.entity_mentions AS m USING items AS t
-    WHERE m.prefix = t.prefix AND m.key = t.key RETURNING m.entity_id
+    WHERE m.tenant = ANY(%(tenants)s::text[]) AND m.prefix = t.prefix AND m.key = t.key
+    RETURNING m.tenant, m.entity_id
 ), aliases AS (
-    DELETE FROM {s}.entity_aliases AS a USING items AS t WHERE a.prefix = t.prefix AND a.key = t.key
+    DELETE FROM {s}.entity_aliases AS a USING items AS t
+    WHERE a.tenant = ANY(%(tenants)s::text[]) AND a.prefix = t.prefix AND a.key = t.key
 ), relations AS (
     DELETE FROM {s}.entity_relations AS r USING items AS t
-    WHERE r.prefix = t.prefix AND r.key = t.key
+    WHERE r.tenant = ANY(%(tenants)s::text[]) AND r.prefix = t.prefix AND r.key = t.key
 )
 DELETE FROM {s}.entities AS e
-WHERE e.id IN (SELECT entity_id FROM old)
+WHERE e.tenant = ANY(%(tenants)s::text[])
+  AND (e.tenant, e.id) IN (SELECT tenant, entity_id FROM old)
   AND NOT EXISTS (
     SELECT 1 FROM {s}.entity_mentions AS m
-    WHERE m.entity_id = e.id AND (m.prefix, m.key) NOT IN (SELECT prefix, key FROM items))"""
+    WHERE m.tenant = e.tenant AND m.entity_id = e.id
+      AND (m.prefix, m.key) NOT IN (SELECT prefix, key FROM items))"""
 
 
-def clear_links_plan(schema: str, links: Sequence[LinkOp]) -> Plan[None]:
+def clear_links_plan(schema: str, links: Sequence[LinkOp], rule: TenantRule) -> Plan[None]:
     """Remove the current links of the items ``links`` name, and entities left unmentioned."""
     items = list(dict.fromkeys((_prefix(op.namespace), op.key) for op in links))
+    tenants = list(dict.fromkeys(rule.tenant_of(op.namespace) for op in links))
     yield Query(
         _clear_sql(schema),
-        {"prefixes": [p for p, _ in items], "keys": [k for _, k in items]},
+        {"prefixes": [p for p, _ in items], "keys": [k for _, k in items], "tenants": tenants},
     )
     return None
 
@@ -72,45 +80,46 @@ def _insert_sql(s: str, *, vectors: bool) -> str:
     vector_cte = (
         f"""
 ), vec AS (
-    INSERT INTO {s}.entity_vectors (entity_id, embedding)
-    SELECT up.id, v.embedding::vector FROM up
+    INSERT INTO {s}.entity_vectors (tenant, entity_id, embedding)
+    SELECT up.tenant, up.id, v.embedding::vector FROM up
     JOIN unnest(%(e_scopes)s::text[], %(e_norms)s::text[], %(e_vectors)s::text[])
         AS v(scope, norm, embedding) ON v.scope = up.scope AND v.norm = up.norm
-    ON CONFLICT (entity_id) DO NOTHING"""
+    ON CONFLICT (tenant, entity_id) DO NOTHING"""
         if vectors
         else ""
     )
     # DO UPDATE (not DO NOTHING) so that RETURNING gives the id of an entity that exists,
     # also one another transaction committed since this statement's snapshot. A kind other
-    # than 'thing' wins: "Mochi" named once as a pet stays a pet.
+    # than 'thing' wins: "Mochi" named once as a pet stays a pet. Every row gets its
+    # entity's tenant, made from its scope by the schema's tenant_of (store/0006).
     return f"""
 WITH ent AS (
     SELECT DISTINCT ON (scope, norm) * FROM unnest(
         %(e_scopes)s::text[], %(e_norms)s::text[], %(e_names)s::text[], %(e_kinds)s::text[]
     ) AS t(scope, norm, name, kind) ORDER BY scope, norm, (kind = 'thing')
 ), up AS (
-    INSERT INTO {s}.entities AS e (scope, norm, name, kind)
-    SELECT scope, norm, name, kind FROM ent ORDER BY scope, norm
-    ON CONFLICT (scope, norm) DO UPDATE
+    INSERT INTO {s}.entities AS e (tenant, scope, norm, name, kind)
+    SELECT {tenant_of(s, "scope")}, scope, norm, name, kind FROM ent ORDER BY scope, norm
+    ON CONFLICT (tenant, scope, norm) DO UPDATE
         SET kind = CASE WHEN e.kind = 'thing' THEN EXCLUDED.kind ELSE e.kind END
-    RETURNING e.id, e.scope, e.norm{vector_cte}
+    RETURNING e.tenant, e.id, e.scope, e.norm{vector_cte}
 ), mentions AS (
-    INSERT INTO {s}.entity_mentions (entity_id, prefix, key)
-    SELECT up.id, m.prefix, m.key FROM up
+    INSERT INTO {s}.entity_mentions (tenant, entity_id, prefix, key)
+    SELECT up.tenant, up.id, m.prefix, m.key FROM up
     JOIN unnest(%(m_scopes)s::text[], %(m_norms)s::text[], %(m_keys)s::text[])
         AS m(prefix, norm, key) ON m.prefix = up.scope AND m.norm = up.norm
     ON CONFLICT DO NOTHING
 ), aliases AS (
-    INSERT INTO {s}.entity_aliases (scope, alias, entity_id, prefix, key)
-    SELECT a.prefix, a.alias, up.id, a.prefix, a.key FROM up
+    INSERT INTO {s}.entity_aliases (tenant, scope, alias, entity_id, prefix, key)
+    SELECT up.tenant, a.prefix, a.alias, up.id, a.prefix, a.key FROM up
     JOIN unnest(%(a_scopes)s::text[], %(a_norms)s::text[], %(a_aliases)s::text[],
                 %(a_keys)s::text[])
         AS a(prefix, norm, alias, key) ON a.prefix = up.scope AND a.norm = up.norm
     ON CONFLICT DO NOTHING
 )
 INSERT INTO {s}.entity_relations
-    (subject_id, predicate, object_id, valid_from, valid_to, prefix, key)
-SELECT sub.id, r.predicate, obj.id, r.valid_from, r.valid_to, r.prefix, r.key
+    (tenant, subject_id, predicate, object_id, valid_from, valid_to, prefix, key)
+SELECT sub.tenant, sub.id, r.predicate, obj.id, r.valid_from, r.valid_to, r.prefix, r.key
 FROM unnest(%(r_scopes)s::text[], %(r_subjects)s::text[], %(r_predicates)s::text[],
             %(r_objects)s::text[], %(r_froms)s::timestamptz[], %(r_tos)s::timestamptz[],
             %(r_keys)s::text[])
@@ -172,54 +181,59 @@ def _expand_sql(s: str, *, near: bool) -> str:
         f"""
     UNION
     SELECT v.entity_id FROM {s}.entity_vectors AS v
-    JOIN {s}.entities AS e ON e.id = v.entity_id
-    WHERE e.scope = ANY (%(scopes)s::text[]) AND 1 - (v.embedding <=> %(qv)s::vector) >= %(near)s"""
+    JOIN {s}.entities AS e ON e.tenant = v.tenant AND e.id = v.entity_id
+    WHERE v.tenant = ANY (%(tenants)s::text[]) AND e.scope = ANY (%(scopes)s::text[])
+      AND 1 - (v.embedding <=> %(qv)s::vector) >= %(near)s"""
         if near
         else ""
     )
     # UNION (not UNION ALL) in the walk drops repeated (entity, hop) pairs, and hop bounds it:
-    # a cycle of relations cannot make it run away.
+    # a cycle of relations cannot make it run away. %(tenants)s: the scopes' tenants, so
+    # every table is read in their partitions only (entity ids are unique across tenants).
     return f"""
 WITH RECURSIVE seeds AS (
     SELECT e.id FROM {s}.entities AS e
-    WHERE e.scope = ANY (%(scopes)s::text[]) AND e.norm = ANY (%(terms)s::text[])
+    WHERE e.tenant = ANY (%(tenants)s::text[]) AND e.scope = ANY (%(scopes)s::text[])
+      AND e.norm = ANY (%(terms)s::text[])
     UNION
     SELECT a.entity_id FROM {s}.entity_aliases AS a
-    WHERE a.scope = ANY (%(scopes)s::text[]) AND a.alias = ANY (%(terms)s::text[]){near_seeds}
+    WHERE a.tenant = ANY (%(tenants)s::text[]) AND a.scope = ANY (%(scopes)s::text[])
+      AND a.alias = ANY (%(terms)s::text[]){near_seeds}
 ), walk (id, hop) AS (
     SELECT id, 0 FROM seeds
     UNION
     SELECT CASE WHEN r.subject_id = w.id THEN r.object_id ELSE r.subject_id END, w.hop + 1
     FROM walk AS w
     JOIN {s}.entity_relations AS r ON r.subject_id = w.id OR r.object_id = w.id
-    WHERE w.hop < %(hops)s
+    WHERE r.tenant = ANY (%(tenants)s::text[]) AND w.hop < %(hops)s
       AND (%(as_of)s::timestamptz IS NULL
            OR ((r.valid_from IS NULL OR r.valid_from <= %(as_of)s::timestamptz)
                AND (r.valid_to IS NULL OR r.valid_to > %(as_of)s::timestamptz)))
 ), best AS (
     SELECT id, min(hop) AS hop FROM walk GROUP BY id
 ), hits AS (
-    SELECT m.prefix, m.key, min(b.hop) AS hop, count(*) AS matched,
+    SELECT m.tenant, m.prefix, m.key, min(b.hop) AS hop, count(*) AS matched,
            array_agg(e.name ORDER BY b.hop, e.name) AS names
     FROM best AS b
-    JOIN {s}.entity_mentions AS m ON m.entity_id = b.id
-    JOIN {s}.entities AS e ON e.id = b.id
-    GROUP BY m.prefix, m.key
+    JOIN {s}.entity_mentions AS m ON m.tenant = ANY (%(tenants)s::text[]) AND m.entity_id = b.id
+    JOIN {s}.entities AS e ON e.tenant = m.tenant AND e.id = b.id
+    GROUP BY m.tenant, m.prefix, m.key
 )
 SELECT i.namespace, i.key, i.value, i.created_at, i.updated_at, h.hop, h.names
 FROM hits AS h
-JOIN {s}.store_items AS i ON i.prefix = h.prefix AND i.key = h.key
-WHERE i.expires_at IS NULL OR i.expires_at > now()
+JOIN {s}.store_items AS i ON i.tenant = h.tenant AND i.prefix = h.prefix AND i.key = h.key
+WHERE i.tenant = ANY (%(tenants)s::text[]) AND (i.expires_at IS NULL OR i.expires_at > now())
 ORDER BY h.hop, h.matched DESC, i.updated_at DESC, i.prefix, i.key
 LIMIT %(limit)s"""
 
 
 def expand_plan(
-    schema: str, op: ExpandOp, query_vector: list[float] | None
+    schema: str, op: ExpandOp, query_vector: list[float] | None, rule: TenantRule
 ) -> Plan[list[Expanded]]:
     """The items linked to what ``op`` names, in one statement (see :class:`ExpandOp`)."""
     params: dict[str, Any] = {
         "scopes": [_prefix(ns) for ns in op.namespaces],
+        "tenants": list(dict.fromkeys(rule.tenant_of(ns) for ns in op.namespaces)),
         "terms": list(dict.fromkeys(map(norm_name, op.terms))),
         "hops": op.hops,
         "limit": op.limit,
@@ -247,8 +261,10 @@ def expand_plan(
     ]
 
 
-def purge_entities_sql(s: str) -> str:
-    """Delete the entities scoped under the namespace prefixes (their rows go by cascade)."""
+def purge_entities_sql(s: str, *, routed: bool) -> str:
+    """Delete the entities scoped under the namespace prefixes (their rows go by cascade);
+    ``routed`` as in ``sql.purge_prefixes``."""
+    tenants = "e.tenant = ANY (%(tenants)s::text[]) AND " if routed else ""
     return f"""
 DELETE FROM {s}.entities AS e
-WHERE e.scope = ANY (%(prefixes)s::text[]) OR e.scope LIKE ANY (%(likes)s::text[])"""
+WHERE {tenants}(e.scope = ANY (%(prefixes)s::text[]) OR e.scope LIKE ANY (%(likes)s::text[]))"""

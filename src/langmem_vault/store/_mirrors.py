@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 from langgraph.store.base import Item, SearchItem, SearchOp
 
+from langmem_vault.store._sql import tenant_of
 from langmem_vault.store._validation import InvalidValueError, check_namespace
 
 __all__ = ["MirrorSearchOp", "Mirrored", "mirrored_sql", "runs_mirror_search"]
@@ -98,7 +99,8 @@ SELECT r.*, m.value AS mirror_value, m.created_at AS mirror_created_at,
 FROM ({search}) AS r
 LEFT JOIN LATERAL (
     SELECT m.value, m.created_at, m.updated_at FROM {s}.store_items AS m
-    WHERE m.prefix = %(mirror_root)s::text || array_to_string(r.namespace, '.')
+    WHERE m.tenant = {tenant_of(s, "%(mirror_root)s::text || array_to_string(r.namespace, '.')")}
+      AND m.prefix = %(mirror_root)s::text || array_to_string(r.namespace, '.')
       AND m.key = r.key AND {NOT_EXPIRED}
     LIMIT 1
 ) AS m ON true"""

@@ -7,6 +7,7 @@ from typing import Any
 
 from langgraph.store.base import Item
 
+from langmem_vault._tenants import TenantRule
 from langmem_vault.db._runner import Pipelined, Plan, Query
 from langmem_vault.store import _sql as q
 from langmem_vault.store._filters import FilterBuilder
@@ -23,7 +24,7 @@ def _page_sql(s: str, branches: int, where: str, *, newest_first: bool) -> str:
     order = f"{at} DESC, i.key DESC" if newest_first else f"{at}, i.key"
     walks = "\n    UNION ALL\n    ".join(
         f"""(SELECT {q.ITEM_COLUMNS}, i.prefix, {at} AS page_at FROM {s}.store_items AS i
-    WHERE i.prefix = %(p{n})s AND {where}
+    WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where}
     ORDER BY {order} LIMIT %(cut)s)"""
         for n in range(branches)
     )
@@ -43,10 +44,10 @@ def item_time(s: str) -> str:
 
 def _count_sql(s: str, where: str) -> str:
     return f"""SELECT count(*) AS n FROM {s}.store_items AS i
-WHERE i.prefix = ANY(%(prefixes)s::text[]) AND {where}"""
+WHERE {q.TENANTS} AND i.prefix = ANY(%(prefixes)s::text[]) AND {where}"""
 
 
-def page_plan(op: PageOp, schema: str) -> Plan[Page]:
+def page_plan(op: PageOp, schema: str, rule: TenantRule) -> Plan[Page]:
     """The page (and the count, pipelined with it): one round trip."""
     builder = FilterBuilder("i.value", containment=False)
     builder.add(op.filter)
@@ -61,9 +62,12 @@ def page_plan(op: PageOp, schema: str) -> Plan[Page]:
         params["after_at"], params["after_key"] = op.after
         cmp = "<" if op.newest_first else ">"
         where += f" AND ({item_time(schema)}, i.key) {cmp} (%(after_at)s, %(after_key)s)"
-    prefixes = [".".join(ns) for ns in dict.fromkeys(op.namespaces)]
+    namespaces = list(dict.fromkeys(op.namespaces))
+    prefixes = [".".join(ns) for ns in namespaces]
+    tenants = [rule.tenant_of(ns) for ns in namespaces]
     params.update({f"p{n}": p for n, p in enumerate(prefixes)})
-    params["prefixes"] = prefixes
+    params.update({f"t{n}": t for n, t in enumerate(tenants)})
+    params["prefixes"], params["tenants"] = prefixes, list(dict.fromkeys(tenants))
     sql = _page_sql(schema, len(prefixes), where, newest_first=op.newest_first)
     if op.mirror is not None:
         params["mirror_root"] = ".".join(op.mirror) + "."

@@ -45,7 +45,7 @@ _COLUMNS = "v.prefix, v.key, v.field, i.value, i.value::text AS value_text"
 
 _PAGE = f"""
 SELECT {_COLUMNS}
-FROM {{s}}.store_vectors AS v JOIN {{s}}.store_items AS i USING (prefix, key)
+FROM {{s}}.store_vectors AS v JOIN {{s}}.store_items AS i USING (tenant, prefix, key)
 WHERE (v.prefix, v.key, v.field) > (%(prefix)s, %(key)s, %(field)s) {{scope}}
 ORDER BY v.prefix, v.key, v.field
 LIMIT %(limit)s"""
@@ -57,7 +57,7 @@ _AGAIN = f"""
 SELECT {_COLUMNS}
 FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(fields)s::text[]) AS u(prefix, key, field)
 JOIN {{s}}.store_vectors AS v ON v.prefix = u.prefix AND v.key = u.key AND v.field = u.field
-JOIN {{s}}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key"""
+JOIN {{s}}.store_items AS i ON i.tenant = v.tenant AND i.prefix = v.prefix AND i.key = v.key"""
 
 _WRITE = """
 UPDATE {s}.store_vectors AS v SET embedding = u.embedding::vector

@@ -76,6 +76,15 @@ def literal_k(statement: str, k: int) -> str:
 
 
 _KEYS = "unnest(%(prefixes)s::text[], %(keys)s::text[]) AS u(prefix, key)"
+# The keys' tenants (plans.key_arrays), a constant the planner prunes partitions by (and Citus
+# routes by): the tenant of a key is a function of its prefix, so the join needs no more.
+TENANTS = "i.tenant = ANY(%(tenants)s::text[])"
+
+
+def tenant_of(s: str, prefix: str) -> str:
+    """The tenant of the items under ``prefix`` (a text expression), as stored: the schema's
+    ``tenant_of`` function (store/0006), the one place a row's tenant is made."""
+    return f"{s}.tenant_of(string_to_array({prefix}, '.'))"
 
 
 def lexeme_stats(s: str) -> str:
@@ -117,7 +126,7 @@ def get_items(s: str) -> str:
     return f"""
 SELECT {ITEM_COLUMNS} FROM {s}.store_items AS i
 JOIN {_KEYS} ON i.prefix = u.prefix AND i.key = u.key
-WHERE {NOT_EXPIRED}"""
+WHERE {TENANTS} AND {NOT_EXPIRED}"""
 
 
 def refresh_ttl(s: str) -> str:
@@ -127,11 +136,11 @@ def refresh_ttl(s: str) -> str:
 WITH locked AS (
     SELECT i.prefix, i.key FROM {s}.store_items AS i
     JOIN {_KEYS} ON i.prefix = u.prefix AND i.key = u.key
-    WHERE i.ttl_minutes IS NOT NULL AND {NOT_EXPIRED}
+    WHERE {TENANTS} AND i.ttl_minutes IS NOT NULL AND {NOT_EXPIRED}
     ORDER BY i.prefix, i.key FOR UPDATE OF i
 )
 UPDATE {s}.store_items AS i SET expires_at = now() + i.ttl_minutes * interval '1 minute'
-FROM locked WHERE i.prefix = locked.prefix AND i.key = locked.key"""
+FROM locked WHERE {TENANTS} AND i.prefix = locked.prefix AND i.key = locked.key"""
 
 
 _KEEP_INDEX = (
@@ -161,8 +170,8 @@ def write_items(s: str) -> str:
     """
     return f"""
 INSERT INTO {s}.store_items AS i
-    (prefix, key, namespace, value, ttl_minutes, expires_at, search_tsv, indexed)
-SELECT u.prefix, u.key, string_to_array(u.prefix, '.'),
+    (tenant, prefix, key, namespace, value, ttl_minutes, expires_at, search_tsv, indexed)
+SELECT {tenant_of(s, "u.prefix")}, u.prefix, u.key, string_to_array(u.prefix, '.'),
        coalesce(u.value, '{LOCK_ONLY_VALUE}')::jsonb, u.ttl,
        now() + u.ttl * interval '1 minute',
        CASE WHEN u.text IS NULL THEN NULL
@@ -171,7 +180,7 @@ SELECT u.prefix, u.key, string_to_array(u.prefix, '.'),
 FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(values)s::text[], %(ttls)s::float8[],
             %(texts)s::text[]) AS u(prefix, key, value, ttl, text)
 ORDER BY u.prefix COLLATE "C", u.key COLLATE "C"
-ON CONFLICT (prefix, key) DO UPDATE SET
+ON CONFLICT (tenant, prefix, key) DO UPDATE SET
     value = EXCLUDED.value, updated_at = now(), ttl_minutes = EXCLUDED.ttl_minutes,
     expires_at = EXCLUDED.expires_at,
     search_tsv = CASE WHEN {_KEEP_INDEX} THEN i.search_tsv ELSE EXCLUDED.search_tsv END,
@@ -184,20 +193,20 @@ def delete_items(s: str) -> str:
     return f"""
 DELETE FROM {s}.store_items AS i
 USING unnest(%(prefixes)s::text[], %(keys)s::text[], %(drops)s::bool[]) AS u(prefix, key, drop)
-WHERE i.prefix = u.prefix AND i.key = u.key
+WHERE {TENANTS} AND i.prefix = u.prefix AND i.key = u.key
   AND (u.drop OR i.value = '{LOCK_ONLY_VALUE}'::jsonb)"""
 
 
 def delete_vectors(s: str) -> str:
     return f"""
 DELETE FROM {s}.store_vectors AS v USING {_KEYS}
-WHERE v.prefix = u.prefix AND v.key = u.key"""
+WHERE v.tenant = ANY(%(tenants)s::text[]) AND v.prefix = u.prefix AND v.key = u.key"""
 
 
 def insert_vectors(s: str) -> str:
     return f"""
-INSERT INTO {s}.store_vectors (prefix, key, field, embedding)
-SELECT u.prefix, u.key, u.field, u.embedding::vector
+INSERT INTO {s}.store_vectors (tenant, prefix, key, field, embedding)
+SELECT {tenant_of(s, "u.prefix")}, u.prefix, u.key, u.field, u.embedding::vector
 FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(fields)s::text[], %(embeddings)s::text[])
     AS u(prefix, key, field, embedding)"""
 
@@ -253,7 +262,7 @@ def _with_cos(columns: str, distance: str) -> str:
 def _vectors_ann(s: str, columns: str, where: str) -> str:
     # The ORDER BY repeats the parameter so the planner can use the HNSW index.
     return f"""SELECT {_with_cos(columns, _DISTANCE)} FROM {s}.store_vectors AS v
-    JOIN {s}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key
+    JOIN {s}.store_items AS i ON i.tenant = v.tenant AND i.prefix = v.prefix AND i.key = v.key
     WHERE {where}
     ORDER BY v.embedding <=> %(qv)s::vector
     LIMIT %(k)s"""
@@ -273,13 +282,14 @@ def _vectors_ann_filtered(s: str, columns: str, where: str, gate: str = "TRUE") 
     # one vector probe each (36 ms at 100k, 5%; bench/RESULTS.md, issue 14 search).
     # ``gate`` is a one-time filter that keeps the index scan from starting at all.
     return f"""SELECT {_with_cos(columns, "v.d")} FROM (
-        SELECT v.prefix, v.key, {_DISTANCE} AS d FROM {s}.store_vectors AS v
+        SELECT v.tenant, v.prefix, v.key, {_DISTANCE} AS d FROM {s}.store_vectors AS v
         WHERE {gate}
         ORDER BY v.embedding <=> %(qv)s::vector
         LIMIT {FILTERED_SCAN_ROWS}
     ) AS v
     JOIN LATERAL (SELECT * FROM {s}.store_items AS i
-                  WHERE i.prefix = v.prefix AND i.key = v.key AND {where} LIMIT 1) AS i ON true
+                  WHERE i.tenant = v.tenant AND i.prefix = v.prefix AND i.key = v.key
+                    AND {where} LIMIT 1) AS i ON true
     LIMIT %(k)s"""
 
 
@@ -287,7 +297,7 @@ def _vectors_of_items(s: str, columns: str, where: str) -> str:
     # Exact: the matching items first, then their vectors. "+ 0" keeps the planner off the
     # HNSW index (an HNSW scan would walk past most of the graph to find a few items).
     return f"""SELECT {_with_cos(columns, _DISTANCE)} FROM {s}.store_vectors AS v
-    JOIN {s}.store_items AS i ON i.prefix = v.prefix AND i.key = v.key
+    JOIN {s}.store_items AS i ON i.tenant = v.tenant AND i.prefix = v.prefix AND i.key = v.key
     WHERE {where}
     ORDER BY ({_DISTANCE}) + 0
     LIMIT %(k)s"""
@@ -303,7 +313,8 @@ def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
     # per nearest vector, stopping at k.
     return f"""SELECT {_with_cos(columns, "nv.d")} FROM nv
     JOIN LATERAL (SELECT * FROM {s}.store_items AS i
-                  WHERE i.prefix = nv.prefix AND i.key = nv.key AND {where} LIMIT 1) AS i ON true
+                  WHERE i.tenant = nv.tenant AND i.prefix = nv.prefix AND i.key = nv.key
+                    AND {where} LIMIT 1) AS i ON true
     ORDER BY nv.d
     LIMIT %(k)s"""
 
@@ -316,8 +327,9 @@ def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
 _NAMESPACE_VECTORS = """
 nv AS MATERIALIZED (
     SELECT * FROM (
-        SELECT v.prefix, v.key, v.embedding <=> %(qv)s::vector AS d FROM {s}.store_vectors AS v
-        WHERE v.prefix >= %(ns)s AND v.prefix < %(ns_end)s
+        SELECT v.tenant, v.prefix, v.key, v.embedding <=> %(qv)s::vector AS d
+        FROM {s}.store_vectors AS v
+        WHERE {tenant}v.prefix >= %(ns)s AND v.prefix < %(ns_end)s
           AND (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s)
         OFFSET 0) AS v
     ORDER BY d
@@ -325,7 +337,7 @@ nv AS MATERIALIZED (
 
 # Items in a namespace, by a range of the primary key (index-only once vacuumed).
 _NAMESPACE_ITEMS = """SELECT 1 FROM {s}.store_items AS i
-    WHERE i.prefix >= %(ns)s AND i.prefix < %(ns_end)s
+    WHERE {tenant}i.prefix >= %(ns)s AND i.prefix < %(ns_end)s
       AND (i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s)"""
 
 
@@ -338,6 +350,7 @@ def search_ranked(
     hybrid: bool,
     scope: str | None = None,
     small: bool | None = None,
+    tenant: bool = False,
 ) -> str:
     """The whole search in one statement: the query's terms, candidates from each retriever,
     re-scored exactly, best first.
@@ -354,8 +367,11 @@ def search_ranked(
 
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
+    ``tenant``: the search names one tenant (``%(tenant)s``; ``where`` holds it for the
+    items), so the statements that read only the vectors name it too.
     """
-    columns = f"i.prefix, {ITEM_COLUMNS}, i.search_tsv"
+    columns = f"i.tenant, i.prefix, {ITEM_COLUMNS}, i.search_tsv"
+    alone = "v.tenant = %(tenant)s AND " if tenant else ""
     keyword = keyword_candidates(s, f"{columns}, NULL::float8 AS vcos", where, hybrid=hybrid)
     verdict = ""
     if hybrid:
@@ -366,16 +382,16 @@ def search_ranked(
             vec = f"vec AS (\n    {_vectors_ann(s, columns, where)}\n)"
         elif small:
             if scope == "namespace":
-                counted = _NAMESPACE_VECTORS.format(s=s)
+                counted = _NAMESPACE_VECTORS.format(s=s, tenant=alone)
                 vec = f"vec AS (\n    {_vectors_of_namespace(s, columns, where)}\n)"
             else:
                 vec = f"vec AS (\n    {_vectors_of_items(s, columns, where)}\n)"
         else:
             gated = f"{where} AND (SELECT yes FROM small)"
             if scope == "namespace":
-                count = _NAMESPACE_ITEMS.format(s=s)
+                count = _NAMESPACE_ITEMS.format(s=s, tenant=alone.replace("v.", "i."))
                 exact = _vectors_of_namespace(s, columns, gated)
-                counted = _NAMESPACE_VECTORS.format(s=s)
+                counted = _NAMESPACE_VECTORS.format(s=s, tenant=alone)
             else:
                 count = f"SELECT 1 FROM {s}.store_items AS i WHERE {where}"
                 exact = _vectors_of_items(s, columns, gated)
@@ -400,7 +416,7 @@ cand AS (
 )"""
         # COALESCE runs the probe only for candidates no vector branch found.
         cos = f"""coalesce(i.vcos, (SELECT max(1 - ({_DISTANCE})) FROM {s}.store_vectors AS v
-         WHERE v.prefix = i.prefix AND v.key = i.key))"""
+         WHERE v.tenant = i.tenant AND v.prefix = i.prefix AND v.key = i.key))"""
     else:
         candidates = f"{keyword},\ncand AS (SELECT * FROM kw)"
         cos = "NULL::float8"
@@ -425,7 +441,7 @@ def search_fill(s: str, where: str, score: str, *, hybrid: bool) -> str:
     """
     cos = (
         f"""(SELECT max(1 - ({_DISTANCE})) FROM {s}.store_vectors AS v
-         WHERE v.prefix = i.prefix AND v.key = i.key)"""
+         WHERE v.tenant = i.tenant AND v.prefix = i.prefix AND v.key = i.key)"""
         if hybrid
         else "NULL::float8"
     )
@@ -462,17 +478,20 @@ WITH doomed AS (
 SELECT count(*) AS n FROM gone"""
 
 
-def purge_prefixes(s: str) -> str:
+def purge_prefixes(s: str, *, routed: bool) -> str:
     """Delete every item under the namespace prefixes, expired or not (their vectors go by
-    the foreign key's cascade); locks in key order, as batches do."""
+    the foreign key's cascade); locks in key order, as batches do. ``routed``: the prefixes'
+    tenants are known (``%(tenants)s``), and only their partitions are read."""
+    tenants = f"{TENANTS} AND " if routed else ""
     return f"""
 WITH doomed AS (
-    SELECT i.prefix, i.key FROM {s}.store_items AS i
-    WHERE i.prefix = ANY (%(prefixes)s::text[]) OR i.prefix LIKE ANY (%(likes)s::text[])
+    SELECT i.tenant, i.prefix, i.key FROM {s}.store_items AS i
+    WHERE {tenants}(i.prefix = ANY (%(prefixes)s::text[])
+                    OR i.prefix LIKE ANY (%(likes)s::text[]))
     ORDER BY i.prefix, i.key FOR UPDATE
 ), gone AS (
     DELETE FROM {s}.store_items AS i USING doomed AS d
-    WHERE i.prefix = d.prefix AND i.key = d.key RETURNING 1
+    WHERE {tenants}i.tenant = d.tenant AND i.prefix = d.prefix AND i.key = d.key RETURNING 1
 )
 SELECT count(*) AS n FROM gone"""
 

@@ -178,7 +178,7 @@ class VaultStore(VaultStoreBase, BaseStore):
         >>> store.purge_prefixes([("memories", "alice")])  # doctest: +SKIP
         4
         """
-        n = self._db.run(lambda: purge_plan(self.schema, prefixes))
+        n = self._db.run(lambda: purge_plan(self.schema, prefixes, self.settings.tenants))
         run_steps(self._written())
         if analyze:
             self._db.run(analyze_plan(self.schema, self._stats, vectors=self._vectors))
