@@ -108,9 +108,14 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
             finally:
                 await store.close()
 
-    async def setup(self) -> None:
-        """Create or migrate the tables (idempotent, safe from several processes at once)."""
-        await self._db.run(setup_plan(self.settings))
+    async def setup(self, partitions: int = 0) -> None:
+        """Create or migrate the tables (idempotent, safe from several processes at once).
+
+        ``partitions=N`` hash-partitions the items and vectors by tenant (the user a
+        namespace belongs to) into N partitions, so one user's rows and vectors are read from
+        one partition (docs/scaling.md); tables already partitioned keep their partitions.
+        """
+        await self._db.run(setup_plan(self.settings, partitions))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if self._loop is None:

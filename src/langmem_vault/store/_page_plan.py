@@ -7,7 +7,7 @@ from typing import Any
 
 from langgraph.store.base import Item
 
-from langmem_vault._tenants import TenantRule
+from langmem_vault._tenants import DEFAULT_RULE, TenantRule
 from langmem_vault.db._runner import Pipelined, Plan, Query
 from langmem_vault.store import _sql as q
 from langmem_vault.store._filters import FilterBuilder
@@ -47,7 +47,7 @@ def _count_sql(s: str, where: str) -> str:
 WHERE {q.TENANTS} AND i.prefix = ANY(%(prefixes)s::text[]) AND {where}"""
 
 
-def page_plan(op: PageOp, schema: str, rule: TenantRule) -> Plan[Page]:
+def page_plan(op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[Page]:
     """The page (and the count, pipelined with it): one round trip."""
     builder = FilterBuilder("i.value", containment=False)
     builder.add(op.filter)

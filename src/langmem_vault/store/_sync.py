@@ -115,9 +115,14 @@ class VaultStore(VaultStoreBase, BaseStore):
             finally:
                 store.stop_ttl_sweeper()
 
-    def setup(self) -> None:
-        """Create or migrate the tables (idempotent, safe from several processes at once)."""
-        self._db.run(setup_plan(self.settings))
+    def setup(self, partitions: int = 0) -> None:
+        """Create or migrate the tables (idempotent, safe from several processes at once).
+
+        ``partitions=N`` hash-partitions the items and vectors by tenant (the user a
+        namespace belongs to) into N partitions, so one user's rows and vectors are read from
+        one partition (docs/scaling.md); tables already partitioned keep their partitions.
+        """
+        self._db.run(setup_plan(self.settings, partitions))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         prepared = prepare_batch(ops, self.settings)
