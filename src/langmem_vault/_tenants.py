@@ -44,13 +44,20 @@ __all__ = [
 #: the tenant of data that belongs to no user
 SHARED_TENANT = ""
 USER_LABEL = "{user_id}"
-#: The leading labels of the namespaces that belong to a user: the memory namespaces
-#: (``("memories", "{user_id}", ...)``), and the usage records and inline extraction's tails
-#: of them.
-DEFAULT_TENANT_TEMPLATES: tuple[tuple[str, ...], ...] = (
+_OF_MEMORIES: tuple[tuple[str, ...], ...] = (
     ("memories", USER_LABEL),
     ("langmem_vault", "usage", "memories", USER_LABEL),
     ("langmem_vault", "tails", "memories", USER_LABEL),
+)
+#: The leading labels of the namespaces that belong to a user: the memory namespaces
+#: (``("memories", "{user_id}", ...)``), their usage records and inline extraction's tails of
+#: them, what a soft erase quarantined of those (under ``"erased"``), the user's consent and
+#: model-call accounting.
+DEFAULT_TENANT_TEMPLATES: tuple[tuple[str, ...], ...] = (
+    *_OF_MEMORIES,
+    *(("erased", *template) for template in _OF_MEMORIES),
+    ("privacy", USER_LABEL),
+    ("langmem_vault", "accounting", USER_LABEL),
 )
 
 _ESCAPES = {"%": "%25", ".": "%2E"}

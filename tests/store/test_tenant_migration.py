@@ -164,6 +164,10 @@ NAMESPACES = [
     ("langmem_vault", "usage", "other"),
     ("langmem_vault", "watermarks", "extract"),
     ("users", "u1"),
+    ("privacy", "u4", "consent"),
+    ("erased", "langmem_vault", "tails", "memories", "u5", "semantic"),
+    ("erased", "memories"),
+    ("langmem_vault", "accounting", "u6"),
 ]
 
 

@@ -31,7 +31,8 @@ SELECT c.relkind::text AS kind, array_to_string(c.reloptions, ', ') AS options,
 FROM pg_class AS c WHERE c.oid = to_regclass(%(table)s)"""
 
 # What the rebuilt table must get back, in the order it is made again: keys, other indexes,
-# own foreign keys; then the foreign keys of other tables that reference it. A foreign key to a
+# own foreign keys; then the foreign keys of other tables that reference it; its extended
+# statistics. A foreign key to a
 # partitioned table has a child constraint per partition (conparentid): those come with it.
 _DEFINITIONS = """
 SELECT 'ALTER TABLE ' || %(table)s || ' ADD CONSTRAINT ' || quote_ident(conname) || ' '
@@ -48,6 +49,9 @@ SELECT 'ALTER TABLE ' || conrelid::regclass::text || ' ADD CONSTRAINT ' || quote
        conname::text
 FROM pg_constraint WHERE contype = 'f' AND conparentid = 0
   AND (conrelid = to_regclass(%(table)s) OR confrelid = to_regclass(%(table)s))
+UNION ALL
+SELECT pg_get_statisticsobjdef(oid), 5, stxname::text
+FROM pg_statistic_ext WHERE stxrelid = to_regclass(%(table)s)
 ORDER BY step, name"""
 
 _REFERENCING = """

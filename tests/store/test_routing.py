@@ -1,0 +1,164 @@
+"""Every hot statement of the store names one tenant (issue 28): with the tables hash-partitioned
+by tenant (``setup(partitions=N)``), ``EXPLAIN ANALYZE`` of each statement a user's operation
+sends scans one partition of each table, that user's. This is the local stand-in for Citus's
+router planner, which sends a statement to one shard only when it filters on the tenant.
+
+The statements are the ones the store really sends (recorded at the cursor), replayed inside a
+transaction that is rolled back: put, get, search (in a namespace, under a prefix, filtered,
+without a query, the private read and the usage mirror inject makes), a page, an entity walk,
+an export and an erase of the user. The statements that read only the shared tenant (the
+erase marker) or none of these tables are not about the user and are not checked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+import pytest
+from langgraph.store.base import GetOp, PutOp, SearchOp
+
+from langmem_vault._tenants import SHARED_TENANT
+from langmem_vault.memory._recall.usage import USAGE_ROOT
+from langmem_vault.privacy import erase_user, export_user
+from langmem_vault.store import PageOp, VaultStore
+from langmem_vault.store._entities import EntityLink, ExpandOp, LinkOp
+from langmem_vault.store._mirrors import MirrorSearchOp
+from tests.support.embeddings import TrigramEmbeddings
+
+PARTITIONS = 4
+USERS = [f"u{n}" for n in range(8)]
+_PARTITION = re.compile(r"^(store_items|store_vectors)_p(\d+)$")
+
+
+@contextmanager
+def _recorded() -> Iterator[list[tuple[Any, Any]]]:
+    """The (statement, parameters) every sync cursor executes meanwhile."""
+    sent: list[tuple[Any, Any]] = []
+    original = psycopg.Cursor.execute
+
+    def execute(self: psycopg.Cursor[Any], query: Any, params: Any = None, **kw: Any) -> Any:
+        sent.append((query, params))
+        return original(self, query, params, **kw)
+
+    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        psycopg.Cursor.execute = original  # type: ignore[method-assign]
+
+
+def _scanned(plan: dict[str, Any]) -> set[tuple[str, int]]:
+    """(table, partition) of every partition the executed plan read."""
+    found = set()
+    if plan.get("Actual Loops", 0) > 0:
+        match = _PARTITION.match(plan.get("Relation Name", ""))
+        if match:
+            found.add((match.group(1), int(match.group(2))))
+    for child in plan.get("Plans", []):
+        found |= _scanned(child)
+    return found
+
+
+def _partitions_read(uri: str, schema: str, sent: list[tuple[Any, Any]]) -> list[set[Any]]:
+    """Replay ``sent`` in one transaction, rolled back; for each statement that reads the
+    items or vectors, the partitions its EXPLAIN ANALYZE shows it read."""
+    reads = []
+    with psycopg.connect(uri) as conn:
+        for query, params in sent:
+            text = query if isinstance(query, str) else query.as_string(conn)
+            if f"{schema}.store_" not in text or "pg_class" in text or "ANALYZE" in text:
+                conn.execute(query, params, prepare=False)  # settings, catalog reads
+                continue
+            (plan,) = conn.execute(
+                f"EXPLAIN (ANALYZE, FORMAT JSON) {text}", params, prepare=False
+            ).fetchone()  # type: ignore[misc]
+            reads.append(_scanned(plan[0]["Plan"]))
+        conn.rollback()
+    return reads
+
+
+def _partition_of(uri: str, schema: str, user: str) -> int:
+    with psycopg.connect(uri) as conn:
+        (name,) = conn.execute(
+            f"SELECT tableoid::regclass::text FROM {schema}.store_items WHERE tenant = %s LIMIT 1",
+            (user,),
+        ).fetchone()  # type: ignore[misc]
+    match = _PARTITION.match(name.split(".")[-1])
+    assert match
+    return int(match.group(2))
+
+
+FACTS = ("memories", "u3", "semantic")
+USAGE = (*USAGE_ROOT, *FACTS)
+OPS: dict[str, Callable[[VaultStore], Any]] = {
+    "put": lambda s: s.batch(
+        [PutOp(FACTS, "new", {"text": "I moved to Lisbon"}), PutOp(USAGE, "k1", {"n": 2})]
+    ),
+    "get": lambda s: s.batch([GetOp(FACTS, "k1"), GetOp(USAGE, "k1")]),
+    "search in a namespace": lambda s: s.search(FACTS, query="tea in the garden"),
+    "search under a prefix": lambda s: s.search(("memories", "u3"), query="tea"),
+    "search filtered": lambda s: s.search(FACTS, query="tea", filter={"kind": "a"}),
+    "newest first": lambda s: s.search(FACTS, limit=5),
+    "private facts": lambda s: s.search(FACTS, filter={"private": True}, limit=5),
+    "usage mirror": lambda s: s.batch(
+        [MirrorSearchOp(SearchOp(FACTS, query="tea"), mirror=USAGE_ROOT)]
+    ),
+    "page": lambda s: s.batch([PageOp((FACTS,), limit=5, with_total=True)]),
+    "entity walk": lambda s: s.batch([ExpandOp((FACTS,), terms=("priya",), limit=5)]),
+    "export": lambda s: export_user(s, "u3"),
+    "erase": lambda s: erase_user(s, "u3"),
+}
+
+
+@pytest.fixture(scope="module")
+def routed_store(pg_uri: str) -> Iterator[tuple[VaultStore, str]]:
+    """A partitioned hybrid store holding facts, usage records and entities of eight users."""
+    schema = "routing_" + str(abs(hash(pg_uri)) % 10**8)
+    index = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
+    with VaultStore.from_conn_string(pg_uri, schema=schema, index=index) as store:
+        store.setup(partitions=PARTITIONS)
+        for user in USERS:
+            ns = ("memories", user, "semantic")
+            store.batch(
+                [
+                    *(
+                        PutOp(ns, f"k{n}", {"text": f"{user} drinks tea {n}", "kind": "ab"[n % 2]})
+                        for n in range(30)
+                    ),
+                    PutOp(ns, "p", {"text": "sealed", "private": True}, index=False),
+                    PutOp((*USAGE_ROOT, *ns), "k1", {"n": 1}, index=False),
+                    LinkOp(ns, "k1", (EntityLink("Priya", "person"),)),
+                ]
+            )
+        store.put(("langmem_vault", "watermarks", "extract"), "thread-1", {"n": 1})  # shared
+        with psycopg.connect(pg_uri, autocommit=True) as conn:
+            conn.execute(f"ANALYZE {schema}.store_items, {schema}.store_vectors")
+        yield store, schema
+        with psycopg.connect(pg_uri, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.mark.parametrize("name", list(OPS))
+def test_each_hot_statement_reads_one_partition(
+    routed_store: tuple[VaultStore, str], pg_uri: str, name: str
+) -> None:
+    store, schema = routed_store
+    mine = _partition_of(pg_uri, schema, "u3")
+    shared = _partition_of(pg_uri, schema, SHARED_TENANT)
+    assert {_partition_of(pg_uri, schema, u) for u in USERS} != {mine}  # others elsewhere
+    # An erase also deletes the user's erase marker, kept (keyed by user id) in a shared
+    # namespace: it records the erase, so it must not go with the user's data.
+    allowed = {mine, shared} if name == "erase" else {mine}
+    with _recorded() as sent:
+        OPS[name](store)
+    reads = _partitions_read(pg_uri, schema, sent)
+    assert reads, f"{name}: no statement read the items"
+    for scanned in reads:
+        if name != "erase":  # its batch deletes the marker beside the user's items
+            assert len({p for _, p in scanned}) <= 1, f"{name}: read {sorted(scanned)}"
+        assert {p for _, p in scanned} <= allowed, f"{name}: read {sorted(scanned)}"
+    assert any(scanned for scanned in reads), f"{name}: read no partition at all"
