@@ -134,7 +134,7 @@ class TenantRule:
         cases = []
         for template in self.templates:
             conds = [sql.SQL("cardinality({}) >= {}").format(col, len(template))]
-            user = sql.SQL("")
+            user: sql.Composable = sql.SQL("")
             for n, label in enumerate(template, start=1):
                 at = sql.SQL("{}[{}]").format(col, n)
                 if label == USER_LABEL:

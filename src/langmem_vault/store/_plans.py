@@ -24,7 +24,9 @@ try:  # re-exported (reembed.py)
 except ImportError:  # pgvector < 0.4 (langchain-postgres 0.0.x pins 0.3.6) has no top-level names
     from pgvector.utils import Vector as Vector
 
+from langmem_vault._tenants import DEFAULT_RULE, TenantRule
 from langmem_vault.db._migrations import migrate_plan
+from langmem_vault.db._partitions import check_partitions, partition_plan
 from langmem_vault.db._runner import Plan, Query, gather
 from langmem_vault.store import _sql as q
 from langmem_vault.store._entities import ExpandOp
@@ -41,6 +43,10 @@ from langmem_vault.store._pages import PageOp
 from langmem_vault.store._prepare import Key, PreparedBatch, StoreSettings, prefix_of
 from langmem_vault.store._search_plan import like_prefix, search_plan
 from langmem_vault.store._validation import InvalidValueError, check_namespace
+
+#: the tables ``setup(partitions=N)`` partitions by tenant: the items, then their vectors
+#: (the entity tables hold a few rows per user; keyed by tenant, they stay whole)
+PARTITIONED = ("store_items", "store_vectors")
 
 
 def _item(row: dict[str, Any]) -> Item:
@@ -106,11 +112,11 @@ def batch_plan(
             reads[i] = _list_namespaces_plan(read, schema)
         elif isinstance(read, ExpandOp):
             qv = query_vectors.get(read.query) if read.query and settings.hybrid else None
-            reads[i] = expand_plan(schema, read, qv)
+            reads[i] = expand_plan(schema, read, qv, settings.tenants)
         elif isinstance(read, PageOp):
-            reads[i] = page_plan(read, schema)
+            reads[i] = page_plan(read, schema, settings.tenants)
     keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
-    plans = [_get_plan(schema, keys), *reads.values()] if gets else list(reads.values())
+    plans = [_get_plan(settings, keys), *reads.values()] if gets else list(reads.values())
     # Every read of the batch travels together: one round trip per step, not per op.
     answers = yield from gather(plans)
     if gets:
@@ -143,7 +149,7 @@ def batch_plan(
         deferred.extend(refresh_only)
         return results
     if batch.links:  # before the writes: it still sees the links of an item they delete
-        yield from clear_links_plan(schema, batch.links)
+        yield from clear_links_plan(schema, batch.links, settings.tenants)
     yield from _write_plan(batch, refresh_only, settings, doc_vectors)
     if batch.links:  # after them: the links reference their items
         yield from insert_links_plan(schema, batch.links, doc_vectors if settings.hybrid else None)
@@ -155,13 +161,19 @@ def refresh_plan(keys: Sequence[Key], settings: StoreSettings) -> Plan[None]:
     yield from _write_plan(PreparedBatch([], {}, []), list(keys), settings, {})
 
 
-def _get_plan(schema: str, keys: Sequence[Key]) -> Plan[dict[Key, dict[str, Any]]]:
-    rows = yield Query(q.get_items(schema), _key_arrays(keys))
+def _get_plan(settings: StoreSettings, keys: Sequence[Key]) -> Plan[dict[Key, dict[str, Any]]]:
+    rows = yield Query(q.get_items(settings.schema), key_arrays(keys, settings.tenants))
     return {(tuple(r["namespace"]), r["key"]): r for r in rows or []}
 
 
-def _key_arrays(keys: Sequence[Key]) -> dict[str, list[str]]:
-    return {"prefixes": [prefix_of(ns) for ns, _ in keys], "keys": [k for _, k in keys]}
+def key_arrays(keys: Sequence[Key], rule: TenantRule) -> dict[str, list[str]]:
+    """The parameters of a statement by keys: their prefixes and keys, and the distinct
+    tenants they belong to (``sql.TENANTS``)."""
+    return {
+        "prefixes": [prefix_of(ns) for ns, _ in keys],
+        "keys": [k for _, k in keys],
+        "tenants": list(dict.fromkeys(rule.tenant_of(ns) for ns, _ in keys)),
+    }
 
 
 def _write_plan(
@@ -176,6 +188,8 @@ def _write_plan(
     upserts = [p for p in batch.puts.values() if p.value_json is not None]
     deletes = [(p.prefix, p.key) for p in batch.puts.values() if p.value_json is None]
     refreshed = [(prefix_of(ns), key) for ns, key in refresh]
+    rule = settings.tenants
+    tenants = list(dict.fromkeys(rule.tenant_of(ns) for ns, _ in [*batch.puts, *refresh]))
     # One key needs no ordering: a lone delete or refresh locks its row by itself, and so do
     # refreshes alone (sql.refresh_ttl locks in key order; a batch of reads runs without a
     # transaction block, so it must write in one statement).
@@ -200,7 +214,11 @@ def _write_plan(
     if refreshed:
         yield Query(
             q.refresh_ttl(schema),
-            {"prefixes": [k[0] for k in refreshed], "keys": [k[1] for k in refreshed]},
+            {
+                "prefixes": [k[0] for k in refreshed],
+                "keys": [k[1] for k in refreshed],
+                "tenants": tenants,
+            },
         )
     if lock_only or deletes:
         dropped = deletes + (refreshed if lock_only else [])
@@ -210,6 +228,7 @@ def _write_plan(
                 "prefixes": [k[0] for k in dropped],
                 "keys": [k[1] for k in dropped],
                 "drops": [True] * len(deletes) + [False] * (len(dropped) - len(deletes)),
+                "tenants": tenants,
             },
         )
     reindexed = [p for p in upserts if p.reindex]
@@ -217,7 +236,11 @@ def _write_plan(
         return None
     yield Query(
         q.delete_vectors(schema),
-        {"prefixes": [p.prefix for p in reindexed], "keys": [p.key for p in reindexed]},
+        {
+            "prefixes": [p.prefix for p in reindexed],
+            "keys": [p.key for p in reindexed],
+            "tenants": tenants,
+        },
     )
     rows = [(p.prefix, p.key, name, text) for p in reindexed for name, text in p.embed]
     if rows:
@@ -233,10 +256,14 @@ def _write_plan(
     return None
 
 
-def setup_plan(settings: StoreSettings) -> Plan[list[int]]:
-    """Apply the store's migrations (and the vector table's, for a hybrid store)."""
-    applied = yield from migrate_plan(settings.schema, "store")
+def setup_plan(settings: StoreSettings, partitions: int = 0) -> Plan[list[int]]:
+    """Apply the store's migrations (and the vector table's, for a hybrid store); with
+    ``partitions``, hash-partition the items and vectors by tenant (db/_partitions.py)."""
+    check_partitions(partitions)
+    rule = settings.tenants.tenant_sql("namespace").as_string(None)
+    applied = yield from migrate_plan(settings.schema, "store", {"tenant_rule": rule})
     if settings.index is None:
+        yield from partition_plan(settings.schema, PARTITIONED[:1], partitions)
         return applied
     dims = settings.index["dims"]
     applied += yield from migrate_plan(settings.schema, "store_vectors", {"dims": dims})
@@ -247,6 +274,7 @@ def setup_plan(settings: StoreSettings) -> Plan[list[int]]:
             f"schema {settings.schema!r} stores {found} embeddings but the index config says "
             f"dims={dims}; use another schema or re-create the store_vectors table"
         )
+    yield from partition_plan(settings.schema, PARTITIONED[:2], partitions)
     return applied
 
 
@@ -256,14 +284,20 @@ def analyze_plan(schema: str, stats_cache: StatsCache, *, vectors: bool = False)
     stats_cache.clear()
 
 
-def purge_plan(schema: str, prefixes: Sequence[tuple[str, ...]]) -> Plan[int]:
-    """Delete everything under the namespace prefixes, expired items included; how many."""
+def purge_plan(
+    schema: str, prefixes: Sequence[tuple[str, ...]], rule: TenantRule = DEFAULT_RULE
+) -> Plan[int]:
+    """Delete everything under the namespace prefixes, expired items included; how many.
+    When ``rule`` names the tenant of each prefix (a user's erase), only their partitions are
+    read."""
     for prefix in prefixes:
         check_namespace(tuple(prefix))
     joined = [prefix_of(tuple(p)) for p in prefixes]
-    params = {"prefixes": joined, "likes": [like_prefix(p) for p in joined]}
-    rows = yield Query(q.purge_prefixes(schema), params)
-    yield Query(purge_entities_sql(schema), params)
+    tenants = [rule.scope_tenant(tuple(p)) for p in prefixes]
+    routed = None not in tenants
+    params = {"prefixes": joined, "likes": [like_prefix(p) for p in joined], "tenants": tenants}
+    rows = yield Query(q.purge_prefixes(schema, routed=routed), params)
+    yield Query(purge_entities_sql(schema, routed=routed), params)
     return int(rows[0]["n"]) if rows else 0
 
 

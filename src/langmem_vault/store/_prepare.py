@@ -21,6 +21,7 @@ from langgraph.store.base import (
     tokenize_path,
 )
 
+from langmem_vault._tenants import DEFAULT_RULE, TenantRule
 from langmem_vault.store._entities import ExpandOp, LinkOp, check_expand, check_link
 from langmem_vault.store._entity_plans import link_names
 from langmem_vault.store._filters import FilterBuilder
@@ -49,6 +50,8 @@ class StoreSettings:
     index: IndexConfig | None
     ranking: SearchRanking
     max_value_bytes: int
+    #: which user each namespace belongs to (the tenant column, store/0006)
+    tenants: TenantRule = DEFAULT_RULE
 
     @property
     def hybrid(self) -> bool:

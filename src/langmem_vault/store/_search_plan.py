@@ -10,6 +10,7 @@ from typing import Any
 
 from langgraph.store.base import Item, SearchItem, SearchOp
 
+from langmem_vault._tenants import TenantRule
 from langmem_vault.db._runner import Pipelined, Plan, Query, Rows
 from langmem_vault.db._vectors import QueryVector
 from langmem_vault.store import _sql as q
@@ -57,8 +58,18 @@ def namespace_params(namespace_prefix: tuple[str, ...]) -> dict[str, str]:
     return {"ns": ns, "ns_like": like_prefix(ns), "ns_end": ns + "/"}  # "/" follows "." in C
 
 
-def _search_where(op: SearchOp, params: dict[str, Any]) -> str:
-    where = _filter_where(op, params)
+def _tenant_where(op: SearchOp, rule: TenantRule, params: dict[str, Any], where: str) -> str:
+    """``where``, and the tenant of the search's namespace prefix when it names one (a search
+    across users does not): the one partition (Citus shard) the search then reads."""
+    tenant = rule.scope_tenant(op.namespace_prefix)
+    if tenant is None:
+        return where
+    params["tenant"] = tenant
+    return f"i.tenant = %(tenant)s AND {where}"
+
+
+def _search_where(op: SearchOp, rule: TenantRule, params: dict[str, Any]) -> str:
+    where = _tenant_where(op, rule, params, _filter_where(op, params))
     if not op.namespace_prefix:
         return where
     params.update(namespace_params(op.namespace_prefix))
@@ -117,12 +128,13 @@ def _mirrored(schema: str, sql: str, params: dict[str, Any], mirror: MirrorSearc
 
 
 def _recent_plan(
-    op: SearchOp, schema: str, mirror: MirrorSearchOp | None = None
+    op: SearchOp, settings: StoreSettings, mirror: MirrorSearchOp | None = None
 ) -> Plan[SearchPage]:
     """A search without a query: the newest matching items first. Within a namespace, an
     ordered walk of the namespace's own rows (``sql.search_recent_in``)."""
+    schema = settings.schema
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
-    where = _filter_where(op, params)
+    where = _tenant_where(op, settings.tenants, params, _filter_where(op, params))
     if (op.filter or {}).get("private") is True:
         # Implied by the filter; lets a prepared (generic) plan use store_items_private_idx,
         # so inject's every-turn private read is not planned again each turn.
@@ -149,9 +161,9 @@ def search_plan(
     runs a batch's searches side by side."""
     schema = settings.schema
     if not op.query:
-        return (yield from _recent_plan(op, schema, mirror))
+        return (yield from _recent_plan(op, settings, mirror))
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
-    where = _search_where(op, params)
+    where = _search_where(op, settings.tenants, params)
     wanted = op.offset + op.limit
     ranking = settings.ranking
     params |= {
@@ -178,8 +190,9 @@ def search_plan(
         params["qv"] = QueryVector(query_vectors[op.query])
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
+    tenant = "tenant" in params
     sql = q.search_ranked(
-        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small
+        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small, tenant=tenant
     )
     sql = _mirrored(schema, sql, params, mirror)
     if settings.hybrid:
@@ -209,7 +222,9 @@ def search_plan(
         # scope's (a page may still be short: the fill step below then completes it). Not
         # remembered: whether a walk runs out depends on the query, and one far query must
         # not send a broad scope's next searches to the exact scan.
-        exact = q.search_ranked(schema, where, score, order, hybrid=True, scope=scope, small=True)
+        exact = q.search_ranked(
+            schema, where, score, order, hybrid=True, scope=scope, small=True, tenant=tenant
+        )
         rows = yield Query(_mirrored(schema, exact, params, mirror), params)
     ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]
     if len(ranked) < wanted:
