@@ -1,5 +1,5 @@
 """langgraph's own store tests (from the langgraph-checkpoint sdist matching the installed
-version) pass when every store they build is a VaultStore.
+version) pass when every store they build is a VaultStore, plain and partitioned by tenant.
 
 langgraph's PostgresStore fails one of them (an un-indexed item missing from search results).
 No installed package ships these tests and this test never downloads: run
@@ -34,9 +34,15 @@ def _langgraph_tests() -> Path:
     return suite
 
 
-def test_langgraph_store_suite_passes_on_vault_store(pg_uri: str) -> None:
+@pytest.mark.parametrize("partitions", [0, 4], ids=["plain", "partitioned"])
+def test_langgraph_store_suite_passes_on_vault_store(pg_uri: str, partitions: int) -> None:
     suite = _langgraph_tests()
-    env = {**os.environ, "LANGMEM_VAULT_DSN": pg_uri, "PYTHONPATH": str(PLUGIN_DIR)}
+    env = {
+        **os.environ,
+        "LANGMEM_VAULT_DSN": pg_uri,
+        "PYTHONPATH": str(PLUGIN_DIR),
+        "LANGMEM_VAULT_PARTITIONS": str(partitions),
+    }
     result = subprocess.run(
         [
             sys.executable,

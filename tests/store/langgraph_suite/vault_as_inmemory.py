@@ -1,5 +1,6 @@
 """Pytest plugin: run langgraph's own store tests with every InMemoryStore they build being a
-VaultStore on a fresh schema of the Postgres at $LANGMEM_VAULT_DSN.
+VaultStore on a fresh schema of the Postgres at $LANGMEM_VAULT_DSN, set up with
+``partitions=$LANGMEM_VAULT_PARTITIONS`` (0 when unset).
 
 langgraph's tests build stores with ``InMemoryStore(...)`` (a module global) and spy on
 ``InMemoryStore.batch``; replacing the global with a VaultStore subclass of the same name covers
@@ -33,7 +34,7 @@ class InMemoryStore(VaultStore):
 
     def __init__(self, *, index: Any = None) -> None:
         super().__init__(_shared_pool(), index=index, schema=f"lg_{uuid.uuid4().hex[:12]}")
-        self.setup()
+        self.setup(partitions=int(os.environ.get("LANGMEM_VAULT_PARTITIONS", "0")))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
