@@ -27,6 +27,7 @@ from langmem_vault.privacy import erase_user, export_user
 from langmem_vault.store import PageOp, VaultStore
 from langmem_vault.store._entities import EntityLink, ExpandOp, LinkOp
 from langmem_vault.store._mirrors import MirrorSearchOp
+from langmem_vault.store._ranking import SearchRanking
 from tests.support.embeddings import TrigramEmbeddings
 
 PARTITIONS = 4
@@ -94,32 +95,41 @@ def _partition_of(uri: str, schema: str, user: str) -> int:
 
 FACTS = ("memories", "u3", "semantic")
 USAGE = (*USAGE_ROOT, *FACTS)
-OPS: dict[str, Callable[[VaultStore], Any]] = {
-    "put": lambda s: s.batch(
+OPS: dict[str, Callable[[VaultStore, VaultStore], Any]] = {
+    "put": lambda s, w: s.batch(
         [PutOp(FACTS, "new", {"text": "I moved to Lisbon"}), PutOp(USAGE, "k1", {"n": 2})]
     ),
-    "get": lambda s: s.batch([GetOp(FACTS, "k1"), GetOp(USAGE, "k1")]),
-    "search in a namespace": lambda s: s.search(FACTS, query="tea in the garden"),
-    "search under a prefix": lambda s: s.search(("memories", "u3"), query="tea"),
-    "search filtered": lambda s: s.search(FACTS, query="tea", filter={"kind": "a"}),
-    "newest first": lambda s: s.search(FACTS, limit=5),
-    "private facts": lambda s: s.search(FACTS, filter={"private": True}, limit=5),
-    "usage mirror": lambda s: s.batch(
+    "get": lambda s, w: s.batch([GetOp(FACTS, "k1"), GetOp(USAGE, "k1")]),
+    "search in a namespace": lambda s, w: s.search(FACTS, query="tea in the garden"),
+    "search under a prefix": lambda s, w: s.search(("memories", "u3"), query="tea"),
+    "search filtered": lambda s, w: s.search(FACTS, query="tea", filter={"kind": "a"}),
+    # scopes past exact_scan_rows: candidates from the HNSW index, not scored exactly
+    "search, HNSW walk": lambda s, w: w.search(FACTS, query="tea in the garden"),
+    "search filtered, HNSW walk": lambda s, w: w.search(FACTS, query="tea", filter={"kind": "a"}),
+    "newest first": lambda s, w: s.search(FACTS, limit=5),
+    "private facts": lambda s, w: s.search(FACTS, filter={"private": True}, limit=5),
+    "usage mirror": lambda s, w: s.batch(
         [MirrorSearchOp(SearchOp(FACTS, query="tea"), mirror=USAGE_ROOT)]
     ),
-    "page": lambda s: s.batch([PageOp((FACTS,), limit=5, with_total=True)]),
-    "entity walk": lambda s: s.batch([ExpandOp((FACTS,), terms=("priya",), limit=5)]),
-    "export": lambda s: export_user(s, "u3"),
-    "erase": lambda s: erase_user(s, "u3"),
+    "page": lambda s, w: s.batch([PageOp((FACTS,), limit=5, with_total=True)]),
+    "entity walk": lambda s, w: s.batch([ExpandOp((FACTS,), terms=("priya",), limit=5)]),
+    "export": lambda s, w: export_user(s, "u3"),
+    "erase": lambda s, w: erase_user(s, "u3"),
 }
 
 
 @pytest.fixture(scope="module")
-def routed_store(pg_uri: str) -> Iterator[tuple[VaultStore, str]]:
-    """A partitioned hybrid store holding facts, usage records and entities of eight users."""
+def routed_store(pg_uri: str) -> Iterator[tuple[VaultStore, VaultStore, str]]:
+    """A partitioned hybrid store holding facts, usage records and entities of eight users,
+    and a second one on the same tables that searches scopes of more than 10 items (each
+    user's 30) through the HNSW index instead of scoring them exactly."""
     schema = "routing_" + str(abs(hash(pg_uri)) % 10**8)
     index = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
-    with VaultStore.from_conn_string(pg_uri, schema=schema, index=index) as store:
+    walking = SearchRanking(exact_scan_rows=10)
+    with (
+        VaultStore.from_conn_string(pg_uri, schema=schema, index=index) as store,
+        VaultStore.from_conn_string(pg_uri, schema=schema, index=index, ranking=walking) as w,
+    ):
         store.setup(partitions=PARTITIONS)
         for user in USERS:
             ns = ("memories", user, "semantic")
@@ -137,16 +147,16 @@ def routed_store(pg_uri: str) -> Iterator[tuple[VaultStore, str]]:
         store.put(("langmem_vault", "watermarks", "extract"), "thread-1", {"n": 1})  # shared
         with psycopg.connect(pg_uri, autocommit=True) as conn:
             conn.execute(f"ANALYZE {schema}.store_items, {schema}.store_vectors")
-        yield store, schema
+        yield store, w, schema
         with psycopg.connect(pg_uri, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 @pytest.mark.parametrize("name", list(OPS))
 def test_each_hot_statement_reads_one_partition(
-    routed_store: tuple[VaultStore, str], pg_uri: str, name: str
+    routed_store: tuple[VaultStore, VaultStore, str], pg_uri: str, name: str
 ) -> None:
-    store, schema = routed_store
+    store, walking, schema = routed_store
     mine = _partition_of(pg_uri, schema, "u3")
     shared = _partition_of(pg_uri, schema, SHARED_TENANT)
     assert {_partition_of(pg_uri, schema, u) for u in USERS} != {mine}  # others elsewhere
@@ -154,7 +164,7 @@ def test_each_hot_statement_reads_one_partition(
     # namespace: it records the erase, so it must not go with the user's data.
     allowed = {mine, shared} if name == "erase" else {mine}
     with _recorded() as sent:
-        OPS[name](store)
+        OPS[name](store, walking)
     reads = _partitions_read(pg_uri, schema, sent)
     assert reads, f"{name}: no statement read the items"
     for scanned in reads:
