@@ -40,7 +40,11 @@ def test_langgraph_store_suite_passes_on_vault_store(pg_uri: str, partitions: in
     env = {
         **os.environ,
         "LANGMEM_VAULT_DSN": pg_uri,
-        "PYTHONPATH": str(PLUGIN_DIR),
+        # the plugin, then the code under test (a PYTHONPATH set for this run, not whatever
+        # langmem_vault the interpreter would import by itself)
+        "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(PLUGIN_DIR), os.environ.get("PYTHONPATH")])
+        ),
         "LANGMEM_VAULT_PARTITIONS": str(partitions),
     }
     result = subprocess.run(

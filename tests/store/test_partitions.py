@@ -82,7 +82,7 @@ def test_export_and_erase_on_partitions(pg_uri: str, schema: str) -> None:
             store.batch(_facts(user))
         store.put(("langmem_vault", "usage", "memories", "ana", "semantic"), "k0", {"n": 1})
         doc = export_user(store, "ana")
-        assert sorted(r["key"] for r in doc["semantic"]) == [f"k{n}" for n in range(5)]
+        assert sorted(r["key"] for r in doc["memories"]) == [f"k{n}" for n in range(5)]
         (page,) = store.batch([PageOp((("memories", "ana", "semantic"),), limit=3)])
         assert len(page.items) == 3 and page.next is not None
         erase_user(store, "ana")
@@ -105,7 +105,7 @@ async def test_async_store_on_partitions(pg_uri: str, schema: str) -> None:
         assert [h.key for h in hits] == ["k2"]
         assert (await store.aget(("memories", "u2", "semantic"), "k4")) is not None
         doc = await aexport_user(store, "u2")
-        assert len(doc["semantic"]) == 5
+        assert len(doc["memories"]) == 5
         await aerase_user(store, "u2")
         assert await store.asearch(("memories", "u2")) == []
         assert len(await store.asearch(("memories",), query="tomatoes", limit=20)) == 5

@@ -15,6 +15,7 @@ import psycopg
 import pytest
 from langgraph.store.base import GetOp, PutOp, SearchOp
 
+from langmem_vault._tenants import TenantRule
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.replica import streaming_replica
 
@@ -91,9 +92,9 @@ async def test_reads_go_to_the_replica_and_see_this_stores_writes(
         # Someone else's write, not replayed: a read on the replica does not see it.
         with psycopg.connect(pg_uri, autocommit=True) as conn:
             conn.execute(
-                f"INSERT INTO {schema}.store_items (prefix, key, namespace, value) "
-                "VALUES (%s, 'theirs', %s, '{}')",
-                (".".join(NS), list(NS)),
+                f"INSERT INTO {schema}.store_items (tenant, prefix, key, namespace, value) "
+                "VALUES (%s, %s, 'theirs', %s, '{}')",
+                (TenantRule().tenant_of(NS), ".".join(NS), list(NS)),
             )
         (theirs, mine) = await _batch(store, [GetOp(NS, "theirs"), GetOp(NS, "mine")])
         assert theirs is None and mine is not None
