@@ -34,7 +34,7 @@ def _langgraph_tests() -> Path:
     return suite
 
 
-@pytest.mark.parametrize("partitions", [0, 4], ids=["plain", "partitioned"])
+@pytest.mark.parametrize("partitions", [0, 2], ids=["plain", "partitioned"])
 def test_langgraph_store_suite_passes_on_vault_store(pg_uri: str, partitions: int) -> None:
     suite = _langgraph_tests()
     env = {

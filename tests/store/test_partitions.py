@@ -91,7 +91,7 @@ def test_export_and_erase_on_partitions(pg_uri: str, schema: str) -> None:
             left = conn.execute(
                 f"SELECT tenant, count(*) FROM {schema}.store_items GROUP BY 1 ORDER BY 1"
             ).fetchall()
-        assert left == [("", 1), ("bo", 5)]  # the erase marker, and the other user
+        assert left == [("bo", 5)]  # the other user only
         assert len(store.search(("memories", "bo", "semantic"), limit=10)) == 5
 
 

@@ -31,7 +31,7 @@ from langmem_vault.store._ranking import SearchRanking
 from tests.support.embeddings import TrigramEmbeddings
 
 PARTITIONS = 4
-USERS = [f"u{n}" for n in range(8)]
+USERS = [f"u{n}" for n in range(6)]
 _PARTITION = re.compile(r"^(store_items|store_vectors)_p(\d+)$")
 
 
@@ -120,9 +120,9 @@ OPS: dict[str, Callable[[VaultStore, VaultStore], Any]] = {
 
 @pytest.fixture(scope="module")
 def routed_store(pg_uri: str) -> Iterator[tuple[VaultStore, VaultStore, str]]:
-    """A partitioned hybrid store holding facts, usage records and entities of eight users,
+    """A partitioned hybrid store holding facts, usage records and entities of six users,
     and a second one on the same tables that searches scopes of more than 10 items (each
-    user's 30) through the HNSW index instead of scoring them exactly."""
+    user's 20) through the HNSW index instead of scoring them exactly."""
     schema = "routing_" + str(abs(hash(pg_uri)) % 10**8)
     index = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
     walking = SearchRanking(exact_scan_rows=10)
@@ -137,7 +137,7 @@ def routed_store(pg_uri: str) -> Iterator[tuple[VaultStore, VaultStore, str]]:
                 [
                     *(
                         PutOp(ns, f"k{n}", {"text": f"{user} drinks tea {n}", "kind": "ab"[n % 2]})
-                        for n in range(30)
+                        for n in range(20)
                     ),
                     PutOp(ns, "p", {"text": "sealed", "private": True}, index=False),
                     PutOp((*USAGE_ROOT, *ns), "k1", {"n": 1}, index=False),
