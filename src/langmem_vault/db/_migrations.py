@@ -20,6 +20,7 @@ from importlib import resources
 
 from psycopg import sql
 
+from langmem_vault._tenants import DEFAULT_RULE
 from langmem_vault.db._runner import Plan, Query
 
 DEFAULT_SCHEMA = "langmem_vault"
@@ -72,9 +73,15 @@ def load_migrations(track: str) -> tuple[Migration, ...]:
     return tuple(found)
 
 
+@cache
+def _defaults() -> dict[str, object]:
+    """Parameters a caller need not give: the default tenant rule (store/0006)."""
+    return {"tenant_rule": DEFAULT_RULE.tenant_sql("namespace").as_string(None)}
+
+
 def render(migration: Migration, schema: str, params: dict[str, object]) -> str:
     text = migration.sql.replace("{schema}", check_schema(schema))
-    for name, value in params.items():
+    for name, value in {**_defaults(), **params}.items():
         text = text.replace("{" + name + "}", str(value))
     return text
 
