@@ -280,8 +280,11 @@ def _vectors_ann_filtered(s: str, columns: str, where: str, gate: str = "TRUE") 
     # as a lateral probe under a LIMIT so the planner cannot turn it into the exact plan: for
     # a filter it misjudges the matches (tens for ~5,000 at 100k) and scored every match,
     # one vector probe each (36 ms at 100k, 5%; bench/RESULTS.md, issue 14 search).
-    # ``gate`` is a one-time filter that keeps the index scan from starting at all, and the
-    # search's tenant when it names one (the vectors are read in its partition only).
+    # ``gate`` is a one-time filter that keeps the index scan from starting at all.
+    # The walk does not name the search's tenant (each candidate's item probe does): with it
+    # the planner sorted every vector of the tenant instead (16.8 ms of server CPU instead of
+    # 5.4 for a filter matching half of 20k items of one tenant, bench/RESULTS.md issue 28),
+    # so on a partitioned store this path reads every partition's HNSW index.
     return f"""SELECT {_with_cos(columns, "v.d")} FROM (
         SELECT v.tenant, v.prefix, v.key, {_DISTANCE} AS d FROM {s}.store_vectors AS v
         WHERE {gate}
@@ -378,8 +381,7 @@ def search_ranked(
     if hybrid:
         counted = ""
         if scope == "items" and small is False:
-            ann = _vectors_ann_filtered(s, columns, where, f"{alone}TRUE")
-            vec = f"vec AS (\n    {ann}\n)"
+            vec = f"vec AS (\n    {_vectors_ann_filtered(s, columns, where)}\n)"
         elif scope is None or small is False:
             vec = f"vec AS (\n    {_vectors_ann(s, columns, where)}\n)"
         elif small:
@@ -404,8 +406,7 @@ small AS MATERIALIZED (
             if scope == "namespace":
                 ann = _vectors_ann(s, columns, f"{where} AND NOT (SELECT yes FROM small)")
             else:
-                gate = f"{alone}NOT (SELECT yes FROM small)"
-                ann = _vectors_ann_filtered(s, columns, where, gate)
+                ann = _vectors_ann_filtered(s, columns, where, "NOT (SELECT yes FROM small)")
             vec = f"vec AS (\n    ({exact})\n    UNION ALL\n    ({ann})\n)"
             verdict = ", (SELECT yes FROM small) AS small_scope"
         if scope == "items" and small is not True:
