@@ -76,14 +76,12 @@ def literal_k(statement: str, k: int) -> str:
 
 
 _KEYS = "unnest(%(prefixes)s::text[], %(keys)s::text[]) AS u(prefix, key)"
-# The keys' tenants (plans.key_arrays), a constant the planner prunes partitions by (and Citus
-# routes by): the tenant of a key is a function of its prefix, so the join needs no more.
+# The keys' tenants (plans.key_arrays): a constant to prune partitions (route on Citus) by.
 TENANTS = "i.tenant = ANY(%(tenants)s::text[])"
 
 
 def tenant_of(s: str, prefix: str) -> str:
-    """The tenant of the items under ``prefix`` (a text expression), as stored: the schema's
-    ``tenant_of`` function (store/0006), the one place a row's tenant is made."""
+    """The tenant of ``prefix`` (SQL text), by the schema's tenant_of (store/0006)."""
     return f"{s}.tenant_of(string_to_array({prefix}, '.'))"
 
 
@@ -280,11 +278,8 @@ def _vectors_ann_filtered(s: str, columns: str, where: str, gate: str = "TRUE") 
     # as a lateral probe under a LIMIT so the planner cannot turn it into the exact plan: for
     # a filter it misjudges the matches (tens for ~5,000 at 100k) and scored every match,
     # one vector probe each (36 ms at 100k, 5%; bench/RESULTS.md, issue 14 search).
-    # ``gate`` is a one-time filter that keeps the index scan from starting at all.
-    # The walk does not name the search's tenant (each candidate's item probe does): with it
-    # the planner sorted every vector of the tenant instead (16.8 ms of server CPU instead of
-    # 5.4 for a filter matching half of 20k items of one tenant, bench/RESULTS.md issue 28),
-    # so on a partitioned store this path reads every partition's HNSW index.
+    # ``gate`` is a one-time filter that keeps the index scan from starting at all. Naming the
+    # tenant here made the planner sort all its vectors (3x the CPU, bench/RESULTS.md issue 28).
     return f"""SELECT {_with_cos(columns, "v.d")} FROM (
         SELECT v.tenant, v.prefix, v.key, {_DISTANCE} AS d FROM {s}.store_vectors AS v
         WHERE {gate}
@@ -371,8 +366,7 @@ def search_ranked(
 
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
-    ``tenant``: the search names one tenant (``%(tenant)s``; ``where`` holds it for the
-    items), so the statements that read only the vectors name it too.
+    ``tenant``: ``where`` names one tenant (``%(tenant)s``); the vector-only reads name it too.
     """
     columns = f"i.tenant, i.prefix, {ITEM_COLUMNS}, i.search_tsv"
     alone = "v.tenant = %(tenant)s AND " if tenant else ""
