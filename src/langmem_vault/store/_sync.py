@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Unpack
 
@@ -69,6 +70,7 @@ class VaultStore(VaultStoreBase, BaseStore):
         self._routing = None if read_conn is None else ReadRouting(Database(read_conn))
         self._sweeper: threading.Thread | None = None
         self._stop_sweeper = threading.Event()
+        self._closing: dict[weakref.WeakMethod[Callable[[VaultStore], None]], None] = {}
 
     @property
     def conn(self) -> SyncConn:
@@ -113,7 +115,7 @@ class VaultStore(VaultStoreBase, BaseStore):
             try:
                 yield store
             finally:
-                store.stop_ttl_sweeper()
+                store.close()
 
     def setup(self, partitions: int = 0) -> None:
         """Create or migrate the tables (idempotent, safe from several processes at once).
@@ -211,9 +213,21 @@ class VaultStore(VaultStoreBase, BaseStore):
         self._sweeper.start()
         return self._sweeper
 
+    def on_close(self, flush: Callable[[VaultStore], None]) -> None:
+        """Have ``flush(store)`` run first when this store closes, once however often it is
+        asked: the bookkeeping writers hand over the writes they still hold for it. A bound
+        method, held weakly (a writer that is gone has nothing to write)."""
+        self._closing[weakref.WeakMethod(flush)] = None
+
     def close(self) -> None:
-        """Stop the TTL sweeper thread. A pool the caller passed in stays open (it is theirs);
-        ``from_conn_string`` closes its own pool on exit."""
+        """Write what the bookkeeping writers hold for this store, then stop the TTL sweeper
+        thread. A pool the caller passed in stays open (it is theirs); ``from_conn_string``
+        closes its own pool on exit, after this."""
+        for ref in list(self._closing):
+            flush = ref()
+            if flush is not None:
+                flush(self)
+        self._closing.clear()
         self.stop_ttl_sweeper()
 
     def __enter__(self) -> VaultStore:
