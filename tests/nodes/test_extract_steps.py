@@ -18,6 +18,7 @@ from langmem_vault.graphs._state import MemoryState
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
 from langmem_vault.jobs._background import BackgroundExtraction
 from langmem_vault.nodes._extract import create_extract_node
+from langmem_vault.offline import OfflineExtractor
 from tests.support.messages import ai, human, proposal
 from tests.support.models import ScriptedModel
 
@@ -142,3 +143,25 @@ async def test_sync_and_async_inline_paths_take_the_same_steps() -> None:
         for kind, room in c
     )
     assert async_calls == sync_calls
+
+
+class WarmCounting(OfflineExtractor):
+    """An extractor that counts its warm-ups (the loading of its model files)."""
+
+    def __init__(self) -> None:
+        super().__init__(use_spacy=False)
+        self.warmed = 0
+
+    def warm_up(self) -> None:
+        self.warmed += 1
+
+
+@pytest.mark.parametrize("start_worker", [True, False])
+def test_a_background_node_loads_its_worker_models_when_built(start_worker: bool) -> None:
+    """Loaded by the worker's first job instead, they would take seconds out of a new
+    thread's catch-up wait (docs/agents.md's example missed the fact under load)."""
+    extractor = WarmCounting()
+    background = BackgroundExtraction("postgresql://unused", start_worker=start_worker)
+    node = create_extract_node(extractor, queue=background, redaction=None)
+    assert extractor.warmed == (1 if start_worker else 0)
+    assert node.node.mode == "background"

@@ -68,6 +68,7 @@ from langmem_vault.nodes._common import MemoryNode, aobserved, observed, resolve
 from langmem_vault.nodes._degrade import Degrade, MissingStateKeyError, OnError
 from langmem_vault.nodes._extract_config import session_time, thread_id_of
 from langmem_vault.nodes._inline_extraction import InlineExtraction
+from langmem_vault.privacy._redaction.pii import preload
 from langmem_vault.privacy._redaction.policy import DEFAULT_POLICY, RedactionPolicy
 
 logger = logging.getLogger("langmem_vault.extract")
@@ -148,6 +149,8 @@ class _ExtractNode:
                 "queue=JobQueue(...)/AsyncJobQueue(...) or a Postgres DSN for background mode"
             )
             self.mode = "inline"
+        if self.mode == "background" and self.background and self.background.start_worker:
+            self._warm_up()
         default_debounce = DEFAULT_BACKGROUND_DEBOUNCE if self.mode == "background" else 0.0
         self.debounce = default_debounce if debounce_seconds is None else debounce_seconds
         self.inline = InlineExtraction(
@@ -268,6 +271,19 @@ class _ExtractNode:
     async def _any_queue(self) -> JobQueue | AsyncJobQueue:
         background = self._background()
         return await background.aqueue() or self._sync_queue()
+
+    def _warm_up(self) -> None:
+        # Loaded on the worker's first job instead, spaCy and Presidio take seconds (more than
+        # 30 under load) inside a new thread's catch-up wait (catch_up_seconds), whose answer
+        # then misses what the user said: load them with the node, as Studio does at start.
+        try:
+            warm = getattr(self.extractor, "warm_up", None)
+            if warm is not None:
+                warm()
+            if self.redaction is not None and self.redaction.enabled:
+                preload()
+        except Exception as exc:  # the worker's first job loads them again, or fails and retries
+            logger.warning("extract: could not load the models at start: %s", exc)
 
     def _new_worker(self, queue: JobQueue | AsyncJobQueue) -> ExtractionWorker:
         return ExtractionWorker(
