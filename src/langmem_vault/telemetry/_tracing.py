@@ -131,9 +131,10 @@ def _span(name: str, attributes: Mapping[str, Any]) -> Iterator[Span]:
         finally:
             _current.reset(token)
         return
-    with tracer.start_as_current_span(name) as otel:
+    # given at the start: the span builds its attribute set once instead of updating it
+    given = {k: v for k, v in attributes.items() if v is not None}
+    with tracer.start_as_current_span(name, attributes=given) as otel:
         span = Span(otel if otel.is_recording() else None)
-        span.set(attributes)
         token = _current.set(span)
         try:
             yield span
