@@ -1,14 +1,16 @@
 """The overhead of spans and token/latency accounting on inject, per turn, in one run.
 
-Four ways to run the same inject node on the same store and messages, interleaved turn by
-turn (so machine load hits all four alike):
+Five ways to run the same inject node on the same store and messages, interleaved turn by
+turn (so machine load hits all five alike):
 
 - ``bare``: the node's guarded body only (``guard.run(_invoke)``), as before this feature;
 - ``no otel``: ``invoke``, OpenTelemetry not installed (spans are the shared no-op; the
   stage is timed and its latency increment handed to the batched writer);
 - ``api only``: ``invoke``, the OpenTelemetry API without a provider (non-recording spans);
 - ``sdk, no-op exporter``: ``invoke``, the SDK's provider with a span processor whose
-  exporter drops every span (spans built, attributes set, ended).
+  exporter drops every span (spans built, attributes set, ended);
+- ``sdk spans only``: the same spans, no accounting (the node's body observed with no store:
+  spans and accounting measured apart).
 
 Overhead = p50(mode) - p50(bare), in milliseconds, of wall time and of the turn thread's CPU
 time (``time.thread_time``: steadier on a loaded machine; the batched writer's thread is
@@ -79,8 +81,13 @@ def main() -> None:
 
         return run
 
+    def spans_only() -> Any:
+        tracing._tracer = tracers["sdk, no-op exporter"]
+        return observe_node(node.guard, None, config, lambda: node._invoke(state, config))
+
     modes: dict[str, Callable[[], Any]] = {"bare": bare}
     modes |= {name: observed(tracer) for name, tracer in tracers.items()}
+    modes["sdk spans only"] = spans_only
     wall: dict[str, list[float]] = {name: [] for name in modes}
     cpu: dict[str, list[float]] = {name: [] for name in modes}
     for run in modes.values():  # warm up: caches, the writer thread
