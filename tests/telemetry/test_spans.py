@@ -99,3 +99,22 @@ async def test_one_turn_spans_async(astore: BaseStore, spans: InMemorySpanExport
     await graph.ainvoke({"messages": [HumanMessage(SAID)]}, CONFIG)
     await METRICS.aflush()
     _check(spans, astore)
+
+
+def test_a_stage_that_raises_ends_its_span_with_the_error(spans: InMemorySpanExporter) -> None:
+    import pytest
+    from opentelemetry.trace import StatusCode
+
+    from langmem_vault.telemetry._tracing import stage_span
+
+    with pytest.raises(ValueError), stage_span("inject", user_id="u1") as span:
+        span.add(candidates=4)
+        raise ValueError("bad turn")
+    (ended,) = spans.get_finished_spans()
+    assert ended.name == "langmem_vault.inject"
+    assert ended.status.status_code is StatusCode.ERROR
+    assert ended.status.description == "ValueError: bad turn"
+    assert [event.name for event in ended.events] == ["exception"]
+    assert ended.attributes is not None
+    assert ended.attributes["langmem_vault.candidates"] == 4
+    assert ended.attributes["langmem_vault.stage"] == "inject"
