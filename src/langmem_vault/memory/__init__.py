@@ -65,7 +65,7 @@ _NAMES = LazyNames(
             "turn_feedback",
         ),
         "langmem_vault.memory._sealing": ("Keyring",),
-        # the process's batched accounting writes: METRICS.flush() before closing a store
+        # the process's batched accounting writes: METRICS.flush() writes what is held
         "langmem_vault.memory._recall.accounting": ("METRICS",),
     },
 )
