@@ -17,6 +17,7 @@ from langmem_vault.db import aopen_pool, open_pool
 from langmem_vault.graphs._state import MemoryState
 from langmem_vault.jobs import AsyncJobQueue, JobQueue
 from langmem_vault.jobs._background import BackgroundExtraction
+from langmem_vault.memory._recall.accounting import METRICS
 from langmem_vault.nodes._extract import create_extract_node
 from langmem_vault.offline import OfflineExtractor
 from tests.support.messages import ai, human, proposal
@@ -132,7 +133,9 @@ async def test_sync_and_async_inline_paths_take_the_same_steps() -> None:
     sync_graph, async_graph = inline_graph(sync_calls), inline_graph(async_calls)
     for messages in TURNS:
         await asyncio.to_thread(sync_graph.invoke, {"messages": messages}, config("s"))
+        await METRICS.aflush()  # the sync path's accounting is written on the writer's timer
         await async_graph.ainvoke({"messages": messages}, config("a"))
+        await METRICS.aflush()
     # each turn: the watermark, the similar facts, the model, consent, the reconcile reads and
     # writes, the watermark and tail
     assert sync_calls.count("model") == 2
