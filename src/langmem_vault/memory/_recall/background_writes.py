@@ -197,6 +197,7 @@ class BackgroundWrites:
 
 
 @atexit.register
-def _flush_at_exit() -> None:
+def flush_all(timeout: float | None = 5.0) -> None:
+    """Write what every writer of the process holds now (at exit; between tests)."""
     for writes in list(_LIVE):
-        writes.flush(timeout=5.0)
+        writes.flush(timeout=timeout)
