@@ -13,7 +13,7 @@ from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
 from langmem_vault.memory._recall.injected import INJECTED_KEY, InjectedMemory
-from langmem_vault.nodes import _inject as inject
+from langmem_vault.nodes import _inject_render as inject_render
 from langmem_vault.offline._extractor import OfflineExtractor
 from langmem_vault.offline._model import RecallChatModel
 from tests.support.stores import thread
@@ -68,7 +68,7 @@ def _reworded_fact_line(alias: str, value: Mapping[str, Any]) -> str:
 async def test_a_reworded_memory_section_keeps_the_answers(
     monkeypatch: pytest.MonkeyPatch, index: dict[str, Any], use_async: bool
 ) -> None:
-    monkeypatch.setattr(inject, "_fact_line", _reworded_fact_line)
+    monkeypatch.setattr(inject_render, "_fact_line", _reworded_fact_line)
     graph = build_memory_graph(
         RecallChatModel(),
         store=InMemoryStore(index=index),  # type: ignore[arg-type]
