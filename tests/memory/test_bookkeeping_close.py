@@ -79,3 +79,16 @@ async def test_an_async_write_after_the_store_closed_is_one_warning_line(
     assert warning.exc_info is None
     assert "dropped memory access counts for 1 record(s)" in warning.getMessage()
     assert "tea" in warning.getMessage()
+
+
+def test_an_in_memory_store_is_written_at_once_in_the_callers_thread() -> None:
+    # InMemoryStore is not thread-safe: a writer thread's put during a turn's search raised
+    # "dictionary changed size during iteration" (and inject went without its block).
+    from langgraph.store.memory import InMemoryStore
+
+    buffer = CounterBuffer()
+    _idle(buffer)
+    store = InMemoryStore()
+    buffer.add(store, [(accounting_namespace("u1"), "day", {"calls": 2})])
+    item = store.get(accounting_namespace("u1"), "day")
+    assert item is not None and item.value["calls"] == 2

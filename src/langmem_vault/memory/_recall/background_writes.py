@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
 
 from langmem_vault.memory._recall.usage import Increment, arecord_usage, record_usage
 
@@ -69,6 +70,11 @@ class BackgroundWrites:
     def add(self, store: BaseStore, increments: Sequence[Increment]) -> None:
         """Hold ``increments`` for ``store``; the writer thread writes them on its next round."""
         if not increments:
+            return
+        if isinstance(store, InMemoryStore):
+            # Not thread-safe (a writer thread's put while a turn searches it raises "dictionary
+            # changed size during iteration"), and its writes cost microseconds: write now.
+            self.write(store, increments)
             return
         with self._lock:
             entry = self._held.get(id(store))
