@@ -197,15 +197,16 @@ def search_plan(
     sql = _mirrored(schema, sql, params, mirror)
     if settings.hybrid:
         ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
-        # A plain search, or one of a namespace known to be small: one statement for every
-        # query (and namespace), run with its generic plan (no planning: 1.3-2 ms of a
-        # namespace search's ~3 at 20k items).
-        generic = not op.filter and (scope is None or small is not None)
-        if generic and params["k"] == ranking.candidates:
+        # Without a filter (plain, or a namespace: small, large or not counted yet, when its
+        # first search of the minute counts it in the statement), one statement for every
+        # query and namespace, run with its generic plan, prepared on its first run (no
+        # planning: 1.3-2 ms of a namespace search's ~3 at 20k items, 3-11 ms for the
+        # statement that counts; issue 26).
+        if not op.filter and params["k"] == ranking.candidates:
             sql = q.literal_k(sql, params["k"])
             settings_query = Query(q.PLAIN_SEARCH_SETTINGS, ef)
             _, rows, _ = yield Pipelined(
-                (settings_query, Query(sql, params), Query(q.RESTORE_PLAN_MODE))
+                (settings_query, Query(sql, params, prepare=True), Query(q.RESTORE_PLAN_MODE))
             )
         else:
             _, rows = yield Pipelined((Query(q.HNSW_SETTINGS, ef), Query(sql, params)))
