@@ -259,6 +259,32 @@ def test_a_namespace_s_first_search_runs_a_generic_plan_prepared_at_once(
         assert _prepared(conn, "%small AS%") == [(4, 0)]
 
 
+def test_a_large_namespace_s_first_search_does_not_read_all_its_vectors(
+    pg_uri: str, schema: str
+) -> None:
+    # The statement that counts a namespace holds both branches, the exact one gated off when
+    # the count says large; the namespace's vectors it reads for the exact one must be gated
+    # too (they were all read and sorted: 20,000 at 20k items for ("mem",), issue 26).
+    ranking = SearchRanking(exact_scan_rows=100)
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(
+            conn,
+            schema=schema,
+            index=index_config(TrigramEmbeddings()),  # type: ignore[arg-type]
+            ranking=ranking,
+        )
+        store.setup()
+        store.batch(_namespace_ops(users=3, per_user=150))
+        store.analyze()
+        plans = _explaining(conn)
+        hits = store.search(("n",), query=COMMON_QUERY, limit=10)
+        assert len(hits) == 10
+        plan = _search_plan(plans)
+        assert any("small AS" in p["Query Text"] for p in plans)  # the statement that counts
+        read = _rows(plan, lambda n: n.get("Relation Name") == "store_vectors")
+        assert 0 < read <= 2 * ranking.candidates
+
+
 async def test_a_search_is_prepared_at_its_first_run_async(pg_uri: str, schema: str) -> None:
     # psycopg prepares a statement at its sixth run by default; until then each run of the
     # search planned its generic plan again (2-3 ms at 20k items). (A connection with
