@@ -28,9 +28,9 @@ HNSW_SETTINGS = (
 # It needs the candidate LIMITs written as constants (``literal_k``): with LIMIT $n Postgres
 # assumes a tenth of the rows and sorts every vector instead (about 300 ms per search). Only
 # pages whose k is the store's default candidate count take this path (k is then one number,
-# so there are three such statements per store: plain, a namespace's first search of the
-# minute, its later ones), so a caller paging with many sizes does not fill each connection
-# with cached generic plans (about 0.5 MB each).
+# so there are four such statements per store: plain; a namespace's first search of the
+# minute, its later ones when small, when large), so a caller paging with many sizes does
+# not fill each connection with cached generic plans (about 0.5 MB each).
 # The generic plan is made once per connection, from whatever statistics the tables have then,
 # and kept until they change: made on a small table, or with the 1.5% guess, the cheapest plan
 # sorted every vector of the scope (20k items: 20,000 distances and a hash join of every item,
