@@ -158,3 +158,48 @@ async def test_arecall_expands_the_entities_the_query_names(
         for text in SISTER:
             await vault.aremember(text)
         _sister_hits(await vault.arecall("what did my sister recommend?", limit=3))
+
+
+def _at(year: int, month: int, day: int = 1) -> datetime:
+    return datetime(year, month, day, tzinfo=UTC)
+
+
+DINNERS = [
+    ("Cooked a mushroom risotto for dinner", _at(2023, 1, 14)),
+    ("Cooked lasagna for dinner", _at(2023, 5, 9)),
+    ("Cooked a vegetable curry for dinner", _at(2023, 7, 2)),
+]
+
+
+def test_a_question_with_a_date_ranks_what_happened_then(store: BaseStore) -> None:
+    # three dinners alike but for when: the time branch picks May's
+    vault = MemoryVault(store, user_id="u1")
+    for text, said in DINNERS:
+        vault.remember(text, observed_at=said)
+    hits = vault.recall("What did I cook for dinner in May 2023?", limit=3)
+    assert hits[0].value.text == "Cooked lasagna for dinner"
+    assert hits[0].parts["time"].rank == 1
+    assert all("time" not in h.parts for h in hits[1:])  # said in January and July
+    # no date in the question: no time branch
+    assert all("time" not in h.parts for h in vault.recall("What did I cook for dinner?"))
+
+
+async def _moves(vault: MemoryVault) -> tuple[str, str]:
+    porto = await vault.aremember(
+        "Lived in Porto", valid_from=_at(2015, 9), valid_to=_at(2022, 3), observed_at=_at(2016, 1)
+    )
+    lyon = await vault.aremember("Moved to Lyon", valid_from=_at(2022, 3), observed_at=_at(2022, 3))
+    return porto.key, lyon.key
+
+
+async def test_before_an_event_finds_the_fact_that_held_then(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    porto, lyon = await _moves(vault)
+    # Porto's validity ended in 2022: plain recall no longer returns it...
+    assert [m.key for m in await vault.arecall("Where do I live?")] == [lyon]
+    # ...a question before the move (its time read from the Lyon fact) does
+    hits = await vault.arecall("Where did I live before I moved to Lyon?")
+    assert [m.key for m in hits] == [porto]
+    assert hits[0].parts["time"].rank == 1
+    # a date's window admits it the same way
+    assert [m.key for m in await vault.arecall("Where did I live in 2019?")] == [porto]

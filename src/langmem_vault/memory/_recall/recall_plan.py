@@ -11,6 +11,9 @@ Then, in process, each branch ranks what it knows and :func:`~.fusion.fuse` fuse
 - ``thread``: the candidates of the conversations (``source_thread_id``) whose best few
   matches score highest: what a user says about one thing tends to come together, so a turn
   that answers the question without naming its words ranks beside the ones that do;
+- ``time``: for a question with a time ("in May 2023", "before I moved to Lyon", "when
+  did ..."), the candidates that time points at (``time_filter.time_ranked``: in process,
+  over the candidates, no statement of its own);
 - one list per extra :class:`Branch`: entity expansion (:class:`EntityBranch`) on stores
   with the entity index.
 
@@ -45,7 +48,14 @@ from langmem_vault.memory._recall.scoring import (
     as_datetime,
     score_memory,
 )
-from langmem_vault.memory._recall.time_filter import said_at
+from langmem_vault.memory._recall.time_filter import (
+    QueryTime,
+    TimeWindow,
+    question_window,
+    read_query_time,
+    said_at,
+    time_ranked,
+)
 from langmem_vault.memory._recall.usage import (
     Target,
     read_usage_plan,
@@ -71,7 +81,12 @@ __all__ = [
 ]
 
 #: each branch's weight in the fusion (tuned on LoCoMo conversations 0-4: bench/RESULTS.md)
-DEFAULT_BRANCH_WEIGHTS: Mapping[str, float] = {"vector": 1.0, "keyword": 1.5, "thread": 0.8}
+DEFAULT_BRANCH_WEIGHTS: Mapping[str, float] = {
+    "vector": 1.0,
+    "keyword": 1.5,
+    "thread": 0.8,
+    "time": 1.0,
+}
 
 
 @dataclass(frozen=True)
@@ -217,14 +232,21 @@ def read_found(
 
 
 def _valid(
-    fact: Mapping[str, Any], now: datetime, as_of: datetime | None, allowed: set[str]
+    fact: Mapping[str, Any],
+    now: datetime,
+    as_of: datetime | None,
+    allowed: set[str],
+    window: TimeWindow | None = None,
 ) -> bool:
-    """Whether ``fact`` answers now (open, not closed before now) or, with ``as_of``, then
-    (valid at that moment, whether closed since or not). A fact with no known start is not
-    known to hold before it was said."""
+    """Whether ``fact`` answers now (open, not closed before now), or, with ``as_of``, then
+    (valid at that moment, whether closed since or not), or, for a question naming a time
+    (``window``: "in 2020", "before I moved"), may hold in that window (closed since or not).
+    A fact with no known start is not known to hold before it was said."""
     status = fact.get("status", "active")
     valid_to = as_datetime(fact.get("valid_to"))
     if as_of is None:
+        if window is not None and status in allowed | {"superseded"}:
+            return window.admits(fact)
         return status in allowed and (valid_to is None or valid_to > now)
     valid_from = as_datetime(fact.get("valid_from")) or said_at(fact)
     return (
@@ -261,6 +283,8 @@ def _lists(
     found: RecallFound,
     kept: Mapping[Target, tuple[Candidate, Mapping[str, Any]]],
     settings: RecallSettings,
+    asked: QueryTime,
+    window: TimeWindow | None,
 ) -> dict[str, list[tuple[Target, float]]]:
     """The built-in branches' lists over the kept candidates, then the extra branches'."""
     # A score of 0 is no evidence (a word ranker's miss), not a last place.
@@ -279,6 +303,9 @@ def _lists(
             reverse=True,
         ),
         "thread": _thread_list(kept, settings.thread_top),
+        "time": time_ranked(
+            window, asked.asks_when, {t: fact for t, (_, fact) in kept.items()}, vector
+        ),
     }
     for name, hits in found.lists.items():
         lists[name] = [(t, s) for t, s in hits if t in kept]
@@ -310,14 +337,18 @@ def rank_found(
     pool = dict(found.pool)
     for item in also:
         pool.setdefault(_target(item), Candidate(item))
+    facts = {t: fact_value(c.item) for t, c in pool.items()}
+    asked = read_query_time(query.text, now=now, as_of=query.as_of) if query.text else None
+    known = {t: fact for t, fact in facts.items() if fact is not None}
+    window = question_window(asked, known) if asked is not None else None
     kept: dict[Target, tuple[Candidate, Mapping[str, Any]]] = {}
     for target, candidate in pool.items():
-        fact = fact_value(candidate.item)  # values of other shapes in the namespace
-        if fact is not None and _valid(fact, now, query.as_of, allowed):
+        fact = facts[target]  # None: a value of another shape in the namespace
+        if fact is not None and _valid(fact, now, query.as_of, allowed, window):
             kept[target] = (candidate, with_usage(fact, found.usage.get(target)))
     fused = {}
-    if query.text:  # without a query no branch has anything to rank
-        lists = _lists(found, kept, settings)
+    if asked is not None:  # without a query no branch has anything to rank
+        lists = _lists(found, kept, settings, asked, window)
         fused = {f.key: f for f in fuse(lists, settings.weights, k=settings.k)}
     spread = [fused[t].score if t in fused else 0.0 for t in kept]
     low, high = (min(spread), max(spread)) if spread else (0.0, 0.0)

@@ -46,13 +46,17 @@ from langmem_vault.memory._recall.scoring import as_datetime
 __all__ = [
     "QueryTime",
     "TimeWindow",
+    "anchor_time",
     "date_label",
+    "question_window",
     "read_query_time",
     "said_at",
+    "time_ranked",
     "validity_of",
 ]
 
 T = TypeVar("T")
+K = TypeVar("K")
 
 #: how well a memory fits a window (:meth:`TimeWindow.fit`)
 FIT_VALID = 1.0  # its validity overlaps the window
@@ -255,3 +259,95 @@ def read_query_time(
         return QueryTime(window, anchor["event"].strip(), relation, asks_when)
     window = TimeWindow.at(as_of) if as_of is not None else None
     return QueryTime(window, None, None, asks_when)
+
+
+#: the time branch's tiers (:func:`time_ranked`): what the question's window says of a memory
+TIER_STARTED_IN = 1.0  # it starts (or happened) inside the window
+TIER_SAID_IN = 0.8  # it was said inside the window
+TIER_HELD_IN = 0.6  # a closed validity that overlaps the window ("2015-2019" for "in 2017")
+_ANCHOR_WORD = re.compile(r"[^\W_]{3,}")
+_ANCHOR_STOP = frozenset({"the", "and", "was", "were", "did", "had", "has", "have", "our", "her"})
+
+
+def _contains(window: TimeWindow, moment: datetime | None) -> bool:
+    return (
+        moment is not None
+        and (window.start is None or moment >= window.start)
+        and (window.end is None or moment < window.end)
+    )
+
+
+def _tier(window: TimeWindow, value: Mapping[str, Any]) -> float:
+    """How the memory sits in the question's window; 0 when nothing ties it to the window (an
+    open-ended fact that started long before says nothing about the window)."""
+    if not window.admits(value):
+        return 0.0
+    start, end = validity_of(value)
+    if _contains(window, start):
+        return TIER_STARTED_IN
+    if _contains(window, said_at(value)):
+        return TIER_SAID_IN
+    return TIER_HELD_IN if end is not None else 0.0
+
+
+def anchor_time(event: str, facts: Mapping[K, Mapping[str, Any]]) -> datetime | None:
+    """When the anchor ``event`` ("I moved to Lyon") happened, read from ``facts`` (the
+    candidates the search found, best first): the start (else the moment said) of the first
+    that shares the most of its words, at least half of them; None when none does."""
+    words = {w.lower() for w in _ANCHOR_WORD.findall(event)} - _ANCHOR_STOP
+    if not words:
+        return None
+    best, best_shared = None, (len(words) + 1) // 2
+    for fact in facts.values():
+        shared = len(words & {w.lower() for w in _ANCHOR_WORD.findall(str(fact.get("text", "")))})
+        if shared > best_shared or (best is None and shared == best_shared):
+            best, best_shared = fact, shared
+    if best is None:
+        return None
+    return validity_of(best)[0] or said_at(best)
+
+
+def question_window(asked: QueryTime, facts: Mapping[K, Mapping[str, Any]]) -> TimeWindow | None:
+    """The window a question names: its date ("in 2022", "last month"), else its anchor's
+    ("before I moved to Lyon", the event's time read from ``facts``); None for neither (an
+    ``as_of`` alone is recall's own filter)."""
+    if asked.phrase is not None:
+        return asked.window
+    if asked.anchor is not None:
+        at = anchor_time(asked.anchor, facts)
+        return asked.anchored(at) if at is not None else None
+    return None
+
+
+def time_ranked(
+    window: TimeWindow | None,
+    asks_when: bool,
+    facts: Mapping[K, Mapping[str, Any]],
+    order: Mapping[K, float],
+) -> list[tuple[K, float]]:
+    """Recall's time branch: the ``facts`` (keyed candidates) the question's time points at,
+    best first, each with its tier; ``order`` (another branch's scores) breaks ties.
+
+    - a ``window`` (:func:`question_window`): the facts that start in it, then those said in
+      it, then those whose closed validity overlaps it;
+    - else, for a "when did ..." question (``asks_when``): the facts that carry a date of
+      their own (a stated validity);
+    - otherwise nothing.
+
+    >>> from datetime import datetime, UTC
+    >>> asked = read_query_time("What did I do in May 2023?", now=datetime(2024, 1, 1, tzinfo=UTC))
+    >>> facts = {"a": {"observed_at": "2023-05-09T00:00:00Z"},
+    ...          "b": {"observed_at": "2023-06-01T00:00:00Z", "valid_from": "2023-05-08T00:00:00Z"},
+    ...          "c": {"observed_at": "2023-07-01T00:00:00Z"}}
+    >>> time_ranked(question_window(asked, facts), asked.asks_when, facts, {"a": 0.9, "b": 0.1})
+    [('b', 1.0), ('a', 0.8)]
+    """
+    if window is not None:
+        hits = [(key, _tier(window, fact)) for key, fact in facts.items()]
+    elif asks_when:
+        hits = [(key, TIER_STARTED_IN) for key, fact in facts.items() if any(validity_of(fact))]
+    else:
+        return []
+    kept = [(key, tier) for key, tier in hits if tier > 0]
+    kept.sort(key=lambda pair: (pair[1], order.get(pair[0], 0.0)), reverse=True)
+    return kept
