@@ -6,6 +6,10 @@ user, given once to the constructor (``user_id`` or a run config): its methods t
 id, so a bug cannot read or write someone else's memories. Every method has an async twin
 (``aremember``, ``arecall``...) built on the same store plan.
 
+The facade is split by job: the facts and recall here, the standing instructions
+(``memory._vault_instructions``), the episodes (``memory._vault_episodes``), and what they
+stand on, construction and the store-plan drivers (``memory._vault_base``).
+
 >>> from langgraph.store.memory import InMemoryStore
 >>> vault = MemoryVault(InMemoryStore(), user_id="u1")
 >>> key = vault.remember("Prefers green tea", category="preference").key
@@ -15,61 +19,41 @@ id, so a bug cannot read or write someone else's memories. Every method has an a
 
 from __future__ import annotations
 
-import asyncio
 import builtins
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Generic, TypeVar
+from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, PutOp, SearchOp
+from langgraph.store.base import GetOp, Item, PutOp
 
-from langmem_vault.db._steps import Call, arun_steps, run_steps
-from langmem_vault.db._store_plans import Batch, StoreOp, StorePlan
-from langmem_vault.memory._entities import Entity, EntityFinder, Relation, mentioned_in
+from langmem_vault.db._store_plans import Batch, StorePlan
+from langmem_vault.memory._entities import Entity, Relation, mentioned_in
 from langmem_vault.memory._models import (
-    Episode,
     FactCategory,
     FactSource,
-    Instruction,
     MemoryLayer,
-    MemoryModel,
     SemanticFact,
     utcnow,
 )
-from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory._recall.fusion import BranchHit
 from langmem_vault.memory._recall.recall_plan import RecallQuery, default_branches, recall_plan
-from langmem_vault.memory._recall.retrieval import applicable_instructions, newest_plan, scan_plan
-from langmem_vault.memory._recall.scoring import (
-    DEFAULT_WEIGHTS,
-    ScoringWeights,
-    as_datetime,
-    balance_categories,
-)
+from langmem_vault.memory._recall.retrieval import scan_plan
+from langmem_vault.memory._recall.scoring import as_datetime, balance_categories
 from langmem_vault.memory._recall.usage import read_usage_plan, usage_namespace, with_usage
-from langmem_vault.memory._sealing import Keyring, default_keyring, open_value
-from langmem_vault.memory._writes import memory_ops
+from langmem_vault.memory._sealing import open_value
+from langmem_vault.memory._vault_base import Memory
+from langmem_vault.memory._vault_episodes import VaultEpisodes
+from langmem_vault.memory._vault_instructions import VaultInstructions
 from langmem_vault.store._entities import LinkOp
 from langmem_vault.store._mirrors import runs_mirror_search
 from langmem_vault.store._pages import PageOp, runs_pages
 
 __all__ = ["Memory", "MemoryVault", "Recalled"]
 
-M = TypeVar("M", bound=MemoryModel)
 _EPOCH = datetime.min.replace(tzinfo=UTC)
-T = TypeVar("T")
 _List = builtins.list
-
-
-@dataclass(frozen=True)
-class Memory(Generic[M]):
-    """A stored memory: its store key, typed value and (for recall) its score."""
-
-    key: str
-    value: M
-    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -83,7 +67,7 @@ class Recalled(Memory[SemanticFact]):
     parts: Mapping[str, BranchHit] = field(default_factory=dict)
 
 
-class MemoryVault:
+class MemoryVault(VaultInstructions, VaultEpisodes):
     """One user's semantic facts, standing instructions and episodes in a BaseStore.
 
     ``config`` is a run config (``{"configurable": {"user_id": ...}}``) used to fill the
@@ -92,82 +76,9 @@ class MemoryVault:
     of each fact remembered without explicit ``entities`` (see ``memory._entities``).
     """
 
-    def __init__(
-        self,
-        store: BaseStore,
-        *,
-        user_id: str | None = None,
-        config: Mapping[str, Any] | None = None,
-        namespaces: MemoryNamespaces | None = None,
-        weights: ScoringWeights = DEFAULT_WEIGHTS,
-        keyring: Keyring | None = None,
-        entity_finder: EntityFinder | None = None,
-    ) -> None:
-        configurable = dict((config or {}).get("configurable") or {})
-        if user_id is not None:
-            if configurable.get("user_id") not in (None, user_id):
-                raise PermissionError(
-                    f"user_id {user_id!r} differs from config's {configurable['user_id']!r}"
-                )
-            configurable["user_id"] = user_id
-        self.store = store
-        self.user_id: str | None = configurable.get("user_id")
-        self.namespaces = namespaces or MemoryNamespaces()
-        self.ns: ResolvedNamespaces = self.namespaces.resolve({"configurable": configurable})
-        self.weights = weights
-        # Without an explicit keyring, $LANGMEM_VAULT_KEY (when set) seals private facts.
-        self.keyring = keyring if keyring is not None else default_keyring()
-        self.entity_finder = entity_finder
-
-    # -- guards and drivers --------------------------------------------------------------
-
-    def _put(
-        self,
-        ns: tuple[str, ...],
-        key: str,
-        value: MemoryModel,
-        *,
-        reindex: bool = True,
-        relink: bool = False,
-    ) -> _List[StoreOp]:
-        # One write rule (memory.writes): sealing with this vault's keyring, the layer's TTL,
-        # the entity links.
-        return memory_ops(
-            ns,
-            key,
-            value,
-            keyring=self.keyring,
-            reindex=reindex,
-            relink=relink,
-            layers=self.weights.layers,
-        )
-
-    def _find(self, fact: SemanticFact) -> StorePlan[SemanticFact]:
-        """``fact`` with the entities the vault's finder names in it (CPU-bound: a worker
-        thread when async), unless it has some already."""
-        finder = self.entity_finder
-        if finder is None or fact.entities:
-            return fact
-        text = fact.text
-        entities, relations = yield Call(
-            lambda: finder(text), lambda: asyncio.to_thread(finder, text)
-        )
-        return fact.model_copy(update={"entities": entities, "relations": relations})
-
-    def _run(self, plan: StorePlan[T]) -> T:
-        return run_steps(plan, self.store)
-
-    async def _arun(self, plan: StorePlan[T]) -> T:
-        return await arun_steps(plan, self.store)
-
-    def _with_usage(self, items: Sequence[Item]) -> StorePlan[_List[dict[str, Any]]]:
-        """The items' values with their usage counts merged in (one batch of gets)."""
-        usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
-        return [with_usage(i.value, usage.get((tuple(i.namespace), i.key))) for i in items]
-
     # -- semantic facts ------------------------------------------------------------------
 
-    def _fact(
+    def _remember_plan(
         self,
         text: str,
         category: FactCategory,
@@ -178,9 +89,12 @@ class MemoryVault:
         evidence: str | None,
         layer: MemoryLayer,
         thread_id: str | None,
-        when: Mapping[str, datetime | None],
-    ) -> SemanticFact:
-        return SemanticFact(
+        connections: tuple[Sequence[Entity], Sequence[Relation]],
+        when: tuple[datetime | None, datetime | None, datetime | None],
+    ) -> StorePlan[Memory[SemanticFact]]:
+        # validated here, before any store step: nothing is written when a field is invalid
+        (entities, relations), (observed_at, valid_from, valid_to) = connections, when
+        fact = SemanticFact(
             text=text,
             category=category,
             tags=list(tags),
@@ -190,12 +104,12 @@ class MemoryVault:
             evidence=evidence,
             layer=layer,
             source_thread_id=thread_id,
-            observed_at=when["observed_at"] or utcnow(),
-            valid_from=when["valid_from"],
-            valid_to=when["valid_to"],
+            entities=list(entities),
+            relations=list(relations),
+            observed_at=observed_at or utcnow(),
+            valid_from=valid_from,
+            valid_to=valid_to,
         )
-
-    def _remember_plan(self, fact: SemanticFact) -> StorePlan[Memory[SemanticFact]]:
         key = str(uuid.uuid4())
         fact = yield from self._find(fact)
         yield Batch(self._put(self.ns.semantic, key, fact))
@@ -242,11 +156,11 @@ class MemoryVault:
         ``entity_finder`` does, when it has one); the store's entity index links them to
         it (``memory.recall.expansion`` reads them).
         """
-        when = {"observed_at": observed_at, "valid_from": valid_from, "valid_to": valid_to}
-        fact = self._fact(
-            text, category, tags, confidence, source, private, evidence, layer, thread_id, when
-        ).model_copy(update={"entities": list(entities), "relations": list(relations)})
-        return self._run(self._remember_plan(fact))
+        plan = self._remember_plan(
+            text, category, tags, confidence, source, private, evidence, layer, thread_id,
+            (entities, relations), (observed_at, valid_from, valid_to),
+        )  # fmt: skip
+        return self._run(plan)
 
     async def aremember(
         self,
@@ -267,11 +181,11 @@ class MemoryVault:
         valid_to: datetime | None = None,
     ) -> Memory[SemanticFact]:
         """Async :meth:`remember`."""
-        when = {"observed_at": observed_at, "valid_from": valid_from, "valid_to": valid_to}
-        fact = self._fact(
-            text, category, tags, confidence, source, private, evidence, layer, thread_id, when
-        ).model_copy(update={"entities": list(entities), "relations": list(relations)})
-        return await self._arun(self._remember_plan(fact))
+        plan = self._remember_plan(
+            text, category, tags, confidence, source, private, evidence, layer, thread_id,
+            (entities, relations), (observed_at, valid_from, valid_to),
+        )  # fmt: skip
+        return await self._arun(plan)
 
     def _recall_plan(
         self,
@@ -526,133 +440,3 @@ class MemoryVault:
     async def aforget(self, key: str, *, hard: bool = False) -> bool:
         """Async :meth:`forget`."""
         return await self._arun(self._forget_plan(key, hard))
-
-    # -- standing instructions -----------------------------------------------------------
-
-    def _add_instruction_plan(self, instruction: Instruction) -> StorePlan[Memory[Instruction]]:
-        key = str(uuid.uuid4())
-        yield Batch(self._put(self.ns.instructions, key, instruction))
-        return Memory(key, instruction)
-
-    def add_instruction(
-        self,
-        text: str,
-        *,
-        priority: int = 5,
-        condition: str | None = None,
-        expires_at: datetime | None = None,
-    ) -> Memory[Instruction]:
-        """Store a standing instruction (condition syntax: ``memory.conditions``)."""
-        instruction = Instruction(
-            text=text, priority=priority, condition=condition, expires_at=expires_at
-        )
-        return self._run(self._add_instruction_plan(instruction))
-
-    async def aadd_instruction(
-        self,
-        text: str,
-        *,
-        priority: int = 5,
-        condition: str | None = None,
-        expires_at: datetime | None = None,
-    ) -> Memory[Instruction]:
-        """Async :meth:`add_instruction`."""
-        instruction = Instruction(
-            text=text, priority=priority, condition=condition, expires_at=expires_at
-        )
-        return await self._arun(self._add_instruction_plan(instruction))
-
-    def _instructions_plan(
-        self, applicable_to: str | None, active_only: bool, limit: int
-    ) -> StorePlan[_List[Memory[Instruction]]]:
-        (items,) = yield Batch([SearchOp(self.ns.instructions, limit=limit)])
-        if active_only:
-            usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
-            pairs = applicable_instructions(items, applicable_to, utcnow(), usage=usage)
-            return [Memory(k, v) for k, v in pairs]
-        values = yield from self._with_usage(items)
-        found = [
-            Memory(i.key, Instruction.from_store(v)) for i, v in zip(items, values, strict=True)
-        ]
-        found.sort(key=lambda m: -m.value.priority)
-        return found
-
-    def instructions(
-        self,
-        *,
-        applicable_to: str | None = None,
-        active_only: bool = True,
-        limit: int = 100,
-    ) -> _List[Memory[Instruction]]:
-        """Standing instructions, highest priority first. With ``active_only`` only active,
-        unexpired ones whose condition holds for the message ``applicable_to``."""
-        return self._run(self._instructions_plan(applicable_to, active_only, limit))
-
-    async def ainstructions(
-        self,
-        *,
-        applicable_to: str | None = None,
-        active_only: bool = True,
-        limit: int = 100,
-    ) -> _List[Memory[Instruction]]:
-        """Async :meth:`instructions`."""
-        plan = self._instructions_plan(applicable_to, active_only, limit)
-        return await self._arun(plan)
-
-    def _deactivate_plan(self, key: str) -> StorePlan[bool]:
-        (item,) = yield Batch([GetOp(self.ns.instructions, key)])
-        if not isinstance(item, Item):
-            return False
-        old = Instruction.from_store(item.value)
-        new = old.model_copy(update={"active": False, "updated_at": utcnow()})
-        yield Batch(self._put(self.ns.instructions, key, new, reindex=False))
-        return True
-
-    def deactivate_instruction(self, key: str) -> bool:
-        """Turn an instruction off (kept for history). False if there was none."""
-        return self._run(self._deactivate_plan(key))
-
-    async def adeactivate_instruction(self, key: str) -> bool:
-        """Async :meth:`deactivate_instruction`."""
-        return await self._arun(self._deactivate_plan(key))
-
-    # -- episodes ------------------------------------------------------------------------
-
-    def _add_episode_plan(self, episode: Episode) -> StorePlan[Memory[Episode]]:
-        key = str(uuid.uuid4())
-        yield Batch(self._put(self.ns.episodes, key, episode))
-        return Memory(key, episode)
-
-    def add_episode(self, summary: str, **fields: Any) -> Memory[Episode]:
-        """Store an episode (``importance``, ``thread_id``, ``outcome``, ``topics``...)."""
-        episode = Episode(summary=summary, **fields)
-        return self._run(self._add_episode_plan(episode))
-
-    async def aadd_episode(self, summary: str, **fields: Any) -> Memory[Episode]:
-        """Async :meth:`add_episode`."""
-        episode = Episode(summary=summary, **fields)
-        return await self._arun(self._add_episode_plan(episode))
-
-    def _episodes_plan(self, query: str | None, limit: int) -> StorePlan[_List[Memory[Episode]]]:
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
-        if query:
-            (found,) = yield Batch([SearchOp(self.ns.episodes, query=query, limit=limit)])
-            items: _List[Item] = list(found)
-        else:
-            items = yield from newest_plan(self.ns.episodes, "ended_at", limit)
-        values = yield from self._with_usage(items)
-        return [
-            Memory(i.key, Episode.from_store(v), getattr(i, "score", None))
-            for i, v in zip(items, values, strict=True)
-        ]
-
-    def episodes(self, query: str | None = None, *, limit: int = 10) -> _List[Memory[Episode]]:
-        """Episodes: most relevant to ``query``, or most recent first without one."""
-        return self._run(self._episodes_plan(query, limit))
-
-    async def aepisodes(
-        self, query: str | None = None, *, limit: int = 10
-    ) -> _List[Memory[Episode]]:
-        """Async :meth:`episodes`."""
-        return await self._arun(self._episodes_plan(query, limit))
