@@ -21,6 +21,7 @@ from langmem_vault.eval._locomo_data import (
     load_locomo,
     parse_locomo,
 )
+from langmem_vault.memory._entities import Entity, Relation
 from langmem_vault.memory._vault import MemoryVault
 from langmem_vault.offline._extractor import OfflineExtractor
 from langmem_vault.store import VaultStore
@@ -181,3 +182,27 @@ def test_the_pipeline_stores_what_extraction_keeps(store: VaultStore) -> None:
 def test_k_must_be_positive(store: VaultStore) -> None:
     with pytest.raises(ValueError, match="k must be at least 1, got 0"):
         run_locomo(load_locomo(DATA), store, k=0)
+
+
+def _sister_finder(text: str) -> tuple[list[Entity], list[Relation]]:
+    """A scripted entity finder: Priya, who goes by "sister" where the turn says so."""
+    if "Priya" not in text:
+        return [], []
+    aliases = ["sister"] if "sister" in text else []
+    return [Entity(name="Priya", kind="person", aliases=aliases)], []
+
+
+def test_an_entity_finder_names_each_turns_entities_for_recall(store: VaultStore) -> None:
+    data = load_locomo(DATA)[:1]
+    sister = next(
+        q for q in data[0].questions if q.question == "What has Ana done with her sister?"
+    )
+    plain = run_locomo(data, store, k=2)
+    # without entities the bakery turn, which names Priya but no sister, is third
+    assert next(q for q in plain.questions if q.question == sister.question).recall == 0.5
+    named = run_locomo(data, store, k=2, entity_finder=_sister_finder)
+    row = next(q for q in named.questions if q.question == sister.question)
+    assert sorted(row.found) == ["D2:1", "D3:1"] and row.recall == 1.0
+    facts = MemoryVault(store, user_id="locomo-mini-1").list(limit=50)
+    bakery = next(f for f in facts if f.value.source_message_ids == ["D3:1"])
+    assert [e.name for e in bakery.value.entities] == ["Priya"]

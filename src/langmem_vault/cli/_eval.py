@@ -166,6 +166,9 @@ def locomo(
         str | None, typer.Option(help="conversation indexes, e.g. 0-4 (default: all)")
     ] = None,
     max_tokens: Annotated[int, typer.Option(min=50, help="inject's token budget")] = 1000,
+    entities: Annotated[
+        bool, typer.Option(help="name each stored turn's entities (spaCy) for recall to expand")
+    ] = False,
     output: Annotated[Path, typer.Option(help="JSON file of every answer")] = Path(
         "locomo-results.json"
     ),
@@ -184,6 +187,7 @@ def locomo(
     from langmem_vault.eval._locomo import run_locomo, steps
     from langmem_vault.eval._locomo_data import LocomoFormatError, load_locomo
     from langmem_vault.eval._plot import plot_available, save_plot
+    from langmem_vault.offline import find_entities
     from langmem_vault.store import VaultStore
 
     if reference is not None and reference not in REFERENCES:
@@ -220,6 +224,7 @@ def locomo(
                 judge=load_model(judge) if judge else None,
                 reference=ref,
                 max_tokens=max_tokens,
+                entity_finder=find_entities if entities else None,
                 on_step=step,
             )
     rows = result.by_category()

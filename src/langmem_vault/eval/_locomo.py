@@ -50,9 +50,10 @@ from langmem_vault.eval._metrics import answer_coverage, evidence_recall, locomo
 from langmem_vault.extraction._apply import apply
 from langmem_vault.extraction._span import extract_span
 from langmem_vault.memory._dates import statement_validity
+from langmem_vault.memory._entities import EntityFinder
 from langmem_vault.memory._models import SemanticFact
 from langmem_vault.memory._vault import MemoryVault
-from langmem_vault.memory._writes import memory_put
+from langmem_vault.memory._writes import memory_ops
 from langmem_vault.nodes._inject import create_inject_node, make_token_counter
 from langmem_vault.privacy._redaction.policy import DEFAULT_POLICY, RedactionPolicy
 
@@ -185,11 +186,11 @@ def steps(conversations: Sequence[Conversation]) -> int:
     return sum(len(c.turns) + len(c.questions) for c in conversations)
 
 
-def _put_in_batches(store: BaseStore, ops: Sequence[PutOp]) -> Iterator[int]:
-    """Write ``ops`` a batch at a time, yielding each batch's size once it is stored."""
+def _put_in_batches(store: BaseStore, ops: Sequence[Any]) -> Iterator[int]:
+    """Write ``ops`` a batch at a time, yielding how many memories (puts) each stored."""
     for i in range(0, len(ops), _BATCH):
         store.batch(ops[i : i + _BATCH])
-        yield len(ops[i : i + _BATCH])
+        yield sum(isinstance(op, PutOp) for op in ops[i : i + _BATCH])
 
 
 def _figures(
@@ -204,12 +205,16 @@ def _figures(
     }
 
 
-def _turn_fact(conv: Conversation, turn: Turn) -> SemanticFact:
+def _turn_fact(conv: Conversation, turn: Turn, finder: EntityFinder | None) -> SemanticFact:
+    text = f"{turn.speaker}: {turn.text}"
+    entities, relations = finder(text) if finder is not None else ([], [])
     return SemanticFact(
-        text=f"{turn.speaker}: {turn.text}",
+        text=text,
         source="import",
         source_thread_id=f"{conv.sample_id}-session-{turn.session}",
         source_message_ids=[turn.dia_id],
+        entities=entities,
+        relations=relations,
         **observed_fields(turn.said_at, turn.text),
     )
 
@@ -218,14 +223,16 @@ def _store_turns(
     store: BaseStore, vault: MemoryVault, conv: Conversation, tick: Callable[[str], None]
 ) -> None:
     # Turn ids ("D1:3") are not keys (memory.keys): a stable UUID of the turn is; the fact's
-    # source_message_ids keep the turn id, which is what recall is scored on.
+    # source_message_ids keep the turn id, which is what recall is scored on. The write rule's
+    # ops: the put, and the entity links when the vault's finder named any.
     ops = [
-        memory_put(
+        op
+        for t in conv.turns
+        for op in memory_ops(
             vault.ns.semantic,
             str(uuid.uuid5(_TURNS, f"{conv.sample_id}/{t.dia_id}")),
-            _turn_fact(conv, t),
+            _turn_fact(conv, t, vault.entity_finder),
         )
-        for t in conv.turns
     ]
     for written in _put_in_batches(store, ops):
         for _ in range(written):
@@ -285,6 +292,7 @@ def run_locomo(
     reference: BaseStore | None = None,
     max_tokens: int = 1000,
     redaction: RedactionPolicy | None = DEFAULT_POLICY,
+    entity_finder: EntityFinder | None = None,
     on_step: Callable[[str], None] | None = None,
 ) -> LocomoResult:
     """Store every conversation in ``store``, ask every question, and score the answers.
@@ -294,6 +302,8 @@ def run_locomo(
     model) answers each question from the injected block and ``judge`` (default: ``model``)
     labels the answer. ``max_tokens`` is inject's budget. ``redaction`` is the pipeline's PII
     policy (None turns it off), as in :func:`~langmem_vault.extraction.extract_span`.
+    ``entity_finder`` (:func:`langmem_vault.offline.find_entities`, say) names each stored
+    turn's entities, so recall's entity branch can expand the questions that name them.
     ``on_step`` is called after each of :func:`steps` steps with what is being done.
     """
     if k < 1:
@@ -310,7 +320,7 @@ def run_locomo(
     result = LocomoResult(k=k)
     for conv in conversations:
         user = f"locomo-{conv.sample_id}"
-        vault = MemoryVault(store, user_id=user)
+        vault = MemoryVault(store, user_id=user, entity_finder=entity_finder)
         if pipeline:
             _extract_turns(store, vault, conv, extractor, redaction, tick)
         else:
