@@ -206,10 +206,10 @@ def _figures(
 
 
 def _turn_fact(conv: Conversation, turn: Turn, finder: EntityFinder | None) -> SemanticFact:
-    text = f"{turn.speaker}: {turn.text}"
-    entities, relations = finder(text) if finder is not None else ([], [])
+    # the entities the turn names; its speaker is who said it, not what it is about
+    entities, relations = finder(turn.text) if finder is not None else ([], [])
     return SemanticFact(
-        text=text,
+        text=f"{turn.speaker}: {turn.text}",
         source="import",
         source_thread_id=f"{conv.sample_id}-session-{turn.session}",
         source_message_ids=[turn.dia_id],
