@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -175,3 +176,20 @@ async def test_erase_export_and_import_carry_the_entities(env: Env) -> None:
         ).fetchone() == (0,)
     await env.run(import_user, aimport_user, env.store, doc)
     assert await env.expand() == {"My sister is Priya.": 0, "Priya recommended Dune.": 0}
+
+
+async def test_a_relation_holds_when_its_fact_does(env: Env) -> None:
+    # (Priya, recommended, Dune) states no time: it inherits the fact's 2021 validity
+    await env.call(env.vault, "remember", "My sister is Priya.")
+    await env.call(
+        env.vault,
+        "remember",
+        "Priya recommended Dune.",
+        valid_from=datetime(2021, 1, 1, tzinfo=UTC),
+        valid_to=datetime(2022, 1, 1, tzinfo=UTC),
+    )
+    await env.call(env.vault, "remember", "Dune is a novel by Frank Herbert.")
+    then = await env.expand(as_of=datetime(2021, 6, 1, tzinfo=UTC))
+    assert then["Dune is a novel by Frank Herbert."] == 1  # through the relation, valid then
+    later = await env.expand(as_of=datetime(2023, 6, 1, tzinfo=UTC))
+    assert "Dune is a novel by Frank Herbert." not in later

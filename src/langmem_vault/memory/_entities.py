@@ -115,10 +115,29 @@ def entity_links(entities: Iterable[Mapping[str, Any] | Entity]) -> tuple[Entity
     return tuple(links)
 
 
+def _moment(value: Any) -> datetime | None:
+    """A stored bound (an ISO string in a value, or a datetime) as a datetime."""
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value))
+
+
 def relation_links(
-    relations: Iterable[Mapping[str, Any] | Relation], names: Iterable[str]
+    relations: Iterable[Mapping[str, Any] | Relation],
+    names: Iterable[str],
+    validity: tuple[Any, Any] = (None, None),
 ) -> tuple[RelationLink, ...]:
-    """A value's relations between ``names`` (its entities) as the store's links."""
+    """A value's relations between ``names`` (its entities) as the store's links. A relation
+    that states no validity of its own holds when its memory does (``validity``: the
+    memory's ``valid_from`` and ``valid_to``), so an as-of walk follows it only then.
+
+    >>> from datetime import datetime, UTC
+    >>> link = relation_links([Relation(subject="Maya", predicate="works at", object="Acme")],
+    ...                       ["Maya", "Acme"], ("2021-03-01T00:00:00+00:00", None))[0]
+    >>> link.valid_from.year, link.valid_to
+    (2021, None)
+    """
+    start, end = (_moment(v) for v in validity)
     known = {norm_name(n) for n in names}
     links = []
     for raw in relations:
@@ -127,5 +146,6 @@ def relation_links(
         except ValueError:
             continue
         if {norm_name(r.subject), norm_name(r.object)} <= known:
-            links.append(RelationLink(r.subject, r.predicate, r.object, r.valid_from, r.valid_to))
+            held = (r.valid_from, r.valid_to) if r.valid_from or r.valid_to else (start, end)
+            links.append(RelationLink(r.subject, r.predicate, r.object, *held))
     return tuple(links)

@@ -146,7 +146,8 @@ def link_op(
     if not reindex and not relink:
         return None
     entities = entity_links(value.get("entities") or ())
-    relations = relation_links(value.get("relations") or (), (e.name for e in entities))
+    validity = (value.get("valid_from"), value.get("valid_to"))
+    relations = relation_links(value.get("relations") or (), (e.name for e in entities), validity)
     if not entities and not relink:
         return None
     return LinkOp(namespace, key, entities, relations)
