@@ -193,3 +193,13 @@ async def test_a_relation_holds_when_its_fact_does(env: Env) -> None:
     assert then["Dune is a novel by Frank Herbert."] == 1  # through the relation, valid then
     later = await env.expand(as_of=datetime(2023, 6, 1, tzinfo=UTC))
     assert "Dune is a novel by Frank Herbert." not in later
+
+
+async def test_an_episode_names_its_entities_and_expansion_finds_it(env: Env) -> None:
+    hike = await env.call(env.vault, "add_episode", "Hiked in the Alps with Priya all weekend")
+    assert "Priya" in [e.name for e in hike.value.entities]  # the vault's finder named her
+    await env.call(env.vault, "add_episode", "Fixed the kitchen sink")
+    hits = await env.run(
+        expand, aexpand, env.store, [env.vault.ns.episodes], "what did I do with priya?"
+    )
+    assert [h.item.key for h in hits] == [hike.key]  # linked by the episode's own write

@@ -246,6 +246,9 @@ class Episode(TimedModel):
     access_count: int = Field(default=0, ge=0)
     last_accessed: Stamp | None = None
     layer: MemoryLayer = "long_term"
+    #: who and what it names: the store's entity index links them as it links a fact's
+    entities: list[Entity] = Field(default_factory=list, max_length=MAX_ENTITIES)
+    relations: list[Relation] = Field(default_factory=list, max_length=MAX_ENTITIES)
 
     @model_validator(mode="after")
     def _check_range(self) -> Self:

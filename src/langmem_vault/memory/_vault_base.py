@@ -20,7 +20,7 @@ from langgraph.store.base import BaseStore, Item
 from langmem_vault.db._steps import Call, arun_steps, run_steps
 from langmem_vault.db._store_plans import StoreOp, StorePlan
 from langmem_vault.memory._entities import EntityFinder
-from langmem_vault.memory._models import MemoryModel, SemanticFact
+from langmem_vault.memory._models import Episode, MemoryModel, SemanticFact
 from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory._recall.scoring import DEFAULT_WEIGHTS, ScoringWeights
 from langmem_vault.memory._recall.usage import read_usage_plan, with_usage
@@ -30,6 +30,7 @@ from langmem_vault.memory._writes import memory_ops
 __all__ = ["Memory", "VaultBase"]
 
 M = TypeVar("M", bound=MemoryModel)
+N = TypeVar("N", SemanticFact, Episode)
 T = TypeVar("T")
 _List = builtins.list
 
@@ -97,17 +98,17 @@ class VaultBase:
             layers=self.weights.layers,
         )
 
-    def _find(self, fact: SemanticFact) -> StorePlan[SemanticFact]:
-        """``fact`` with the entities the vault's finder names in it (CPU-bound: a worker
-        thread when async), unless it has some already."""
+    def _find(self, memory: N) -> StorePlan[N]:
+        """``memory`` (a fact, or an episode) with the entities the vault's finder names in
+        its text (CPU-bound: a worker thread when async), unless it has some already."""
         finder = self.entity_finder
-        if finder is None or fact.entities:
-            return fact
-        text = fact.text
+        if finder is None or memory.entities:
+            return memory
+        text = memory.summary if isinstance(memory, Episode) else memory.text
         entities, relations = yield Call(
             lambda: finder(text), lambda: asyncio.to_thread(finder, text)
         )
-        return fact.model_copy(update={"entities": entities, "relations": relations})
+        return memory.model_copy(update={"entities": entities, "relations": relations})
 
     def _run(self, plan: StorePlan[T]) -> T:
         return run_steps(plan, self.store)

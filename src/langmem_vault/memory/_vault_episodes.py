@@ -24,11 +24,14 @@ class VaultEpisodes(VaultBase):
 
     def _add_episode_plan(self, episode: Episode) -> StorePlan[Memory[Episode]]:
         key = str(uuid.uuid4())
+        episode = yield from self._find(episode)
         yield Batch(self._put(self.ns.episodes, key, episode))
         return Memory(key, episode)
 
     def add_episode(self, summary: str, **fields: Any) -> Memory[Episode]:
-        """Store an episode (``importance``, ``thread_id``, ``outcome``, ``topics``...)."""
+        """Store an episode (``importance``, ``thread_id``, ``outcome``, ``topics``,
+        ``entities``...; without ``entities`` the vault's ``entity_finder`` names them in the
+        summary, and the store's entity index links them as a fact's)."""
         episode = Episode(summary=summary, **fields)
         return self._run(self._add_episode_plan(episode))
 

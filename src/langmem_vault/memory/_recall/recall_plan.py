@@ -141,8 +141,7 @@ class Branch(Protocol):
 class EntityBranch:
     """The memories linked to the entities the query names, and to their neighbours one
     relation away (:mod:`~langmem_vault.memory._recall.expansion`: one recursive statement
-    in recall's batch): nearer hops first, then more entities matched, then the better
-    vector match. Only on
+    in recall's batch): nearer hops first, then more entities matched, then newer. Only on
     stores with the entity index (:func:`default_branches`)."""
 
     name = "entity"
@@ -162,17 +161,10 @@ class EntityBranch:
     def rank(
         self, query: RecallQuery, results: Sequence[Any], pool: Mapping[Target, Candidate]
     ) -> Sequence[tuple[SearchItem | Item, float]]:
-        # nearer hops first, then more of the query's entities; within those, the search's
-        # cosine when it found the memory too (a name the user says often links many memories:
-        # the op's newest-first order says nothing of which answers). The score says how near:
-        # 1 for a named entity, 1/2 one hop on.
-        def order(hit: Any) -> tuple[int, int, float]:
-            found = pool.get(_target(hit.item))
-            cosine = found.vector if found is not None and found.vector is not None else -1.0
-            return (hit.hop, -len(hit.entities), -cosine)
-
-        hits = sorted((hit for page in results for hit in page), key=order)
-        return [(hit.item, 1.0 / (1 + hit.hop)) for hit in hits]
+        # the op's own order (nearer hops, more entities, newer first: ordering each hop by
+        # cosine instead measured 0.8 point worse on LoCoMo 0-4); the score says how near:
+        # 1 for a named entity, 1/2 one hop on
+        return [(hit.item, 1.0 / (1 + hit.hop)) for page in results for hit in page]
 
 
 def default_branches(store: object) -> tuple[Branch, ...]:
