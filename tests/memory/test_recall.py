@@ -201,5 +201,6 @@ async def test_before_an_event_finds_the_fact_that_held_then(astore: BaseStore) 
     hits = await vault.arecall("Where did I live before I moved to Lyon?")
     assert [m.key for m in hits] == [porto]
     assert hits[0].parts["time"].rank == 1
-    # a date's window admits it the same way
+    # a place standing for the event, and a date's window, admit it the same way
+    assert [m.key for m in await vault.arecall("Where did I live before Lyon?")] == [porto]
     assert [m.key for m in await vault.arecall("Where did I live in 2019?")] == [porto]

@@ -66,7 +66,9 @@ FIT_SAID_AFTER = 0.3  # undated, said after the window (not known then)
 
 _ANCHOR = re.compile(
     r"\b(?P<rel>before|after|since|until|till|prior to)\s+"
-    r"(?P<event>(?:I|we|my|our|he|she|they|you)\b[^?.!,;]*)",
+    # an event someone did ("I moved to Lyon"), or a name standing for one ("before Lyon")
+    r"(?P<event>(?:I|we|my|our|he|she|they|you)\b[^?.!,;]*"
+    r"|(?-i:[A-Z][\w'\u2019-]*)(?:\s+(?-i:[A-Z][\w'\u2019-]*))*)",
     re.IGNORECASE,
 )
 _WHEN = re.compile(
