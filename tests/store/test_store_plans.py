@@ -9,7 +9,7 @@ from langgraph.store.base import SearchOp
 
 from langmem_vault.db._runner import Pipelined
 from langmem_vault.store import _plans as plans
-from langmem_vault.store import _sql as q
+from langmem_vault.store import _search_sql as q
 from langmem_vault.store._lexemes import LexemeStats, StatsCache
 from langmem_vault.store._prepare import StoreSettings
 from langmem_vault.store._ranking import SearchRanking

@@ -13,6 +13,7 @@ from langgraph.store.base import Item, SearchItem, SearchOp
 from langmem_vault._tenants import TenantRule
 from langmem_vault.db._runner import Pipelined, Plan, Query, Rows
 from langmem_vault.db._vectors import QueryVector
+from langmem_vault.store import _search_sql as sq
 from langmem_vault.store import _sql as q
 from langmem_vault.store._filters import FilterBuilder
 from langmem_vault.store._lexemes import LexemeStats, StatsCache
@@ -140,10 +141,10 @@ def _recent_plan(
         # so inject's every-turn private read is not planned again each turn.
         where += f" AND {q.PRIVATE_PREDICATE}"
     if op.namespace_prefix:
-        sql = q.search_recent_in(schema, where)
+        sql = sq.search_recent_in(schema, where)
         params.update(namespace_params(op.namespace_prefix))
     else:
-        sql = q.search_recent(schema, where)
+        sql = sq.search_recent(schema, where)
     rows = yield Query(_mirrored(schema, sql, params, mirror), params)
     return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
 
@@ -191,7 +192,7 @@ def search_plan(
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
     tenant = "tenant" in params
-    sql = q.search_ranked(
+    sql = sq.search_ranked(
         schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small, tenant=tenant
     )
     sql = _mirrored(schema, sql, params, mirror)
@@ -203,13 +204,13 @@ def search_plan(
         # planning: 1.3-2 ms of a namespace search's ~3 at 20k items, 3-11 ms for the
         # statement that counts; issue 26).
         if not op.filter and params["k"] == ranking.candidates:
-            sql = q.literal_k(sql, params["k"])
-            settings_query = Query(q.PLAIN_SEARCH_SETTINGS, ef)
+            sql = sq.literal_k(sql, params["k"])
+            settings_query = Query(sq.PLAIN_SEARCH_SETTINGS, ef)
             _, rows, _ = yield Pipelined(
-                (settings_query, Query(sql, params, prepare=True), Query(q.RESTORE_PLAN_MODE))
+                (settings_query, Query(sql, params, prepare=True), Query(sq.RESTORE_PLAN_MODE))
             )
         else:
-            _, rows = yield Pipelined((Query(q.HNSW_SETTINGS, ef), Query(sql, params)))
+            _, rows = yield Pipelined((Query(sq.HNSW_SETTINGS, ef), Query(sql, params)))
     else:
         rows = yield Query(sql, params)
     if scope_key is not None and small is None and rows:
@@ -223,7 +224,7 @@ def search_plan(
         # scope's (a page may still be short: the fill step below then completes it). Not
         # remembered: whether a walk runs out depends on the query, and one far query must
         # not send a broad scope's next searches to the exact scan.
-        exact = q.search_ranked(
+        exact = sq.search_ranked(
             schema, where, score, order, hybrid=True, scope=scope, small=True, tenant=tenant
         )
         rows = yield Query(_mirrored(schema, exact, params, mirror), params)
@@ -234,7 +235,7 @@ def search_plan(
         params["fill"] = wanted - len(ranked)
         params["ranked_prefixes"] = [prefix_of(item.namespace) for _, item in ranked]
         params["ranked_keys"] = [item.key for _, item in ranked]
-        fill = q.search_fill(schema, where, score, hybrid=settings.hybrid)
+        fill = sq.search_fill(schema, where, score, hybrid=settings.hybrid)
         rest = yield Query(_mirrored(schema, fill, params, mirror), params)
         ranked += [(r, _search_item(r, r["score"])) for r in rest or []]
     return _page(ranked[op.offset : wanted], mirror)

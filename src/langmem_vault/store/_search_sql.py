@@ -1,0 +1,323 @@
+"""The store's search statements (recent, ranked, fill) and the settings they run under, as
+named templates; the other statements are in _sql.py, the keyword branch's in _keyword_sql.py.
+``{s}`` is the (validated) schema name; every value travels as a query parameter."""
+
+from __future__ import annotations
+
+from langmem_vault.store._keyword_sql import COVERAGE, keyword_candidates, terms
+from langmem_vault.store._sql import ITEM_COLUMNS
+
+# pgvector 0.8: keep scanning the HNSW graph until enough rows pass the filters (without it,
+# a filtered search returns fewer rows than asked for: pgvector #216), and widen the beam to
+# the number of candidates we want.
+HNSW_SETTINGS = (
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+    " set_config('hnsw.ef_search', %(ef)s, true)"
+)
+
+# The settings of a plain search (no filter; no scope small enough to score exactly), whose
+# statement is the same for every query: run it with its generic plan, as a prepared statement,
+# so it is not planned again on every search (0.7-1 ms at 100k items, 40% of its database time).
+# Postgres would not choose that plan itself: without the query it guesses that the namespace
+# clause keeps 1.5% of the rows, and the generic plan costs more than the custom ones it saw.
+# It needs the candidate LIMITs written as constants (``literal_k``): with LIMIT $n Postgres
+# assumes a tenth of the rows and sorts every vector instead (about 300 ms per search). Only
+# pages whose k is the store's default candidate count take this path (k is then one number,
+# so there are four such statements per store: plain; a namespace's first search of the
+# minute, its later ones when small, when large), so a caller paging with many sizes does
+# not fill each connection with cached generic plans (about 0.5 MB each).
+# The generic plan is made once per connection, from whatever statistics the tables have then,
+# and kept until they change: made on a small table, or with the 1.5% guess, the cheapest plan
+# sorted every vector of the scope (20k items: 20,000 distances and a hash join of every item,
+# 8x PostgresStore, issue 26) or scanned the table per keyword level. So it is planned with
+# sorts, sequential scans, hash and merge joins disabled (PLAIN_PLAN_SETTINGS): the only plan
+# left is the one the statement is written for at any size (HNSW walk with a primary-key
+# probe per candidate, keyword levels from the GIN index, probes for the exact cosines); the
+# sorts it cannot do without (the candidates' DISTINCT ON, the page's ORDER BY) stay.
+# The settings are local to the transaction, which later statements may share (a batch's other
+# searches, in the same pipeline): the current values are saved first (the subquery runs
+# before the outer set_config) and RESTORE_PLAN_MODE, sent right after the search, puts them
+# back.
+PLAIN_PLAN_SETTINGS = (
+    ("plan_cache_mode", "force_generic_plan"),
+    ("enable_sort", "off"),
+    ("enable_seqscan", "off"),
+    ("enable_hashjoin", "off"),
+    ("enable_mergejoin", "off"),
+)
+PLAIN_SEARCH_SETTINGS = (
+    HNSW_SETTINGS
+    + "".join(f", set_config('{name}', '{value}', true)" for name, value in PLAIN_PLAN_SETTINGS)
+    + " FROM (SELECT "
+    + ", ".join(
+        f"set_config('langmem_vault.{name}', current_setting('{name}'), true)"
+        for name, _ in PLAIN_PLAN_SETTINGS
+    )
+    + ") AS saved"
+)
+RESTORE_PLAN_MODE = "SELECT " + ", ".join(
+    f"set_config('{name}', current_setting('langmem_vault.{name}'), true)"
+    for name, _ in PLAIN_PLAN_SETTINGS
+)
+
+
+def literal_k(statement: str, k: int) -> str:
+    """``statement`` with its candidate count ``%(k)s`` written as a constant (see
+    PLAIN_SEARCH_SETTINGS); k is a computed int, never user text.
+
+    >>> literal_k("LIMIT %(k)s OFFSET %(wanted)s", 50)
+    'LIMIT 50 OFFSET %(wanted)s'
+    """
+    return statement.replace("%(k)s", str(int(k)))
+
+
+def search_recent(s: str, where: str) -> str:
+    """Every namespace's matching items, newest first (a search without a namespace)."""
+    return f"""
+SELECT {ITEM_COLUMNS} FROM {s}.store_items AS i
+WHERE {where}
+ORDER BY i.updated_at DESC, i.prefix, i.key
+LIMIT %(limit)s OFFSET %(offset)s"""
+
+
+def search_recent_in(s: str, where: str) -> str:
+    """A namespace's matching items (``%(ns)s`` and the namespaces under it), newest first.
+
+    Two branches, each an ordered walk of ``store_items_prefix_updated_idx`` cut at
+    offset + limit: the namespace itself (``prefix = ns``: the index's order is the search's
+    order) and its sub-namespaces (a range of prefixes, merged and cut). One ``prefix = ns OR
+    prefix LIKE ...`` clause could use neither walk: it read the global ``updated_at`` index
+    and skipped every newer row of other namespaces (store/0003)."""
+
+    def branch(scope: str) -> str:
+        return f"""(SELECT {ITEM_COLUMNS}, i.prefix FROM {s}.store_items AS i
+    WHERE {scope} AND {where}
+    ORDER BY i.updated_at DESC, i.prefix, i.key
+    LIMIT %(limit)s + %(offset)s)"""
+
+    below = "i.prefix > %(ns)s AND i.prefix < %(ns_end)s AND i.prefix LIKE %(ns_like)s"
+    return f"""
+SELECT * FROM (
+    {branch("i.prefix = %(ns)s")}
+    UNION ALL
+    {branch(below)}
+) AS i
+ORDER BY i.updated_at DESC, i.prefix, i.key
+LIMIT %(limit)s OFFSET %(offset)s"""
+
+
+# Each vector branch returns its rows' cosine (column ``vcos``), computed from the vector it
+# read: the scoring step then probes store_vectors again only for keyword candidates (3 buffer
+# hits and a subplan per candidate, 150 of a namespace search's 505 buffers at 20k items).
+# An item with several vectors keeps its best one (``cand``); the exact branches see all of
+# an item's vectors nearer than its farthest candidate, so that is the item's best; a walk of
+# the HNSW index may miss a nearer field of an item it found, as it may miss an item.
+_DISTANCE = "v.embedding <=> %(qv)s::vector"
+
+
+def _with_cos(columns: str, distance: str) -> str:
+    return f"{columns}, 1 - ({distance}) AS vcos"
+
+
+def _vectors_ann(s: str, columns: str, where: str) -> str:
+    # The ORDER BY repeats the parameter so the planner can use the HNSW index.
+    return f"""SELECT {_with_cos(columns, _DISTANCE)} FROM {s}.store_vectors AS v
+    JOIN {s}.store_items AS i ON i.tenant = v.tenant AND i.prefix = v.prefix AND i.key = v.key
+    WHERE {where}
+    ORDER BY v.embedding <=> %(qv)s::vector
+    LIMIT %(k)s"""
+
+
+# How many nearest vectors a filtered HNSW scan may walk: pgvector's default
+# hnsw.max_scan_tuples, where its iterative scan stops anyway. A walk that finds fewer than k
+# matches is redone exactly (_search_plan.search_plan).
+FILTERED_SCAN_ROWS = 20000
+
+
+def _vectors_ann_filtered(s: str, columns: str, where: str, gate: str = "TRUE") -> str:
+    # A large filtered scope: the nearest vectors from the HNSW index (iterative scan), each
+    # checked against the filter by one primary-key probe of its item, until k match. Written
+    # as a lateral probe under a LIMIT so the planner cannot turn it into the exact plan: for
+    # a filter it misjudges the matches (tens for ~5,000 at 100k) and scored every match,
+    # one vector probe each (36 ms at 100k, 5%; bench/RESULTS.md, issue 14 search).
+    # ``gate`` is a one-time filter that keeps the index scan from starting at all. Naming the
+    # tenant here made the planner sort all its vectors (3x the CPU, bench/RESULTS.md issue 28).
+    return f"""SELECT {_with_cos(columns, "v.d")} FROM (
+        SELECT v.tenant, v.prefix, v.key, {_DISTANCE} AS d FROM {s}.store_vectors AS v
+        WHERE {gate}
+        ORDER BY v.embedding <=> %(qv)s::vector
+        LIMIT {FILTERED_SCAN_ROWS}
+    ) AS v
+    JOIN LATERAL (SELECT * FROM {s}.store_items AS i
+                  WHERE i.tenant = v.tenant AND i.prefix = v.prefix AND i.key = v.key
+                    AND {where} LIMIT 1) AS i ON true
+    LIMIT %(k)s"""
+
+
+def _vectors_of_items(s: str, columns: str, where: str) -> str:
+    # Exact: the matching items first, then their vectors. "+ 0" keeps the planner off the
+    # HNSW index (an HNSW scan would walk past most of the graph to find a few items).
+    return f"""SELECT {_with_cos(columns, _DISTANCE)} FROM {s}.store_vectors AS v
+    JOIN {s}.store_items AS i ON i.tenant = v.tenant AND i.prefix = v.prefix AND i.key = v.key
+    WHERE {where}
+    ORDER BY ({_DISTANCE}) + 0
+    LIMIT %(k)s"""
+
+
+def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
+    # Exact, for a small namespace: its vectors' distances first (the CTE ``nv``: one bitmap
+    # scan of the vector table's primary key, which starts with prefix, so each page is read
+    # once however many of its rows match; narrow rows, sorted), then the items of the nearest,
+    # in that order, until k match. Same rows and order as _vectors_of_items.
+    # LIMIT 1 (one item per key anyway) keeps the planner from flattening the lateral into a
+    # hash join of every item of the namespace (4.5 ms at 1,000 items): one primary-key probe
+    # per nearest vector, stopping at k.
+    return f"""SELECT {_with_cos(columns, "nv.d")} FROM nv
+    JOIN LATERAL (SELECT * FROM {s}.store_items AS i
+                  WHERE i.tenant = nv.tenant AND i.prefix = nv.prefix AND i.key = nv.key
+                    AND {where} LIMIT 1) AS i ON true
+    ORDER BY nv.d
+    LIMIT %(k)s"""
+
+
+# Written for a generic plan too (_search_plan.search_plan): the range of prefixes is spelled out
+# (LIKE with a parameter cannot bound an index scan), and the distances are sorted outside an
+# unflattened subquery (OFFSET 0), so the sort cannot be served by the HNSW index: with sorts
+# disabled that plan walked the store's whole graph for the namespace's vectors (29,470
+# buffers at 20k items instead of 205).
+# ``{gate}``: in the statement that counts the namespace, its verdict, so a large namespace's
+# vectors are not all read and sorted for the exact branch it gates off (20,000 vectors, 930
+# buffers for ("mem",) at 20k items, at every first search of the minute; issue 26).
+_NAMESPACE_VECTORS = """
+nv AS MATERIALIZED (
+    SELECT * FROM (
+        SELECT v.tenant, v.prefix, v.key, v.embedding <=> %(qv)s::vector AS d
+        FROM {s}.store_vectors AS v
+        WHERE {gate} AND {tenant}v.prefix >= %(ns)s AND v.prefix < %(ns_end)s
+          AND (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s)
+        OFFSET 0) AS v
+    ORDER BY d
+),"""
+
+# Items in a namespace, by a range of the primary key (index-only once vacuumed).
+_NAMESPACE_ITEMS = """SELECT 1 FROM {s}.store_items AS i
+    WHERE {tenant}i.prefix >= %(ns)s AND i.prefix < %(ns_end)s
+      AND (i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s)"""
+
+
+def search_ranked(
+    s: str,
+    where: str,
+    score: str,
+    order: str,
+    *,
+    hybrid: bool,
+    scope: str | None = None,
+    small: bool | None = None,
+    tenant: bool = False,
+) -> str:
+    """The whole search in one statement: the query's terms, candidates from each retriever,
+    re-scored exactly, best first.
+
+    ``scope`` (hybrid stores) picks how vector candidates are found: None, by the HNSW index;
+    ``"items"`` (a filter), exactly when at most ``%(exact_rows)s`` items match, else by a
+    walk of the index that checks each candidate against the filter (column ``walked``: the
+    candidates it found); ``"namespace"`` (a namespace prefix, no filter), exactly when the
+    namespace holds at most ``%(exact_rows)s`` vectors, else by the index. ``small`` is that
+    verdict when the caller knows it (``scopes.ScopeSizes``): the statement then holds only the
+    branch it picks. Else the statement counts (no further than one past the bound), runs only
+    the branch the count picks (the other is gated off by a one-time filter, so a scoped search
+    is one round trip too) and returns the verdict in column ``small_scope``.
+
+    Each retriever returns whole rows, so candidates need no second visit to store_items, and
+    ``scored`` is materialised so each candidate's cosine and coverage are computed once.
+    ``tenant``: ``where`` names one tenant (``%(tenant)s``); the vector-only reads name it too.
+    """
+    columns = f"i.tenant, i.prefix, {ITEM_COLUMNS}, i.search_tsv"
+    alone = "v.tenant = %(tenant)s AND " if tenant else ""
+    keyword = keyword_candidates(s, f"{columns}, NULL::float8 AS vcos", where, hybrid=hybrid)
+    verdict = ""
+    if hybrid:
+        counted = ""
+        if scope == "items" and small is False:
+            vec = f"vec AS (\n    {_vectors_ann_filtered(s, columns, where)}\n)"
+        elif scope is None or small is False:
+            vec = f"vec AS (\n    {_vectors_ann(s, columns, where)}\n)"
+        elif small:
+            if scope == "namespace":
+                counted = _NAMESPACE_VECTORS.format(s=s, gate="TRUE", tenant=alone)
+                vec = f"vec AS (\n    {_vectors_of_namespace(s, columns, where)}\n)"
+            else:
+                vec = f"vec AS (\n    {_vectors_of_items(s, columns, where)}\n)"
+        else:
+            gated = f"{where} AND (SELECT yes FROM small)"
+            if scope == "namespace":
+                count = _NAMESPACE_ITEMS.format(s=s, tenant=alone.replace("v.", "i."))
+                exact = _vectors_of_namespace(s, columns, gated)
+            else:
+                count = f"SELECT 1 FROM {s}.store_items AS i WHERE {where}"
+                exact = _vectors_of_items(s, columns, gated)
+            counted = f"""
+small AS MATERIALIZED (
+    SELECT count(*) <= %(exact_rows)s AS yes FROM ({count} LIMIT %(exact_rows)s + 1) AS x
+),"""
+            if scope == "namespace":
+                counted += _NAMESPACE_VECTORS.format(
+                    s=s, gate="(SELECT yes FROM small)", tenant=alone
+                )
+                ann = _vectors_ann(s, columns, f"{where} AND NOT (SELECT yes FROM small)")
+            else:
+                ann = _vectors_ann_filtered(s, columns, where, "NOT (SELECT yes FROM small)")
+            vec = f"vec AS (\n    ({exact})\n    UNION ALL\n    ({ann})\n)"
+            verdict = ", (SELECT yes FROM small) AS small_scope"
+        if scope == "items" and small is not True:
+            # How many candidates the index walk found: fewer than k means it ran out.
+            verdict += ", (SELECT count(*) FROM vec) AS walked"
+        candidates = f"""{keyword},{counted}
+{vec},
+cand AS (
+    SELECT DISTINCT ON (prefix, key) * FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw) AS u
+    ORDER BY prefix, key, vcos DESC NULLS LAST
+)"""
+        # COALESCE runs the probe only for candidates no vector branch found.
+        cos = f"""coalesce(i.vcos, (SELECT max(1 - ({_DISTANCE})) FROM {s}.store_vectors AS v
+         WHERE v.tenant = i.tenant AND v.prefix = i.prefix AND v.key = i.key))"""
+    else:
+        candidates = f"{keyword},\ncand AS (SELECT * FROM kw)"
+        cos = "NULL::float8"
+    return f"""
+WITH {terms(hybrid=hybrid)},
+{candidates},
+scored AS MATERIALIZED (
+    SELECT i.*, {cos} AS cos, {COVERAGE} AS coverage FROM cand AS i
+)
+SELECT namespace, key, value, created_at, updated_at, ttl_minutes, {score} AS score,
+       cos, coverage{verdict}
+FROM scored
+ORDER BY {order} DESC, updated_at DESC LIMIT %(wanted)s"""
+
+
+def search_fill(s: str, where: str, score: str, *, hybrid: bool) -> str:
+    """The rest of a page the candidates could not fill, after the ranked items.
+
+    Every other matching item, scored exactly (the candidates can miss indexed items when
+    items have several vectors each), and the un-indexed ones last with no score, as
+    InMemoryStore appends them.
+    """
+    cos = (
+        f"""(SELECT max(1 - ({_DISTANCE})) FROM {s}.store_vectors AS v
+         WHERE v.tenant = i.tenant AND v.prefix = i.prefix AND v.key = i.key)"""
+        if hybrid
+        else "NULL::float8"
+    )
+    return f"""
+WITH {terms(hybrid=hybrid)},
+rest AS MATERIALIZED (
+    SELECT {ITEM_COLUMNS}, i.indexed, {cos} AS cos, {COVERAGE} AS coverage
+    FROM {s}.store_items AS i
+    WHERE (i.prefix, i.key) NOT IN (
+            SELECT * FROM unnest(%(ranked_prefixes)s::text[], %(ranked_keys)s::text[]))
+      AND {where}
+)
+SELECT *, CASE WHEN indexed THEN {score} END AS score FROM rest
+ORDER BY score DESC NULLS LAST, updated_at DESC, key LIMIT %(fill)s"""
