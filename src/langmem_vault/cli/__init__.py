@@ -6,6 +6,7 @@
   ``audit``, ``stats``, ``users`` (:mod:`.admin`), ``jobs failed|retry`` (:mod:`.jobs`,
   the dead-letter list): the admin commands, over
   :class:`~langmem_vault.service.MemoryService`;
+- ``citus-ddl`` (:mod:`.citus`): the statements that distribute a schema on Citus;
 - ``eval locomo`` (:mod:`.eval`): the LoCoMo evaluation on a file the user supplies;
 - ``serve`` (:mod:`langmem_vault.api._serve`) and ``mcp`` (:mod:`.mcp`: the MCP server over
   stdio).
@@ -33,6 +34,7 @@ COMMANDS = (
     "langmem_vault.cli._admin",
     "langmem_vault.cli._eval",
     "langmem_vault.cli._jobs",
+    "langmem_vault.cli._citus",
     "langmem_vault.api._serve",
     "langmem_vault.cli._mcp",
 )
