@@ -70,7 +70,9 @@ def schema(pg_uri: str) -> Iterator[str]:
 
 
 def ddl(*args: str) -> list[str]:
-    result = CliRunner().invoke(typer.main.get_command(app), ["citus-ddl", *args])
+    # No $LANGMEM_VAULT_DSN: without --dsn the command must use its declared tables.
+    command = typer.main.get_command(app)
+    result = CliRunner().invoke(command, ["citus-ddl", *args], env={"LANGMEM_VAULT_DSN": None})
     assert result.exit_code == 0, result.output
     return result.stdout.splitlines()
 

@@ -16,8 +16,8 @@ __all__ = ["register"]
 def citus_ddl(dsn: DsnOption = None, schema: SchemaOption = None) -> None:
     """Print the Citus statements for a schema set up by setup(): run them on the coordinator.
 
-    With --dsn the tables (and which have a tenant) are read from that database's catalog;
-    without it, from the tables setup() makes."""
+    With --dsn (or $LANGMEM_VAULT_DSN) the tables, and which have a tenant, are read from that
+    database's catalog; without, from the tables setup() makes."""
     import psycopg
 
     from langmem_vault.cli._context import SCHEMA_ENV
@@ -28,6 +28,7 @@ def citus_ddl(dsn: DsnOption = None, schema: SchemaOption = None) -> None:
         catalog_tables,
         citus_statements,
     )
+    from langmem_vault.db._embedded import DSN_ENV
     from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema
 
     name = schema or os.environ.get(SCHEMA_ENV) or DEFAULT_SCHEMA
@@ -35,7 +36,7 @@ def citus_ddl(dsn: DsnOption = None, schema: SchemaOption = None) -> None:
         check_schema(name)
     except ValueError as exc:
         fail(f"schema: {exc}")
-    dsn = dsn or os.environ.get("LANGMEM_VAULT_DSN")
+    dsn = dsn or os.environ.get(DSN_ENV)
     if dsn is None:
         lines = citus_statements(name, DECLARED)
     else:

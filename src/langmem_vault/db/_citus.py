@@ -14,13 +14,23 @@ SELECT create_distributed_function('app.tenant_of(text[])');
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from graphlib import TopologicalSorter
+from typing import Any
 
 from langmem_vault.db._migrations import check_schema
 
-__all__ = ["CATALOG", "DECLARED", "FUNCTIONS", "LOCAL_REASONS", "Table", "citus_statements"]
+__all__ = [
+    "CATALOG",
+    "DECLARED",
+    "FUNCTIONS",
+    "FUNCTIONS_CATALOG",
+    "LOCAL_REASONS",
+    "Table",
+    "catalog_tables",
+    "citus_statements",
+]
 
 ROOT = "store_items"
 
@@ -101,14 +111,14 @@ SELECT p.oid::regprocedure::text AS signature FROM pg_proc AS p
 WHERE p.pronamespace = to_regnamespace(%(schema)s) ORDER BY 1"""
 
 
-def catalog_tables(schema: str, rows: Iterable[dict[str, object]]) -> list[Table]:
+def catalog_tables(schema: str, rows: Iterable[Mapping[str, Any]]) -> list[Table]:
     """:data:`CATALOG`'s rows as tables (foreign key targets named without the schema)."""
     prefix = f"{schema}."
     return [
         Table(
             str(row["name"]),
             bool(row["tenant"]),
-            tuple(str(r).removeprefix(prefix) for r in row["refs"]),  # type: ignore[attr-defined]
+            tuple(str(r).removeprefix(prefix) for r in row["refs"]),
         )
         for row in rows
     ]
