@@ -7,9 +7,13 @@ tables with no tenant stay local on the coordinator, each with its reason.
 The tables come from the live catalog when there is one (:data:`CATALOG`), else from
 :data:`DECLARED` (tests/cli/test_citus_cli.py checks the two agree on a fresh schema).
 
->>> print("\\n".join(citus_statements("app", DECLARED, ("app.tenant_of(text[])",))[2:4]))
-SELECT create_distributed_function('app.tenant_of(text[])');
--- tenant-keyed: distributed by tenant, co-located with store_items (one user's rows on one shard)
+>>> script = citus_statements("app", DECLARED)
+>>> print(script[5])
+SELECT create_distributed_table('app.store_items', 'tenant');
+>>> print(script[6])
+SELECT create_distributed_table('app.entities', 'tenant', colocate_with => 'app.store_items');
+>>> print(script[-1].split(":")[0])
+-- app.vault_migrations stays local on the coordinator
 """
 
 from __future__ import annotations
