@@ -2,14 +2,14 @@
 
 A tenant is text: the user id the row belongs to, or :data:`SHARED_TENANT` (the empty string,
 which no user id can be: :func:`langmem_vault.check_user_id`) for data of no user (shared
-namespaces, global instructions, the extraction watermarks). Every table carries it first in
-its primary key and unique indexes, so the tables can be hash-partitioned by it
-(``setup(partitions=N)``) or distributed by it on Citus, and a statement that names one tenant
-reads one partition (one shard).
+namespaces, global instructions, the extraction watermarks). The store's tables (items,
+vectors, entities) carry it first in their primary keys and unique indexes, so they can be
+hash-partitioned by it (``setup(partitions=N)``) or distributed by it on Citus, and a
+statement that names one tenant reads one partition (one shard). The saver's, the job
+queue's and the audit log's tables have no tenant yet (docs/citus.md says what that means).
 
 The store reads a namespace's tenant from its user label, by the first template that fits the
-namespace's leading labels (:class:`TenantRule`); the saver's rows belong to the thread's
-owner, the job queue's and the audit log's to their user.
+namespace's leading labels (:class:`TenantRule`).
 
 Store labels may not contain ``.``, so a user id is encoded reversibly in a label: ``%``
 becomes ``%25`` and ``.`` becomes ``%2E`` (an email address works as a user id).

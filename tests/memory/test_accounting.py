@@ -24,11 +24,13 @@ from langmem_vault.telemetry import metered_call
 from tests.support.models import MeteredModel
 
 
-class GatedStore(InMemoryStore):
-    """Counts batches; the first waits until the test opens the gate."""
+class GatedStore(BaseStore):
+    """Counts batches; the first waits until the test opens the gate. It wraps an
+    InMemoryStore rather than being one: an InMemoryStore is written in the caller's thread,
+    never by the writer thread this file tests."""
 
     def __init__(self) -> None:
-        super().__init__()
+        self.inner = InMemoryStore()
         self.batches = 0
         self.entered = threading.Event()
         self.gate = threading.Event()
@@ -38,7 +40,10 @@ class GatedStore(InMemoryStore):
         if self.batches == 1:
             self.entered.set()
             self.gate.wait(10)
-        return super().batch(ops)
+        return self.inner.batch(ops)
+
+    async def abatch(self, ops: Any) -> Any:
+        return self.batch(ops)
 
 
 def test_increments_that_arrive_during_a_write_share_the_next() -> None:

@@ -18,6 +18,7 @@ from langmem_vault.db import _store_plans as store_plans
 from langmem_vault.graphs._state import MemoryState
 from langmem_vault.memory import MissingConfigKeyError
 from langmem_vault.memory._recall.access import AccessRecorder
+from langmem_vault.memory._recall.accounting import accounting_namespace
 from langmem_vault.memory._recall.usage import arecord_usage, record_usage, usage_increments
 from langmem_vault.memory._vault import MemoryVault
 from langmem_vault.nodes._degrade import Degrade
@@ -361,7 +362,15 @@ def test_usage_records_count_in_the_score_in_one_batch(
         record_usage(store, increments)
     batches: list[int] = []
     batch = store_plans._batch
-    monkeypatch.setattr(store_plans, "_batch", lambda s, ops: batches.append(1) or batch(s, ops))
+    accounting = accounting_namespace("u1")
+
+    def counted(s: BaseStore, ops: Any) -> Any:
+        # inject's reads; not the turn's accounting, which an InMemoryStore gets at once
+        if not any(getattr(op, "namespace", None) == accounting for op in ops):
+            batches.append(1)
+        return batch(s, ops)
+
+    monkeypatch.setattr(store_plans, "_batch", counted)
     node = create_inject_node(store=store, record_access=False).node
     out = node.invoke({"messages": []}, CFG)
     # VaultStore reads the usage records with the searches: one batch, not two

@@ -154,6 +154,27 @@ def test_an_old_database_migrates_in_place(pg_uri: str, schema: str) -> None:
         assert len(left) == 2 * 3 + 1 + 1
 
 
+def test_vectors_orphaned_between_the_two_tracks_do_not_block_the_second(
+    pg_uri: str, schema: str
+) -> None:
+    # store/0006 drops the vectors' foreign keys; a store without an index runs only the
+    # store's track, so items (and entities) deleted before the vectors' track runs leave
+    # vectors of nothing, which would fail store_vectors/0003's new keys on every setup().
+    embeddings = TrigramEmbeddings()
+    _old_database(pg_uri, schema, embeddings)
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        store.setup()  # no index: the store's track only
+    with psycopg.connect(pg_uri) as conn:
+        conn.execute(f"DELETE FROM {schema}.store_items WHERE key = 'f0'")
+        conn.execute(f"DELETE FROM {schema}.entities")
+    index = {"dims": DIMS, "embed": embeddings, "fields": ["text"]}
+    with VaultStore.from_conn_string(pg_uri, schema=schema, index=index) as store:
+        store.setup()
+        left = len(OLD_ITEMS) - 2 * len(USERS)  # each user's fact f0 and usage record f0
+        assert len(_tenants(pg_uri, schema, "store_vectors")) == left
+        assert _tenants(pg_uri, schema, "entity_vectors") == []
+
+
 NAMESPACES = [
     ("memories", "u1", "semantic"),
     ("memories", "ana%2Eg@x%2Eio"),

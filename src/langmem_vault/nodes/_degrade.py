@@ -140,9 +140,7 @@ class Degrade:
 
         ``then`` (the body's bookkeeping, such as inject's access stamps) runs in the caller's
         thread once the body has answered in time, under the same failure rule; never after
-        a body that failed or ran out of time. The background writer it wakes then starts
-        while the caller holds the GIL, not while the caller waits to take it back from the
-        body's thread (which cost inject about 2 ms a turn: bench/RESULTS.md, issue 25)."""
+        a body that failed or ran out of time, so a turn stamps only what it showed."""
         try:
             update = call() if self.timeout is None else _in_thread(call, self.timeout)
             if then is not None:

@@ -166,7 +166,8 @@ def _vectors_of_items(s: str, columns: str, where: str) -> str:
 
 def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
     # Exact, for a small namespace: its vectors' distances first (the CTE ``nv``: one bitmap
-    # scan of the vector table's primary key, which starts with prefix, so each page is read
+    # scan of the vector table's primary key, (tenant, prefix, ...): a namespace names its
+    # tenant, or the scan walks each tenant's range; each page is read
     # once however many of its rows match; narrow rows, sorted), then the items of the nearest,
     # in that order, until k match. Same rows and order as _vectors_of_items.
     # LIMIT 1 (one item per key anyway) keeps the planner from flattening the lateral into a
@@ -199,7 +200,8 @@ nv AS MATERIALIZED (
     ORDER BY d
 ),"""
 
-# Items in a namespace, by a range of the primary key (index-only once vacuumed).
+# Items in a namespace, by a range of the primary key (tenant, prefix, key) when the namespace
+# names its tenant (index-only once vacuumed).
 _NAMESPACE_ITEMS = """SELECT 1 FROM {s}.store_items AS i
     WHERE {tenant}i.prefix >= %(ns)s AND i.prefix < %(ns_end)s
       AND (i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s)"""

@@ -155,11 +155,11 @@ def sweep_expired(s: str) -> str:
     # Locks in key order, as batches do, so a sweep never deadlocks with one.
     return f"""
 WITH doomed AS (
-    SELECT prefix, key FROM {s}.store_items WHERE expires_at <= now()
+    SELECT tenant, prefix, key FROM {s}.store_items WHERE expires_at <= now()
     ORDER BY prefix, key FOR UPDATE
 ), gone AS (
     DELETE FROM {s}.store_items AS i USING doomed AS d
-    WHERE i.prefix = d.prefix AND i.key = d.key RETURNING 1
+    WHERE i.tenant = d.tenant AND i.prefix = d.prefix AND i.key = d.key RETURNING 1
 )
 SELECT count(*) AS n FROM gone"""
 

@@ -25,6 +25,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 from langgraph.store.base import BaseStore
@@ -86,6 +87,7 @@ class BackgroundWrites:
             entry[1].extend(increments)
             self._count += len(increments)
             if self._writer is None:
+                _flush_at_exit()
                 self._writer = threading.Thread(
                     target=self._rounds, name=self._thread_name, daemon=True
                 )
@@ -202,8 +204,15 @@ class BackgroundWrites:
             await asyncio.to_thread(self.flush)
 
 
-@atexit.register
 def flush_all(timeout: float | None = 5.0) -> None:
     """Write what every writer of the process holds now (at exit; between tests)."""
     for writes in list(_LIVE):
         writes.flush(timeout=timeout)
+
+
+@cache
+def _flush_at_exit() -> None:
+    # Registered when the first writer starts, so after the store it writes to (and after an
+    # embedded server's own exit handler, registered when that server starts): atexit runs
+    # handlers last in, first out, so what is held is written before the server stops.
+    atexit.register(flush_all)

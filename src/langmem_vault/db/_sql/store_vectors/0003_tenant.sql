@@ -3,6 +3,13 @@
 -- Safe on a large table as store/0006 is: each step is idempotent, so the fill and the
 -- unique index can be made beforehand (CREATE UNIQUE INDEX CONCURRENTLY
 -- store_vectors_tenant_key), and this then takes brief locks only.
+-- Vectors whose item or entity went while no foreign key stood (store/0006 dropped them, and a
+-- store without an index runs only the store's track: this one may come much later) would
+-- fail the keys below on every later setup(): they belonged to nothing, so they go.
+DELETE FROM {schema}.store_vectors AS v WHERE NOT EXISTS (
+    SELECT 1 FROM {schema}.store_items AS i WHERE i.prefix = v.prefix AND i.key = v.key);
+DELETE FROM {schema}.entity_vectors AS v WHERE NOT EXISTS (
+    SELECT 1 FROM {schema}.entities AS e WHERE e.id = v.entity_id);
 ALTER TABLE {schema}.store_vectors ADD COLUMN IF NOT EXISTS tenant text COLLATE "C";
 UPDATE {schema}.store_vectors AS v SET tenant = {schema}.tenant_of(string_to_array(v.prefix, '.'))
 WHERE v.tenant IS NULL;
