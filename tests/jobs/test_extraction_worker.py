@@ -315,3 +315,21 @@ def test_slow_model_keeps_its_lease(env: tuple[VaultStore, JobQueue]) -> None:
     done = queue.get(job.id)
     assert done is not None and done.status == "done" and done.attempts == 1
     assert fact_texts(store) == ["User lives in Oslo"]
+
+
+async def test_astop_ends_the_task_when_a_wake_up_and_the_stop_come_together(
+    aenv: tuple[AsyncVaultStore, AsyncJobQueue],
+) -> None:
+    # A turn wakes the worker (enqueue) in the same loop step as the app stops it: on 3.11,
+    # asyncio.wait_for around the wake-up wait returned and swallowed the cancel (CPython
+    # gh-86296), and the task polled on, so astop (and the test suite) waited forever.
+    store, queue = aenv
+    worker = ExtractionWorker(queue, store, ScriptedModel(), poll_interval=30)
+    task = worker.astart()
+    await asyncio.sleep(0.3)  # it has polled once and waits to be woken
+    assert worker._awake is not None
+    worker._awake.set()
+    stop = asyncio.ensure_future(worker.astop())
+    done, _ = await asyncio.wait({stop}, timeout=5)  # (wait_for would cancel, and so end, it)
+    stop.cancel()
+    assert done and task.cancelled(), "astop did not end the polling task"

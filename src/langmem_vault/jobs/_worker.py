@@ -309,8 +309,12 @@ class ExtractionWorker:
                 return
             except Exception:
                 logger.exception("extraction worker %s: poll failed", self.worker_id)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for returns when its inner wait
+            # finishes in the same step as a cancel, swallowing astop's cancel (CPython
+            # gh-86296), and the loop then polled on forever.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._awake.wait(), self.poll_interval)
+                async with asyncio.timeout(self.poll_interval):
+                    await self._awake.wait()
             self._awake.clear()
 
     async def astop(self) -> None:

@@ -156,10 +156,10 @@ class Degrade:
     ) -> dict[str, Any]:
         """Async :meth:`run`."""
         try:
-            if self.timeout is None:
+            # asyncio.timeout (None: no limit), not wait_for, which can swallow a cancel of
+            # the turn on 3.11 (CPython gh-86296).
+            async with asyncio.timeout(self.timeout):
                 update = await call()
-            else:
-                update = await asyncio.wait_for(call(), self.timeout)
             if then is not None:
                 await then()
         except Exception as exc:

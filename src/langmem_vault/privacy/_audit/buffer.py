@@ -302,8 +302,11 @@ class AsyncAuditBuffer(_Buffer[AsyncAuditLog]):
     async def _loop(self) -> None:
         assert self._wake is not None
         while True:
+            # asyncio.timeout, not wait_for: wait_for can swallow aclose's cancel on 3.11
+            # (CPython gh-86296; see jobs/_worker.py).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.flush_interval)
+                async with asyncio.timeout(self.flush_interval):
+                    await self._wake.wait()
             self._wake.clear()
             try:
                 while self._pending:
