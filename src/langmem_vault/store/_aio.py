@@ -114,6 +114,8 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         ``partitions=N`` hash-partitions the items and vectors by tenant (the user a
         namespace belongs to) into N partitions, so one user's rows and vectors are read from
         one partition (docs/scaling.md); tables already partitioned keep their partitions.
+
+        >>> await store.setup(partitions=8)  # doctest: +SKIP
         """
         await self._db.run(setup_plan(self.settings, partitions))
 

@@ -123,6 +123,9 @@ class VaultStore(VaultStoreBase, BaseStore):
         ``partitions=N`` hash-partitions the items and vectors by tenant (the user a
         namespace belongs to) into N partitions, so one user's rows and vectors are read from
         one partition (docs/scaling.md); tables already partitioned keep their partitions.
+
+        >>> store = VaultStore.from_conn_string(dsn)  # doctest: +SKIP
+        >>> store.setup(partitions=8)                 # doctest: +SKIP
         """
         self._db.run(setup_plan(self.settings, partitions))
 
