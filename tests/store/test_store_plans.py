@@ -82,25 +82,24 @@ def test_a_scoped_search_counts_its_scope_once_a_minute() -> None:
     op = SearchOp(("users", "u1"), query="green tea", limit=2)
     vectors = {"green tea": [1.0, 0.0]}
 
-    def statement(small: bool) -> str:
+    def statement(small: bool) -> tuple[str, str]:
         plan = search_plan(op, _settings(), vectors, cache)
         rows = [{**_row(k, 0.5), "small_scope": small} for k in "ab"]
         # A namespace's statements run on the generic plan, the first one (which counts)
         # included: the plan mode is restored in a third statement.
         (step,), _ = drive(plan, [None, rows, None])
         assert isinstance(step, Pipelined)
-        return str(step.queries[1].sql)
+        return str(step.queries[1].sql), step.queries[1].params["known_small"]
 
-    counted = statement(True)  # the first search counts, and learns the namespace is small
-    assert "small AS MATERIALIZED" in counted and "small_scope" in counted
-    exact = statement(True)  # the next ones run only the exact branch
-    assert "small" not in exact and "nv AS MATERIALIZED" in exact
+    counted, verdict = statement(True)  # the first search counts: the namespace is small
+    assert "small AS MATERIALIZED" in counted and "small_scope" in counted and verdict == ""
+    # The next ones run the same statement (one generic plan), told the verdict: no count.
+    assert statement(True) == (counted, "true")
     # the generic plan's statement carries k as a literal (one cached plan per store)
-    assert f"LIMIT {SearchRanking().candidates}" in exact
-    assert "<=> %(qv)s::vector\n    LIMIT" not in exact
+    assert f"LIMIT {SearchRanking().candidates}" in counted
+    assert "LIMIT %(k)s" not in counted
     cache.scopes.put(("namespace", "users.u1", "null"), small=False)
-    ann = statement(False)  # a large one: only the HNSW branch
-    assert "small" not in ann and "nv AS" not in ann and "<=> %(qv)s::vector\n    LIMIT" in ann
+    assert statement(False) == (counted, "false")  # a large one: the HNSW branch
     drive(plans.analyze_plan("s1", cache), None)  # ANALYZE forgets the verdicts too
     assert cache.scopes.get(("namespace", "users.u1", "null")) is None
 

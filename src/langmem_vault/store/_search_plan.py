@@ -187,13 +187,16 @@ def search_plan(
         flt = json.dumps(op.filter, sort_keys=True, default=repr)
         scope_key = (scope, params.get("ns", ""), flt)
         small = stats_cache.scopes.get(scope_key)
+        params["known_small"] = sq.known_small(small)
     if settings.hybrid:
         params["qv"] = QueryVector(query_vectors[op.query])
     order = ranking.order_sql(params, hybrid=settings.hybrid)
     score = ranking.score_sql(hybrid=settings.hybrid)
     tenant = "tenant" in params
+    # A namespace's verdict is a parameter of its one statement (search_ranked).
+    shape = None if scope == "namespace" else small
     sql = sq.search_ranked(
-        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=small, tenant=tenant
+        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=shape, tenant=tenant
     )
     sql = _mirrored(schema, sql, params, mirror)
     if settings.hybrid:
@@ -202,7 +205,7 @@ def search_plan(
         # first search of the minute counts it in the statement), one statement for every
         # query and namespace, run with its generic plan, prepared on its first run (no
         # planning: 1.3-2 ms of a namespace search's ~3 at 20k items, 3-11 ms for the
-        # statement that counts; issue 26).
+        # first run of the namespace's statement on a connection; issue 26).
         if not op.filter and params["k"] == ranking.candidates:
             sql = sq.literal_k(sql, params["k"])
             settings_query = Query(sq.PLAIN_SEARCH_SETTINGS, ef)

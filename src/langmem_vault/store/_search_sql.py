@@ -23,8 +23,8 @@ HNSW_SETTINGS = (
 # It needs the candidate LIMITs written as constants (``literal_k``): with LIMIT $n Postgres
 # assumes a tenth of the rows and sorts every vector instead (about 300 ms per search). Only
 # pages whose k is the store's default candidate count take this path (k is then one number,
-# so there are four such statements per store: plain; a namespace's first search of the
-# minute, its later ones when small, when large), so a caller paging with many sizes does
+# so there are two such statements per store: plain, and a namespace's, whose size the
+# statement counts or is told: search_ranked), so a caller paging with many sizes does
 # not fill each connection with cached generic plans (about 0.5 MB each).
 # The generic plan is made once per connection, from whatever statistics the tables have then,
 # and kept until they change: made on a small table, or with the 1.5% guess, the cheapest plan
@@ -207,6 +207,17 @@ _NAMESPACE_ITEMS = """SELECT 1 FROM {s}.store_items AS i
       AND (i.prefix = %(ns)s OR i.prefix LIKE %(ns_like)s)"""
 
 
+def known_small(small: bool | None) -> str:
+    """A scope's verdict as ``search_ranked``'s ``%(known_small)s``: text whatever it is
+    ('' when unknown), as psycopg prepares a statement per parameter types (a bool and a
+    None would make two).
+
+    >>> [known_small(v) for v in (None, True, False)]
+    ['', 'true', 'false']
+    """
+    return "" if small is None else str(small).lower()
+
+
 def search_ranked(
     s: str,
     where: str,
@@ -225,11 +236,16 @@ def search_ranked(
     ``"items"`` (a filter), exactly when at most ``%(exact_rows)s`` items match, else by a
     walk of the index that checks each candidate against the filter (column ``walked``: the
     candidates it found); ``"namespace"`` (a namespace prefix, no filter), exactly when the
-    namespace holds at most ``%(exact_rows)s`` vectors, else by the index. ``small`` is that
-    verdict when the caller knows it (``scopes.ScopeSizes``): the statement then holds only the
-    branch it picks. Else the statement counts (no further than one past the bound), runs only
-    the branch the count picks (the other is gated off by a one-time filter, so a scoped search
-    is one round trip too) and returns the verdict in column ``small_scope``.
+    namespace holds at most ``%(exact_rows)s`` vectors, else by the index. The statement
+    counts (no further than one past the bound), runs only the branch the count picks (the
+    other is gated off by a one-time filter, so a scoped search is one round trip too) and
+    returns the verdict in column ``small_scope``; unless the caller knows it
+    (``scopes.ScopeSizes``) and passes it as ``%(known_small)s`` (``known_small``), when
+    nothing is counted. A filter's known verdict (``small``) builds a statement of only the
+    branch it picks instead; a namespace's is a parameter, so every search of a namespace,
+    counted or not, small or large, runs one statement: one generic plan per connection, made
+    once (a plan per verdict cost the second search of each connection 4-8 ms at 20k items,
+    planning the large namespace's statement; issue 26).
 
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
@@ -243,14 +259,10 @@ def search_ranked(
         counted = ""
         if scope == "items" and small is False:
             vec = f"vec AS (\n    {_vectors_ann_filtered(s, columns, where)}\n)"
-        elif scope is None or small is False:
+        elif scope is None:
             vec = f"vec AS (\n    {_vectors_ann(s, columns, where)}\n)"
-        elif small:
-            if scope == "namespace":
-                counted = _NAMESPACE_VECTORS.format(s=s, gate="TRUE", tenant=alone)
-                vec = f"vec AS (\n    {_vectors_of_namespace(s, columns, where)}\n)"
-            else:
-                vec = f"vec AS (\n    {_vectors_of_items(s, columns, where)}\n)"
+        elif scope == "items" and small:
+            vec = f"vec AS (\n    {_vectors_of_items(s, columns, where)}\n)"
         else:
             gated = f"{where} AND (SELECT yes FROM small)"
             if scope == "namespace":
@@ -261,7 +273,8 @@ def search_ranked(
                 exact = _vectors_of_items(s, columns, gated)
             counted = f"""
 small AS MATERIALIZED (
-    SELECT count(*) <= %(exact_rows)s AS yes FROM ({count} LIMIT %(exact_rows)s + 1) AS x
+    SELECT coalesce(nullif(%(known_small)s, '')::bool, (
+        SELECT count(*) <= %(exact_rows)s FROM ({count} LIMIT %(exact_rows)s + 1) AS x)) AS yes
 ),"""
             if scope == "namespace":
                 counted += _NAMESPACE_VECTORS.format(
