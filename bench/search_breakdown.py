@@ -125,6 +125,12 @@ def main() -> None:
                     f"- {scope}, {label}: wall {wall:.2f} ms per search, server CPU "
                     f"{server_ms:.2f} ms, client and wire {wall - server_ms:.2f} ms"
                 )
+            # Each prepared search statement is planned once per connection, at its first run
+            # (its generic plan): how many a connection made for this scope's searches.
+            made = conn.execute(
+                "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE '%%kw AS%%'"
+            ).fetchone()
+            print(f"  - search statements prepared (planned) on the connection: {made[0]}")  # type: ignore[index]
             with common.captured_statements() as captured:
                 store.search(
                     ("mem", "user99") if scope == "namespace" else ("mem",),
