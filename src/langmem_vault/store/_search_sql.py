@@ -186,15 +186,15 @@ def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
 # unflattened subquery (OFFSET 0), so the sort cannot be served by the HNSW index: with sorts
 # disabled that plan walked the store's whole graph for the namespace's vectors (29,470
 # buffers at 20k items instead of 205).
-# ``{gate}``: in the statement that counts the namespace, its verdict, so a large namespace's
-# vectors are not all read and sorted for the exact branch it gates off (20,000 vectors, 930
-# buffers for ("mem",) at 20k items, at every first search of the minute; issue 26).
+# Gated by the namespace's verdict (``small``), so a large namespace's vectors are not all
+# read and sorted for the exact branch it gates off (20,000 vectors, 930 buffers for
+# ("mem",) at 20k items, at every first search of the minute; issue 26).
 _NAMESPACE_VECTORS = """
 nv AS MATERIALIZED (
     SELECT * FROM (
         SELECT v.tenant, v.prefix, v.key, v.embedding <=> %(qv)s::vector AS d
         FROM {s}.store_vectors AS v
-        WHERE {gate} AND {tenant}v.prefix >= %(ns)s AND v.prefix < %(ns_end)s
+        WHERE (SELECT yes FROM small) AND {tenant}v.prefix >= %(ns)s AND v.prefix < %(ns_end)s
           AND (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s)
         OFFSET 0) AS v
     ORDER BY d
@@ -277,9 +277,7 @@ small AS MATERIALIZED (
         SELECT count(*) <= %(exact_rows)s FROM ({count} LIMIT %(exact_rows)s + 1) AS x)) AS yes
 ),"""
             if scope == "namespace":
-                counted += _NAMESPACE_VECTORS.format(
-                    s=s, gate="(SELECT yes FROM small)", tenant=alone
-                )
+                counted += _NAMESPACE_VECTORS.format(s=s, tenant=alone)
                 ann = _vectors_ann(s, columns, f"{where} AND NOT (SELECT yes FROM small)")
             else:
                 ann = _vectors_ann_filtered(s, columns, where, "NOT (SELECT yes FROM small)")
