@@ -17,7 +17,9 @@ search by search in a random order:
   ``filter`` (``("mem",)`` with ``{"kind": "a"}``, half the items);
 - passes: ``fresh`` (right after the load, as an app that searches while it ingests: no
   ANALYZE has run unless autovacuum got there), ``cold`` (server restarted, its files evicted
-  from the OS cache) and ``warm`` (the cold searches again).
+  from the OS cache), ``warm`` (the cold searches again: with ``--reuse`` and no ``cold``, the
+  first pass of stores just opened on a server just started) and ``again`` (the warm searches
+  again, on the same stores: every statement prepared, every page in shared buffers).
 
 Prints p50 / p95 per row and the p95 (and p50) ratio VaultStore / PostgresStore; then, per
 vocabulary, the shared buffers (hit + read) each store's statements touched per search, warm,
@@ -234,12 +236,12 @@ def run(
                 done.result()
         if "fresh" in passes:
             results |= timed_pass(stores, queries, args.users, "fresh", scopes)
-    if "cold" in passes or "warm" in passes:
+    if {"cold", "warm", "again"} & set(passes):
         if "cold" in passes:
             common.restart_cold(data_dir)
         with ExitStack() as stack:
             stores = opened(stack)
-            for label in ("cold", "warm"):
+            for label in ("cold", "warm", "again"):
                 if label in passes:
                     results |= timed_pass(stores, queries, args.users, label, scopes)
     if args.recall and "vault" in uris:
