@@ -14,6 +14,9 @@ Then, in process, each branch ranks what it knows and :func:`~.fusion.fuse` fuse
 - ``time``: for a question with a time ("in May 2023", "before I moved to Lyon", "when
   did ..."), the candidates that time points at (``time_filter.time_ranked``: in process,
   over the candidates, no statement of its own);
+- ``instances``: for a question that asks for a category ("what activities ...", "which
+  cities ..."), the candidates that name instances of it (``instances.instance_ranked``:
+  in process, an offline lexicon);
 - one list per extra :class:`Branch`: entity expansion (:class:`EntityBranch`) on stores
   with the entity index.
 
@@ -40,6 +43,7 @@ from langgraph.store.base import Item, SearchItem
 from langmem_vault.db._store_plans import Batch, StorePlan
 from langmem_vault.memory._recall.expansion import expansion_op
 from langmem_vault.memory._recall.fusion import DEFAULT_K, fuse
+from langmem_vault.memory._recall.instances import asked_instances, instance_ranked
 from langmem_vault.memory._recall.retrieval import fact_search_op, fact_value
 from langmem_vault.memory._recall.scoring import (
     DEFAULT_WEIGHTS,
@@ -86,6 +90,7 @@ DEFAULT_BRANCH_WEIGHTS: Mapping[str, float] = {
     "keyword": 1.5,
     "thread": 0.8,
     "time": 1.5,
+    "instances": 1.5,
 }
 
 
@@ -307,6 +312,11 @@ def _lists(
         "thread": _thread_list(kept, settings.thread_top),
         "time": time_ranked(
             window, asked.asks_when, {t: fact for t, (_, fact) in kept.items()}, vector
+        ),
+        "instances": instance_ranked(
+            asked_instances(found.query.text or ""),
+            {t: str(fact.get("text", "")) for t, (_, fact) in kept.items()},
+            vector,
         ),
     }
     for name, hits in found.lists.items():
