@@ -204,3 +204,34 @@ async def test_before_an_event_finds_the_fact_that_held_then(astore: BaseStore) 
     # a place standing for the event, and a date's window, admit it the same way
     assert [m.key for m in await vault.arecall("Where did I live before Lyon?")] == [porto]
     assert [m.key for m in await vault.arecall("Where did I live in 2019?")] == [porto]
+
+
+INSTRUMENTS = [
+    "Maya asked which shop sells musical instruments cheaply",
+    "Maya plays tennis on Saturdays",
+    "Maya practised the violin for an hour",
+    "Maya wants to play in a band with friends",
+    "Maya bought a second-hand piano",
+]
+
+
+def _check_instances(hits: Sequence[Recalled]) -> None:
+    # neither answer says "instruments": the lexicon names violin and piano as instances
+    assert {h.value.text for h in hits} == {INSTRUMENTS[2], INSTRUMENTS[4]}
+    assert all(h.parts["instances"].rank in (1, 2) for h in hits)
+
+
+def test_a_question_for_a_category_finds_its_instances(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    for text in INSTRUMENTS:
+        vault.remember(text)
+    _check_instances(vault.recall("Which instruments does Maya play?", limit=2))
+    # no category in the question: no instances branch
+    assert all("instances" not in h.parts for h in vault.recall("What does Maya play?"))
+
+
+async def test_a_question_for_a_category_finds_its_instances_async(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    for text in INSTRUMENTS:
+        await vault.aremember(text)
+    _check_instances(await vault.arecall("Which instruments does Maya play?", limit=2))
