@@ -313,12 +313,11 @@ def _lists(
         "time": time_ranked(
             window, asked.asks_when, {t: fact for t, (_, fact) in kept.items()}, vector
         ),
-        "instances": instance_ranked(
-            asked_instances(found.query.text or ""),
-            {t: str(fact.get("text", "")) for t, (_, fact) in kept.items()},
-            vector,
-        ),
     }
+    instances = asked_instances(found.query.text or "")
+    if instances:  # most questions name no category: no texts to scan
+        texts = {t: str(fact.get("text", "")) for t, (_, fact) in kept.items()}
+        lists["instances"] = instance_ranked(instances, texts, vector)
     for name, hits in found.lists.items():
         lists[name] = [(t, s) for t, s in hits if t in kept]
     return lists
