@@ -5,8 +5,9 @@ which no user id can be: :func:`langmem_vault.check_user_id`) for data of no use
 namespaces, global instructions, the extraction watermarks). The store's tables (items,
 vectors, entities) carry it first in their primary keys and unique indexes, so they can be
 hash-partitioned by it (``setup(partitions=N)``) or distributed by it on Citus, and a
-statement that names one tenant reads one partition (one shard). The saver's, the job
-queue's and the audit log's tables have no tenant yet (docs/citus.md says what that means).
+statement that names one tenant reads one partition (one shard). The saver's tables carry
+the tenant of each thread's owner (checkpointers/_tenancy.py); the job queue's and the audit
+log's tables have none (docs/citus.md says why and what that means).
 
 The store reads a namespace's tenant from its user label, by the first template that fits the
 namespace's leading labels (:class:`TenantRule`).

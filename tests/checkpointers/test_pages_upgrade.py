@@ -112,7 +112,7 @@ async def test_threads_written_before_pages_read_and_grow_after_the_upgrade(
             versions = conn.execute(
                 f"SELECT version FROM {schema}.vault_migrations WHERE track = 'saver'"
             ).fetchall()
-        assert sorted(versions) == [(1,), (2,), (3,)]
+        assert sorted(versions) == [(1,), (2,), (3,), (4,)]
         assert stored(pg_uri, schema) == (50, [])  # the migration moved no row
 
         before = await history(saver)

@@ -85,7 +85,7 @@ def test_setup_runs_concurrently_from_several_processes(pg_uri: str, schema: str
         rows = conn.execute(
             f"SELECT version FROM {schema}.vault_migrations WHERE track = 'saver'"
         ).fetchall()
-    assert sorted(rows) == [(1,), (2,), (3,)]
+    assert sorted(rows) == [(1,), (2,), (3,), (4,)]
 
 
 @pytest.mark.parametrize(("threshold", "prepared"), [(None, False), (0, True)])

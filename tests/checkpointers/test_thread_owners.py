@@ -80,7 +80,7 @@ def test_another_users_read_sends_no_rows_of_the_thread(pg_uri: str, schema: str
         chat_graph(saver).invoke(
             {"messages": [HumanMessage("alice's secret")]}, conf("t1", "alice")
         )
-    params = {"thread_id": "t1", "checkpoint_ns": "", "checkpoint_id": None}
+    params = {"tenant": "alice", "thread_id": "t1", "checkpoint_ns": "", "checkpoint_id": None}
     listing = "SELECT * FROM {schema}.saver_checkpoints WHERE thread_id = %(thread_id)s"
     with psycopg.connect(pg_uri) as conn:
         for select in (SELECT_LATEST_SQL, listing):

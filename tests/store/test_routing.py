@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -31,66 +30,19 @@ from langmem_vault.store._entities import EntityLink, ExpandOp, LinkOp
 from langmem_vault.store._mirrors import MirrorSearchOp
 from langmem_vault.store._ranking import SearchRanking
 from tests.support.embeddings import TrigramEmbeddings
+from tests.support.routing import partition_of, partitions_read, recorded
 
 PARTITIONS = 4
 USERS = [f"u{n}" for n in range(6)]
 _PARTITION = re.compile(r"^(store_items|store_vectors)_p(\d+)$")
 
 
-@contextmanager
-def _recorded() -> Iterator[list[tuple[Any, Any]]]:
-    """The (statement, parameters) every sync cursor executes meanwhile."""
-    sent: list[tuple[Any, Any]] = []
-    original = psycopg.Cursor.execute
-
-    def execute(self: psycopg.Cursor[Any], query: Any, params: Any = None, **kw: Any) -> Any:
-        sent.append((query, params))
-        return original(self, query, params, **kw)
-
-    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
-    try:
-        yield sent
-    finally:
-        psycopg.Cursor.execute = original  # type: ignore[method-assign]
-
-
-def _scanned(plan: dict[str, Any]) -> set[tuple[str, int]]:
-    """(table, partition) of every partition the executed plan read."""
-    found = set()
-    if plan.get("Actual Loops", 0) > 0:
-        match = _PARTITION.match(plan.get("Relation Name", ""))
-        if match:
-            found.add((match.group(1), int(match.group(2))))
-    for child in plan.get("Plans", []):
-        found |= _scanned(child)
-    return found
-
-
 def _partitions_read(uri: str, schema: str, sent: list[tuple[Any, Any]]) -> list[set[Any]]:
-    """Replay ``sent`` in one transaction, rolled back; for each statement that reads the
-    items or vectors, the partitions its EXPLAIN ANALYZE shows it read."""
-    reads = []
-    with psycopg.connect(uri) as conn:
-        for query, params in sent:
-            text = query if isinstance(query, str) else query.as_string(conn)
-            if f"{schema}.store_" not in text or "pg_class" in text or "ANALYZE" in text:
-                conn.execute(query, params, prepare=False)  # settings, catalog reads
-                continue
-            (plan,) = conn.execute(
-                f"EXPLAIN (ANALYZE, FORMAT JSON) {text}", params, prepare=False
-            ).fetchone()  # type: ignore[misc]
-            reads.append(_scanned(plan[0]["Plan"]))
-        conn.rollback()
-    return reads
+    return partitions_read(uri, schema, sent, "store_", _PARTITION)
 
 
 def _partition_of(uri: str, schema: str, user: str) -> int:
-    with psycopg.connect(uri) as conn:
-        (name,) = conn.execute(
-            f"SELECT tableoid::regclass::text FROM {schema}.store_items WHERE tenant = %s LIMIT 1",
-            (user,),
-        ).fetchone()  # type: ignore[misc]
-    match = _PARTITION.match(name.split(".")[-1])
+    match = _PARTITION.match(partition_of(uri, schema, "store_items", user))
     assert match
     return int(match.group(2))
 
@@ -164,7 +116,7 @@ def test_each_hot_statement_reads_one_partition(
     # An erase also deletes the user's erase marker, kept (keyed by user id) in a shared
     # namespace: it records the erase, so it must not go with the user's data.
     allowed = {mine, shared} if name == "erase" else {mine}
-    with _recorded() as sent:
+    with recorded() as sent:
         OPS[name](store, walking)
     reads = _partitions_read(pg_uri, schema, sent)
     assert reads, f"{name}: no statement read the items"

@@ -102,9 +102,10 @@ class AsyncVaultSaver(VaultSaverBase):
             saver._autocommit_pool = pool
             yield saver
 
-    async def setup(self) -> None:
-        """Create or upgrade the saver's tables (concurrency- and transaction-safe)."""
-        await self._db.run(self._setup_plan())
+    async def setup(self, partitions: int = 0) -> None:
+        """Create or upgrade the saver's tables (concurrency- and transaction-safe);
+        ``partitions`` as in :meth:`VaultSaver.setup`."""
+        await self._db.run(self._setup_plan(partitions))
 
     async def _direct(self, make: Callable[[], Plan[T]]) -> T:
         """See :meth:`VaultSaver._direct`."""

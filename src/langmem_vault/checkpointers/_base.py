@@ -6,7 +6,7 @@ The two classes only differ in how they run a plan (``Database.run`` or
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
 
@@ -30,14 +30,19 @@ from langmem_vault.checkpointers._config import next_version, scope, target, use
 from langmem_vault.checkpointers._decoded import DEFAULT_MAX_BYTES, DecodedCache
 from langmem_vault.checkpointers._elements import ElementCache
 from langmem_vault.checkpointers._owners import owned_plan, owned_read_plan
+from langmem_vault.checkpointers._tenancy import TenantCache, new_tenant, read_plan, resolve_plan
 from langmem_vault.checkpointers._text import from_db, to_db
 from langmem_vault.checkpointers._writes import put_writes_plan
+from langmem_vault.db._citus import SAVER_TABLES
 from langmem_vault.db._connection import Transaction
 from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema, migrate_plan
+from langmem_vault.db._partitions import check_partitions, partition_plan
 from langmem_vault.db._runner import Plan
 from langmem_vault.db._steps import Steps
 
 MIGRATION_TRACK = "saver"
+#: the saver's tables, each with a tenant column leading its keys (``setup(partitions=N)``)
+TABLES = SAVER_TABLES
 PRUNE_STRATEGIES = ("keep_latest", "delete")
 
 T = TypeVar("T")
@@ -65,6 +70,8 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         self._elements = ElementCache()
         # Decoded messages by content hash: a thread read turn after turn decodes each once.
         self._decoded = DecodedCache(read_cache_bytes)
+        # Each thread's tenant, once learnt (see _tenancy.py).
+        self._tenants = TenantCache()
 
     def get_next_version(self, current: str | None, channel: None = None) -> str:
         """A version string that sorts after ``current`` (see :func:`next_version`)."""
@@ -72,29 +79,59 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
 
     # -- plans ---------------------------------------------------------------------------
 
-    def _setup_plan(self) -> Plan[list[int]]:
-        return migrate_plan(self.schema, MIGRATION_TRACK)
+    def _setup_plan(self, partitions: int = 0) -> Plan[list[int]]:
+        check_partitions(partitions)
+        applied = yield from migrate_plan(self.schema, MIGRATION_TRACK)
+        yield from partition_plan(self.schema, TABLES, partitions)
+        return applied
 
     def _user(self, config: RunnableConfig | None) -> str | None:
         """The user whose ownership of the thread a call checks (None: no check)."""
         return None if self.shared_threads or config is None else user_id_of(config)
 
     def _owned(
-        self, config: RunnableConfig | None, thread_id: str, plan: Plan[T], *, reads: bool = False
+        self,
+        config: RunnableConfig | None,
+        thread_id: str,
+        make: Callable[[str], Plan[T]],
+        *,
+        reads: bool = False,
     ) -> Plan[T]:
-        """``plan`` behind the owner check, unless threads are shared or no user is named.
-        ``reads``: the plan has no side effects, so the check may travel with its first query."""
+        """``make(tenant)``'s plan under the thread's tenant (known: a write names it), behind
+        the owner check unless threads are shared or no user is named. ``reads``: the plan has
+        no side effects, so the check may travel with its first query."""
         user_id = self._user(config)
+        tenant = yield from resolve_plan(
+            self.schema, self._tenants, thread_id, new_tenant(self._creator(config))
+        )
         if user_id is None:
-            return plan
+            return (yield from make(tenant))
         wrap = owned_read_plan if reads else owned_plan
-        return wrap(self.schema, thread_id, user_id, plan)
+        return (yield from wrap(self.schema, tenant, thread_id, user_id, make(tenant)))
+
+    def _creator(self, config: RunnableConfig | None) -> str | None:
+        """The user a thread that ``config`` creates belongs to (its tenant)."""
+        return None if config is None else user_id_of(config)
 
     def _get_tuple_plan(self, config: RunnableConfig) -> Plan[CheckpointTuple | None]:
         where = target(config, "get_tuple")
-        # The owner check travels inside the read's one statement.
-        return queries.get_tuple_plan(
-            self.schema, self.serde, where, self.get_next_version, self._decoded, self._user(config)
+        user_id = self._user(config)
+
+        def read(tenant: str) -> Plan[CheckpointTuple | None]:
+            # The owner check travels inside the read's one statement.
+            return queries.get_tuple_plan(
+                self.schema,
+                self.serde,
+                tenant,
+                where,
+                self.get_next_version,
+                self._decoded,
+                user_id,
+            )
+
+        default = new_tenant(self._creator(config))
+        return read_plan(
+            self.schema, self._tenants, where.thread_id, default, read, lambda t: t is not None
         )
 
     def _list_plan(
@@ -109,17 +146,25 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         if filter is not None and not isinstance(filter, dict):
             raise TypeError("list: filter must be a dict of metadata keys and values")
         where = scope(config)
-        return queries.list_plan(
-            self.schema,
-            self.serde,
-            where,
-            filter=filter,
-            before=get_checkpoint_id(before) if before else None,
-            limit=limit,
-            get_next=self.get_next_version,
-            cache=self._decoded,
-            user_id=self._user(config),
-        )
+
+        def read(tenant: str | None) -> Plan[list[CheckpointTuple]]:
+            return queries.list_plan(
+                self.schema,
+                self.serde,
+                tenant,
+                where,
+                filter=filter,
+                before=get_checkpoint_id(before) if before else None,
+                limit=limit,
+                get_next=self.get_next_version,
+                cache=self._decoded,
+                user_id=self._user(config),
+            )
+
+        if where is None:  # every thread: no tenant to name
+            return read(None)
+        default = new_tenant(self._creator(config))
+        return read_plan(self.schema, self._tenants, where.thread_id, default, read, bool)
 
     def _put_plan(
         self,
@@ -131,17 +176,21 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         where = target(config, "put")
         if not isinstance(checkpoint, dict) or not checkpoint.get("id"):
             raise ValueError("put: checkpoint['id'] is required")
-        plan = put.put_plan(
-            self.schema,
-            self.serde,
+        return self._owned(
             config,
-            where,
-            checkpoint,
-            metadata,
-            new_versions,
-            self._elements,
+            where.thread_id,
+            lambda tenant: put.put_plan(
+                self.schema,
+                self.serde,
+                tenant,
+                config,
+                where,
+                checkpoint,
+                metadata,
+                new_versions,
+                self._elements,
+            ),
         )
-        return self._owned(config, where.thread_id, plan)
 
     def _put_writes_plan(
         self,
@@ -151,20 +200,37 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
         task_path: str,
     ) -> Plan[None]:
         where = target(config, "put_writes")
-        plan = put_writes_plan(self.schema, self.serde, where, writes, task_id, task_path)
-        return self._owned(config, where.thread_id, plan)
+        return self._owned(
+            config,
+            where.thread_id,
+            lambda tenant: put_writes_plan(
+                self.schema, self.serde, tenant, where, writes, task_id, task_path
+            ),
+        )
 
     def _delete_threads_plan(self, thread_ids: Sequence[str]) -> Plan[maintenance.DeletedThreads]:
         if isinstance(thread_ids, str | bytes):
             raise TypeError("delete: thread_ids must be a list of thread ids, not one string")
-        return maintenance.delete_threads_plan(self.schema, [to_db(str(t)) for t in thread_ids])
+        ids = [to_db(str(t)) for t in thread_ids]
+        known = [self._tenants.get(t) for t in ids]
+        tenants = None if None in known else [t for t in known if t is not None]
+        deleted = yield from maintenance.delete_threads_plan(self.schema, ids, tenants)
+        for thread_id in ids:
+            self._tenants.drop(thread_id)
+        return deleted
 
     def _delta_plan(
         self, config: RunnableConfig, channels: Sequence[str]
     ) -> Plan[dict[str, DeltaChannelHistory]]:
         where = target(config, "get_delta_channel_history")
-        plan = delta.delta_history_plan(self.schema, self.serde, where, channels)
-        return self._owned(config, where.thread_id, plan, reads=True)
+        return self._owned(
+            config,
+            where.thread_id,
+            lambda tenant: delta.delta_history_plan(
+                self.schema, self.serde, tenant, where, channels
+            ),
+            reads=True,
+        )
 
     @staticmethod
     def _prune_ids(thread_ids: Sequence[str], strategy: str) -> list[str]:

@@ -23,28 +23,30 @@ CHAIN_SQL = """
 WITH RECURSIVE chain AS (
     SELECT checkpoint_id, parent_checkpoint_id, channel_versions, body, 0 AS depth
     FROM {schema}.saver_checkpoints
-    WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
-      AND checkpoint_id = coalesce(%(checkpoint_id)s, (
+    WHERE tenant = %(tenant)s AND thread_id = %(thread_id)s
+      AND checkpoint_ns = %(checkpoint_ns)s AND checkpoint_id = coalesce(%(checkpoint_id)s, (
           SELECT max(checkpoint_id) FROM {schema}.saver_checkpoints
-          WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s))
+          WHERE tenant = %(tenant)s AND thread_id = %(thread_id)s
+            AND checkpoint_ns = %(checkpoint_ns)s))
     UNION ALL
     SELECT c.checkpoint_id, c.parent_checkpoint_id, c.channel_versions, c.body, chain.depth + 1
     FROM chain JOIN {schema}.saver_checkpoints c
-      ON c.thread_id = %(thread_id)s AND c.checkpoint_ns = %(checkpoint_ns)s
-     AND c.checkpoint_id = chain.parent_checkpoint_id
+      ON c.tenant = %(tenant)s AND c.thread_id = %(thread_id)s
+     AND c.checkpoint_ns = %(checkpoint_ns)s AND c.checkpoint_id = chain.parent_checkpoint_id
 )
 SELECT chain.checkpoint_id, chain.depth, ch.name AS channel,
        chain.channel_versions ->> ch.name AS version, chain.body, b.type AS blob_type
 FROM chain CROSS JOIN unnest(%(channels)s::text[]) AS ch(name)
 LEFT JOIN {schema}.saver_blobs b
-  ON b.thread_id = %(thread_id)s AND b.checkpoint_ns = %(checkpoint_ns)s
- AND b.channel = ch.name AND b.version = chain.channel_versions ->> ch.name
+  ON b.tenant = %(tenant)s AND b.thread_id = %(thread_id)s
+ AND b.checkpoint_ns = %(checkpoint_ns)s AND b.channel = ch.name
+ AND b.version = chain.channel_versions ->> ch.name
 ORDER BY chain.depth"""
 
 CHAIN_WRITES_SQL = """
 SELECT checkpoint_id, task_id, task_path, idx, channel, type, blob
 FROM {schema}.saver_writes
-WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+WHERE tenant = %(tenant)s AND thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
   AND channel = ANY(%(channels)s) AND checkpoint_id = ANY(%(ids)s)"""
 
 SEED_BLOBS_SQL = """
@@ -52,10 +54,10 @@ WITH bl AS MATERIALIZED (
     SELECT b.channel, b.type, b.blob, b.elems
     FROM unnest(%(channels)s::text[], %(versions)s::text[]) AS s(channel, version)
     JOIN {schema}.saver_blobs b
-      ON b.thread_id = %(thread_id)s AND b.checkpoint_ns = %(checkpoint_ns)s
-     AND b.channel = s.channel AND b.version = s.version
+      ON b.tenant = %(tenant)s AND b.thread_id = %(thread_id)s
+     AND b.checkpoint_ns = %(checkpoint_ns)s AND b.channel = s.channel AND b.version = s.version
 ), r AS MATERIALIZED (
-    SELECT %(thread_id)s::text AS thread_id,
+    SELECT %(tenant)s::text AS tenant, %(thread_id)s::text AS thread_id,
            unnest(range_agg(int4range(bl.elems[g.i], bl.elems[g.i + 1], '[]'))) AS ids
     FROM bl CROSS JOIN LATERAL generate_series(1, cardinality(bl.elems), 2) AS g(i)
     WHERE bl.elems IS NOT NULL
@@ -70,7 +72,7 @@ SELECT 'p', NULL, p.type, p.blob, p.sizes, p.first_id, p.hashes FROM {pages}
 
 
 def delta_history_plan(
-    schema: str, serde: SerializerProtocol, where: Target, channels: Sequence[str]
+    schema: str, serde: SerializerProtocol, tenant: str, where: Target, channels: Sequence[str]
 ) -> Plan[dict[str, DeltaChannelHistory]]:
     """Per channel: the writes on the path from the nearest stored value to the target
     (oldest first, each checkpoint's in ``writes_sort_key`` order) and that value as seed."""
@@ -78,6 +80,7 @@ def delta_history_plan(
     if not names:
         return {}
     params: dict[str, Any] = {
+        "tenant": tenant,
         "thread_id": where.thread_id,
         "checkpoint_ns": where.checkpoint_ns,
         "checkpoint_id": where.checkpoint_id,

@@ -46,20 +46,20 @@ WITH paged AS (
     SELECT substring(p.hashes FROM g.i * 16 + 1 FOR 16) AS hash, min(p.first_id + g.i) AS id
     FROM {schema}.saver_pages p
     CROSS JOIN LATERAL generate_series(0, p.last_id - p.first_id) AS g(i)
-    WHERE p.thread_id = %(thread_id)s
+    WHERE p.tenant = %(tenant)s AND p.thread_id = %(thread_id)s
     GROUP BY 1
 )
 SELECT t.epoch, t.next_elem,
        ARRAY(SELECT coalesce(e.elem_id, p.id)
              FROM unnest(%(hashes)s::bytea[]) WITH ORDINALITY AS h(hash, n)
              LEFT JOIN {schema}.saver_elements e
-               ON e.thread_id = %(thread_id)s AND e.hash = h.hash
+               ON e.tenant = %(tenant)s AND e.thread_id = %(thread_id)s AND e.hash = h.hash
              LEFT JOIN paged p ON p.hash = h.hash
              ORDER BY h.n) AS ids,
        ARRAY(SELECT first_id FROM {schema}.saver_pages
-             WHERE thread_id = %(thread_id)s) AS sealed
+             WHERE tenant = %(tenant)s AND thread_id = %(thread_id)s) AS sealed
 FROM (SELECT 1) AS one
-LEFT JOIN {schema}.saver_threads t ON t.thread_id = %(thread_id)s"""
+LEFT JOIN {schema}.saver_threads t ON t.tenant = %(tenant)s AND t.thread_id = %(thread_id)s"""
 
 # %(seen)s / %(epoch)s: what the writer knows of the thread (0 / NULL: it had no row); both
 # NULL when nothing is allocated (then any counter will do). The row is refreshed either way.
@@ -71,23 +71,26 @@ upd AS (
         title = coalesce(t.title, %(title)s),
         message_count = coalesce(%(message_count)s, t.message_count),
         next_elem = greatest(t.next_elem, %(next_elem)s)
-    WHERE t.thread_id = %(thread_id)s
+    WHERE t.tenant = %(tenant)s AND t.thread_id = %(thread_id)s
       AND (%(seen)s::integer IS NULL
            OR (t.next_elem = %(seen)s::integer AND t.epoch = %(epoch)s::bigint))
     RETURNING t.epoch
 ), ins AS (
-    INSERT INTO {schema}.saver_threads (thread_id, user_id, title, message_count, next_elem)
-    SELECT %(thread_id)s, %(user_id)s, %(title)s, coalesce(%(message_count)s, 0), %(next_elem)s
+    INSERT INTO {schema}.saver_threads
+        (tenant, thread_id, user_id, title, message_count, next_elem)
+    SELECT %(tenant)s, %(thread_id)s, %(user_id)s, %(title)s, coalesce(%(message_count)s, 0),
+           %(next_elem)s
     WHERE coalesce(%(seen)s::integer, 0) = 0 AND NOT EXISTS (
-        SELECT 1 FROM {schema}.saver_threads WHERE thread_id = %(thread_id)s)
-    ON CONFLICT (thread_id) DO NOTHING
+        SELECT 1 FROM {schema}.saver_threads
+        WHERE tenant = %(tenant)s AND thread_id = %(thread_id)s)
+    ON CONFLICT (tenant, thread_id) DO NOTHING
     RETURNING epoch
 ), guard AS (
     SELECT (SELECT count(*) FROM upd) + (SELECT count(*) FROM ins) = 1 AS ok,
            coalesce((SELECT epoch FROM upd), (SELECT epoch FROM ins)) AS epoch
 ), new_elements AS (
-    INSERT INTO {schema}.saver_elements (thread_id, elem_id, hash, type, blob)
-    SELECT %(thread_id)s, x.elem_id, x.hash, x.type, x.blob
+    INSERT INTO {schema}.saver_elements (tenant, thread_id, elem_id, hash, type, blob)
+    SELECT %(tenant)s, %(thread_id)s, x.elem_id, x.hash, x.type, x.blob
     FROM unnest(%(e_ids)s::integer[], %(e_hashes)s::bytea[], %(e_types)s::text[],
                 %(e_blobs)s::bytea[]) AS x(elem_id, hash, type, blob)
     WHERE (SELECT ok FROM guard)
@@ -100,8 +103,10 @@ upd AS (
     FROM guard AS g
 ), new_pages AS (
     -- Pages this write completes (pages.py); a page another writer stored first is the same.
-    INSERT INTO {schema}.saver_pages (thread_id, first_id, last_id, type, hashes, sizes, blob)
-    SELECT %(thread_id)s, x.first_id, x.last_id, x.type, x.hashes, x.sizes::integer[], x.blob
+    INSERT INTO {schema}.saver_pages
+        (tenant, thread_id, first_id, last_id, type, hashes, sizes, blob)
+    SELECT %(tenant)s, %(thread_id)s, x.first_id, x.last_id, x.type, x.hashes,
+           x.sizes::integer[], x.blob
     FROM unnest(%(p_first)s::integer[], %(p_last)s::integer[], %(p_types)s::text[],
                 %(p_hashes)s::bytea[], %(p_sizes)s::text[], %(p_blobs)s::bytea[])
         AS x(first_id, last_id, type, hashes, sizes, blob)
@@ -110,7 +115,8 @@ upd AS (
 ), paged_loose AS (
     -- ...and their elements' loose rows, now in those pages.
     DELETE FROM {schema}.saver_elements
-    WHERE thread_id = %(thread_id)s AND elem_id = ANY(%(d_ids)s::integer[])
+    WHERE tenant = %(tenant)s AND thread_id = %(thread_id)s
+      AND elem_id = ANY(%(d_ids)s::integer[])
       AND (SELECT ok FROM ok)
 )"""
 
@@ -173,6 +179,7 @@ class Allocation:
 
 def allocate(
     schema: str,
+    tenant: str,
     thread_id: str,
     elements: Mapping[bytes, codec.Element],
     packed: dict[bytes, tuple[str, bytes]],
@@ -193,7 +200,9 @@ def allocate(
         out.ids = {h: known.ids[h] for h in elements if h in known.ids}
     elif elements:
         hashes = list(elements)
-        rows = yield Query(render(KNOWN_SQL, schema), {"thread_id": thread_id, "hashes": hashes})
+        rows = yield Query(
+            render(KNOWN_SQL, schema), {"tenant": tenant, "thread_id": thread_id, "hashes": hashes}
+        )
         row = (rows or [{}])[0]
         seen, epoch = int(row.get("next_elem") or 0), row.get("epoch")
         sealed = frozenset(row.get("sealed") or ())

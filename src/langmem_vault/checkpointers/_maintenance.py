@@ -18,17 +18,21 @@ from langmem_vault.checkpointers._text import from_db, opt_from_db, to_db
 from langmem_vault.db._runner import Plan, Query
 
 LOCK_THREADS_SQL = """
-SELECT thread_id FROM {schema}.saver_threads
-WHERE thread_id = ANY(%(ids)s) ORDER BY thread_id FOR UPDATE"""
+SELECT tenant, thread_id FROM {schema}.saver_threads
+WHERE {tenants}thread_id = ANY(%(ids)s) ORDER BY thread_id FOR UPDATE"""
 
+# {tenants}: "tenant = ANY(%(tenants)s) AND " when the threads' tenants are known (the delete
+# reads their partitions only), else "" (every partition: rows of a thread with no thread row).
 DELETE_THREADS_SQL = """
-WITH t AS (DELETE FROM {schema}.saver_threads WHERE thread_id = ANY(%(ids)s)),
-c AS (DELETE FROM {schema}.saver_checkpoints WHERE thread_id = ANY(%(ids)s) RETURNING 1),
-w AS (DELETE FROM {schema}.saver_writes WHERE thread_id = ANY(%(ids)s) RETURNING 1),
-b AS (DELETE FROM {schema}.saver_blobs WHERE thread_id = ANY(%(ids)s) RETURNING 1),
-e AS (DELETE FROM {schema}.saver_elements WHERE thread_id = ANY(%(ids)s) RETURNING 1),
+WITH t AS (DELETE FROM {schema}.saver_threads WHERE {tenants}thread_id = ANY(%(ids)s)),
+c AS (
+    DELETE FROM {schema}.saver_checkpoints WHERE {tenants}thread_id = ANY(%(ids)s) RETURNING 1
+),
+w AS (DELETE FROM {schema}.saver_writes WHERE {tenants}thread_id = ANY(%(ids)s) RETURNING 1),
+b AS (DELETE FROM {schema}.saver_blobs WHERE {tenants}thread_id = ANY(%(ids)s) RETURNING 1),
+e AS (DELETE FROM {schema}.saver_elements WHERE {tenants}thread_id = ANY(%(ids)s) RETURNING 1),
 p AS (
-    DELETE FROM {schema}.saver_pages WHERE thread_id = ANY(%(ids)s)
+    DELETE FROM {schema}.saver_pages WHERE {tenants}thread_id = ANY(%(ids)s)
     RETURNING last_id - first_id + 1 AS n
 )
 SELECT (SELECT count(*) FROM c) AS checkpoints, (SELECT count(*) FROM w) AS writes,
@@ -103,36 +107,38 @@ SELECT (SELECT count(*) FROM d) + (SELECT coalesce(sum(n), 0) FROM dp) AS n"""
 COPY_THREAD_SQL = """
 WITH t AS (
     INSERT INTO {schema}.saver_threads AS t
-        (thread_id, user_id, title, message_count, next_elem)
-    SELECT %(dst)s, user_id, title, message_count, next_elem
+        (tenant, thread_id, user_id, title, message_count, next_elem)
+    SELECT tenant, %(dst)s, user_id, title, message_count, next_elem
     FROM {schema}.saver_threads WHERE thread_id = %(src)s
-    ON CONFLICT (thread_id) DO UPDATE SET
+    ON CONFLICT (tenant, thread_id) DO UPDATE SET
         next_elem = EXCLUDED.next_elem, epoch = EXCLUDED.epoch, title = EXCLUDED.title,
         message_count = EXCLUDED.message_count, last_activity = now()
 ), c AS (
     INSERT INTO {schema}.saver_checkpoints
-        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, v, channel_versions,
-         body, metadata)
-    SELECT %(dst)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, v, channel_versions,
+        (tenant, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, v,
+         channel_versions, body, metadata)
+    SELECT tenant, %(dst)s, checkpoint_ns, checkpoint_id, parent_checkpoint_id, v, channel_versions,
            body, metadata
     FROM {schema}.saver_checkpoints WHERE thread_id = %(src)s
 ), b AS (
     INSERT INTO {schema}.saver_blobs
-        (thread_id, checkpoint_ns, channel, version, type, blob, elems)
-    SELECT %(dst)s, checkpoint_ns, channel, version, type, blob, elems
+        (tenant, thread_id, checkpoint_ns, channel, version, type, blob, elems)
+    SELECT tenant, %(dst)s, checkpoint_ns, channel, version, type, blob, elems
     FROM {schema}.saver_blobs WHERE thread_id = %(src)s
 ), e AS (
-    INSERT INTO {schema}.saver_elements (thread_id, elem_id, hash, type, blob)
-    SELECT %(dst)s, elem_id, hash, type, blob
+    INSERT INTO {schema}.saver_elements (tenant, thread_id, elem_id, hash, type, blob)
+    SELECT tenant, %(dst)s, elem_id, hash, type, blob
     FROM {schema}.saver_elements WHERE thread_id = %(src)s
 ), p AS (
-    INSERT INTO {schema}.saver_pages (thread_id, first_id, last_id, type, hashes, sizes, blob)
-    SELECT %(dst)s, first_id, last_id, type, hashes, sizes, blob
+    INSERT INTO {schema}.saver_pages
+        (tenant, thread_id, first_id, last_id, type, hashes, sizes, blob)
+    SELECT tenant, %(dst)s, first_id, last_id, type, hashes, sizes, blob
     FROM {schema}.saver_pages WHERE thread_id = %(src)s
 )
 INSERT INTO {schema}.saver_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob)
-SELECT %(dst)s, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob
+    (tenant, thread_id, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type,
+     blob)
+SELECT tenant, %(dst)s, checkpoint_ns, checkpoint_id, task_id, idx, task_path, channel, type, blob
 FROM {schema}.saver_writes WHERE thread_id = %(src)s"""
 
 HAS_CHECKPOINTS_SQL = """
@@ -245,13 +251,29 @@ def _ids(thread_ids: Sequence[str], what: str) -> list[str]:
     return sorted({str(t) for t in thread_ids})
 
 
-def delete_threads_plan(schema: str, thread_ids: Sequence[str]) -> Plan[DeletedThreads]:
-    """Remove the threads with every checkpoint, blob, element, write and index row."""
+def by_tenants(template: str, schema: str, ids: list[str], tenants: list[str] | None) -> Query:
+    """``template`` (:data:`LOCK_THREADS_SQL`, :data:`DELETE_THREADS_SQL`) about the threads
+    ``ids``, of ``tenants`` when known (it then reads their partitions only)."""
+    where = "tenant = ANY(%(tenants)s) AND " if tenants is not None else ""
+    sql = render(template, schema).replace("{tenants}", where)
+    return Query(sql, {"ids": ids, "tenants": tenants})
+
+
+def delete_threads_plan(
+    schema: str, thread_ids: Sequence[str], tenants: Sequence[str] | None = None
+) -> Plan[DeletedThreads]:
+    """Remove the threads with every checkpoint, blob, element, write and index row.
+
+    ``tenants``: the threads' tenants, when the caller knows them; else their thread rows tell
+    (every partition is read only for a thread with no thread row)."""
     ids = _ids(thread_ids, "delete")
     if not ids:
         return DeletedThreads()
-    yield Query(render(LOCK_THREADS_SQL, schema), {"ids": ids})
-    rows = yield Query(render(DELETE_THREADS_SQL, schema), {"ids": ids})
+    known = None if tenants is None else sorted(set(tenants))
+    locked = yield by_tenants(LOCK_THREADS_SQL, schema, ids, known)
+    if known is None and {r["thread_id"] for r in locked or ()} == set(ids):
+        known = sorted({r["tenant"] for r in locked or ()})
+    rows = yield by_tenants(DELETE_THREADS_SQL, schema, ids, known)
     counts = (rows or [{}])[0]
     return DeletedThreads(
         thread_ids=[from_db(i) for i in ids],
@@ -319,7 +341,7 @@ def delete_for_runs_plan(schema: str, run_ids: Sequence[str]) -> Plan[None]:
     ids = sorted(r["thread_id"] for r in rows or [])
     if not ids:
         return None
-    yield Query(render(LOCK_THREADS_SQL, schema), {"ids": ids})
+    yield by_tenants(LOCK_THREADS_SQL, schema, ids, None)
     yield Query(render(DELETE_RUNS_SQL, schema), {"ids": ids, "runs": runs})
     yield from gc_plan(schema, ids)
     return None
@@ -330,7 +352,7 @@ def copy_thread_plan(schema: str, source: str, target: str) -> Plan[None]:
     if source == target:
         raise ValueError("copy_thread: source_thread_id and target_thread_id are the same")
     source, target = to_db(source), to_db(target)
-    yield Query(render(LOCK_THREADS_SQL, schema), {"ids": sorted([source, target])})
+    yield by_tenants(LOCK_THREADS_SQL, schema, sorted([source, target]), None)
     rows = yield Query(render(HAS_CHECKPOINTS_SQL, schema), {"id": target})
     if rows and rows[0]["found"]:
         raise ValueError(
@@ -338,7 +360,7 @@ def copy_thread_plan(schema: str, source: str, target: str) -> Plan[None]:
             "delete_thread() it first or pick a new target_thread_id"
         )
     # Leftover writes of a target that never got a checkpoint would collide with the copy.
-    yield Query(render(DELETE_THREADS_SQL, schema), {"ids": [target]})
+    yield by_tenants(DELETE_THREADS_SQL, schema, [target], None)
     yield Query(render(COPY_THREAD_SQL, schema), {"src": source, "dst": target})
     return None
 
@@ -352,7 +374,7 @@ def trim_thread_plan(schema: str, thread_id: str, keep: int) -> Plan[int]:
     checkpoints keeps those (back to the nearest stored value), so it loads the same state.
     Returns the number of checkpoints deleted.
     """
-    yield Query(render(LOCK_THREADS_SQL, schema), {"ids": [thread_id]})
+    yield by_tenants(LOCK_THREADS_SQL, schema, [thread_id], None)
     newest = yield Query(render(NEWEST_SQL, schema), {"id": thread_id, "keep": keep})
     newest = newest or []
     kept = {(r["checkpoint_ns"], r["checkpoint_id"]) for r in newest}

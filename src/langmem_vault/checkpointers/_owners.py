@@ -22,7 +22,9 @@ from langmem_vault.db._runner import Pipelined, Plan, Query, Rows
 
 T = TypeVar("T")
 
-OWNER_SQL = "SELECT user_id FROM {schema}.saver_threads WHERE thread_id = %(thread_id)s"
+OWNER_SQL = """
+SELECT user_id FROM {schema}.saver_threads
+WHERE tenant = %(tenant)s AND thread_id = %(thread_id)s"""
 
 
 class ThreadAccessError(PermissionError):
@@ -41,21 +43,26 @@ def check_owner(thread_id: str, user_id: str, rows: Rows) -> None:
         )
 
 
-def owned_plan(schema: str, thread_id: str, user_id: str | None, plan: Plan[T]) -> Plan[T]:
-    """``plan``, once ``user_id`` (stored form) is known to own ``thread_id`` (or no one does)."""
+def owned_plan(
+    schema: str, tenant: str, thread_id: str, user_id: str | None, plan: Plan[T]
+) -> Plan[T]:
+    """``plan``, once ``user_id`` (stored form) is known to own ``thread_id`` (of ``tenant``),
+    or no one does."""
     if user_id is not None:
-        rows = yield Query(render(OWNER_SQL, schema), {"thread_id": thread_id})
+        rows = yield Query(render(OWNER_SQL, schema), {"tenant": tenant, "thread_id": thread_id})
         check_owner(thread_id, user_id, rows)
     return (yield from plan)
 
 
-def owned_read_plan(schema: str, thread_id: str, user_id: str | None, plan: Plan[T]) -> Plan[T]:
+def owned_read_plan(
+    schema: str, tenant: str, thread_id: str, user_id: str | None, plan: Plan[T]
+) -> Plan[T]:
     """:func:`owned_plan` for a plan that only reads: the owner lookup and the plan's first
     statement travel together (one round trip, not two), and the plan only sees that
     statement's rows once the owner check passed; otherwise they are dropped unread."""
     if user_id is None:
         return (yield from plan)
-    owner = Query(render(OWNER_SQL, schema), {"thread_id": thread_id})
+    owner = Query(render(OWNER_SQL, schema), {"tenant": tenant, "thread_id": thread_id})
     try:
         step = next(plan)
     except StopIteration as done:  # nothing to read

@@ -31,7 +31,7 @@ HASH_BYTES = 16
 MSGPACK = "msgpack"
 NO_RUN = -2  # ids start at 1: no id follows this one
 
-# The loose elements and the pages holding ids of the ranges in ``r`` (thread_id, ids
+# The loose elements and the pages holding ids of the ranges in ``r`` (tenant, thread_id, ids
 # int4range), each as a per-range index scan: joined flat, the planner would rather hash the
 # whole table (its row estimate for the ranges is a guess). A page spanning two ranges comes
 # back once per range; readers keep one. Pages are aligned, so a page ending at or after a
@@ -39,13 +39,15 @@ NO_RUN = -2  # ids start at 1: no id follows this one
 # not at the thread's first page (a compacted long thread reads only its late ids).
 LOOSE_FROM = """r CROSS JOIN LATERAL (
     SELECT e.elem_id, e.type, e.blob, e.hash FROM {schema}.saver_elements e
-    WHERE e.thread_id = r.thread_id AND e.elem_id >= lower(r.ids) AND e.elem_id < upper(r.ids)
+    WHERE e.tenant = r.tenant AND e.thread_id = r.thread_id
+      AND e.elem_id >= lower(r.ids) AND e.elem_id < upper(r.ids)
     OFFSET 0
 ) AS e"""
 PAGES_FROM = (
     """r CROSS JOIN LATERAL (
     SELECT p.first_id, p.type, p.blob, p.hashes, p.sizes FROM {schema}.saver_pages p
-    WHERE p.thread_id = r.thread_id AND p.first_id < upper(r.ids) AND p.last_id >= lower(r.ids)
+    WHERE p.tenant = r.tenant AND p.thread_id = r.thread_id
+      AND p.first_id < upper(r.ids) AND p.last_id >= lower(r.ids)
       AND p.first_id > lower(r.ids) - """
     + str(PAGE_SIZE)
     + """

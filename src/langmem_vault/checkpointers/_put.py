@@ -39,21 +39,21 @@ PUT_SQL = (
     + GUARD_CTES
     + """, new_blobs AS (
     INSERT INTO {schema}.saver_blobs
-        (thread_id, checkpoint_ns, channel, version, type, blob, elems)
-    SELECT %(thread_id)s, %(checkpoint_ns)s, x.channel, %(versions)s::jsonb ->> x.channel,
-           x.type, x.blob, x.elems::integer[]
+        (tenant, thread_id, checkpoint_ns, channel, version, type, blob, elems)
+    SELECT %(tenant)s, %(thread_id)s, %(checkpoint_ns)s, x.channel,
+           %(versions)s::jsonb ->> x.channel, x.type, x.blob, x.elems::integer[]
     FROM unnest(%(b_channels)s::text[], %(b_types)s::text[], %(b_blobs)s::bytea[],
                 %(b_elems)s::text[]) AS x(channel, type, blob, elems)
     WHERE (SELECT ok FROM ok)
     ON CONFLICT DO NOTHING
 ), new_checkpoint AS (
     INSERT INTO {schema}.saver_checkpoints
-        (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, v, channel_versions,
-         body, metadata)
-    SELECT %(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(parent_id)s, %(v)s,
+        (tenant, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, v,
+         channel_versions, body, metadata)
+    SELECT %(tenant)s, %(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(parent_id)s, %(v)s,
            %(channel_versions)s, %(body)s, %(metadata)s
     WHERE (SELECT ok FROM ok)
-    ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+    ON CONFLICT (tenant, thread_id, checkpoint_ns, checkpoint_id)
     DO UPDATE SET v = EXCLUDED.v, channel_versions = EXCLUDED.channel_versions,
                   body = EXCLUDED.body, metadata = EXCLUDED.metadata
 )
@@ -79,6 +79,7 @@ def _thread_fields(
 def put_plan(
     schema: str,
     serde: SerializerProtocol,
+    tenant: str,
     config: RunnableConfig,
     where: Target,
     checkpoint: Checkpoint,
@@ -86,7 +87,8 @@ def put_plan(
     new_versions: ChannelVersions,
     cache: ElementCache | None = None,
 ) -> Plan[RunnableConfig]:
-    """Store ``checkpoint``: changed values as blobs or element ranges, small ones inline."""
+    """Store ``checkpoint`` in the thread of ``tenant``: changed values as blobs or element
+    ranges, small ones inline."""
     values = checkpoint["channel_values"]
     inline = {k: v for k, v in values.items() if codec.is_inline(v)}
     # A changed channel with no value gets no row at all (as in langgraph's saver): reading
@@ -99,6 +101,7 @@ def put_plan(
     body = {k: v for k, v in checkpoint.items() if k not in _COLUMNS}
     body["channel_values"] = inline
     params: dict[str, Any] = {
+        "tenant": tenant,
         "thread_id": where.thread_id,
         "checkpoint_ns": where.checkpoint_ns,
         "checkpoint_id": checkpoint["id"],
@@ -118,7 +121,7 @@ def put_plan(
     packed: dict[bytes, tuple[str, bytes]] = {}
     known = cache.get(where.thread_id) if cache is not None and elements else None
     for _ in range(MAX_ATTEMPTS):
-        alloc = yield from allocate(schema, where.thread_id, elements, packed, known)
+        alloc = yield from allocate(schema, tenant, where.thread_id, elements, packed, known)
         params.update(alloc.params, b_elems=[alloc.ranges(v.elements) for v in encoded])
         done = yield Query(render(PUT_SQL, schema), params)
         if done and done[0]["ok"]:

@@ -33,14 +33,16 @@ from langmem_vault.db._runner import Plan, Query, Rows
 LOAD_SQL = """
 WITH {checkpoints},
 bl AS MATERIALIZED (
-    SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, b.channel, b.type, b.blob, b.elems
+    SELECT c.tenant, c.thread_id, c.checkpoint_ns, c.checkpoint_id, b.channel, b.type, b.blob,
+           b.elems
     FROM c
     CROSS JOIN LATERAL jsonb_each_text(c.channel_versions) AS v(channel, version)
     CROSS JOIN LATERAL (
         -- One index lookup per channel: joined flat, the planner hashed every blob of the
         -- thread (600 at turn 200: 0.3 ms, growing with the thread).
         SELECT b.channel, b.type, b.blob, b.elems FROM {schema}.saver_blobs b
-        WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns
+        WHERE b.tenant = c.tenant AND b.thread_id = c.thread_id
+          AND b.checkpoint_ns = c.checkpoint_ns
           AND b.channel = v.channel AND b.version = v.version
         OFFSET 0
     ) AS b
@@ -50,24 +52,25 @@ wr AS MATERIALIZED (
     SELECT 'w'::text AS kind, w.thread_id, w.checkpoint_ns, w.checkpoint_id, w.channel,
            w.type, w.blob, w.task_id, w.task_path, w.idx
     FROM c JOIN {schema}.saver_writes w
-      ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
-     AND w.checkpoint_id = c.checkpoint_id
+      ON w.tenant = {tenant} AND w.thread_id = c.thread_id
+     AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.checkpoint_id
     UNION ALL
     SELECT 's', c.thread_id, c.checkpoint_ns, c.checkpoint_id, w.channel,
            w.type, w.blob, w.task_id, w.task_path, w.idx
     FROM c JOIN {schema}.saver_writes w
-      ON w.thread_id = c.thread_id AND w.checkpoint_ns = c.checkpoint_ns
-     AND w.checkpoint_id = c.parent_checkpoint_id AND w.channel = '__pregel_tasks'
+      ON w.tenant = {tenant} AND w.thread_id = c.thread_id
+     AND w.checkpoint_ns = c.checkpoint_ns AND w.checkpoint_id = c.parent_checkpoint_id
+     AND w.channel = '__pregel_tasks'
     WHERE c.v < 4
 ),
 r AS MATERIALIZED (
     -- The id ranges of all lists read, merged per thread, so an element shared by many
     -- checkpoints (get_state_history) is read once.
-    SELECT bl.thread_id,
+    SELECT bl.tenant, bl.thread_id,
            unnest(range_agg(int4range(bl.elems[g.i], bl.elems[g.i + 1], '[]'))) AS ids
     FROM bl CROSS JOIN LATERAL generate_series(1, cardinality(bl.elems), 2) AS g(i)
     WHERE bl.elems IS NOT NULL
-    GROUP BY bl.thread_id
+    GROUP BY bl.tenant, bl.thread_id
 )
 SELECT 'c' AS kind, c.thread_id, c.checkpoint_ns, c.checkpoint_id,
        c.parent_checkpoint_id AS parent_id, c.v, c.channel_versions, c.body, c.metadata,
@@ -126,17 +129,21 @@ def load_sql(select: str, schema: str, owned: bool) -> str:
     """LOAD_SQL for the checkpoints ``select`` chooses; ``owned``: with the owner check."""
     checkpoints = OWNED_CHECKPOINTS if owned else CHECKPOINTS
     sql = LOAD_SQL.replace("{checkpoints}", checkpoints).replace("{select}", select)
+    # A select of one tenant's checkpoints names it in the writes' joins too: the planner may
+    # hash those, and only a tenant it is given reads one partition of saver_writes.
+    named = "tenant = %(tenant)s" in select
+    sql = sql.replace("{tenant}", "%(tenant)s" if named else "c.tenant")
     return render(sql.replace("{owner_row}", OWNER_ROW if owned else ""), schema)
 
 
 SELECT_ONE_SQL = """
 SELECT * FROM {schema}.saver_checkpoints
-WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+WHERE tenant = %(tenant)s AND thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
   AND checkpoint_id = %(checkpoint_id)s"""
 
 SELECT_LATEST_SQL = """
 SELECT * FROM {schema}.saver_checkpoints
-WHERE thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
+WHERE tenant = %(tenant)s AND thread_id = %(thread_id)s AND checkpoint_ns = %(checkpoint_ns)s
 ORDER BY checkpoint_id DESC LIMIT 1"""
 
 # ---------------------------------------------------------------------------------- reads
@@ -239,6 +246,7 @@ def _owner_checked(thread_id: str | None, user_id: str | None, rows: Rows) -> Ro
 def get_tuple_plan(
     schema: str,
     serde: SerializerProtocol,
+    tenant: str,
     where: Target,
     get_next: Any,
     cache: DecodedCache | None = None,
@@ -251,6 +259,7 @@ def get_tuple_plan(
     """
     select = SELECT_ONE_SQL if where.checkpoint_id else SELECT_LATEST_SQL
     params = {
+        "tenant": tenant,
         "thread_id": where.thread_id,
         "checkpoint_ns": where.checkpoint_ns,
         "checkpoint_id": where.checkpoint_id,
@@ -266,6 +275,7 @@ def get_tuple_plan(
 def list_plan(
     schema: str,
     serde: SerializerProtocol,
+    tenant: str | None,
     where: Scope | None,
     *,
     filter: dict[str, Any] | None,
@@ -276,13 +286,15 @@ def list_plan(
     user_id: str | None = None,
 ) -> Plan[list[CheckpointTuple]]:
     """Checkpoints matching the thread/namespace/id of ``where``, ``filter`` and ``before``;
-    ``user_id`` as in :func:`get_tuple_plan` (when ``where`` names a thread)."""
+    ``tenant``: the thread's (when ``where`` names one); ``user_id`` as in
+    :func:`get_tuple_plan` (when ``where`` names a thread)."""
     clauses: list[str] = []
     params: dict[str, Any] = {}
     if where is None:
         user_id = None
     if where is not None:
-        clauses.append("thread_id = %(thread_id)s")
+        clauses.append("tenant = %(tenant)s AND thread_id = %(thread_id)s")
+        params["tenant"] = tenant
         params["thread_id"] = where.thread_id
         if where.checkpoint_ns is not None:
             clauses.append("checkpoint_ns = %(checkpoint_ns)s")

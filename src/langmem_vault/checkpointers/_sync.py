@@ -107,10 +107,17 @@ class VaultSaver(VaultSaverBase):
             saver._autocommit_pool = pool
             yield saver
 
-    def setup(self) -> None:
+    def setup(self, partitions: int = 0) -> None:
         """Create or upgrade the saver's tables. Safe to call from several processes at once
-        and inside a caller's transaction."""
-        self._db.run(self._setup_plan())
+        and inside a caller's transaction.
+
+        ``partitions=N`` hash-partitions the tables by tenant (a thread's owner) into N
+        partitions, so one user's threads are read from one partition (docs/scaling.md);
+        tables already partitioned keep their partitions.
+
+        >>> saver.setup(partitions=8)                 # doctest: +SKIP
+        """
+        self._db.run(self._setup_plan(partitions))
 
     def _direct(self, make: Callable[[], Plan[T]]) -> T:
         """Run a plan whose statements are each atomic and idempotent: on our own autocommit

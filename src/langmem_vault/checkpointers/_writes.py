@@ -14,12 +14,13 @@ from langmem_vault.db._runner import Plan, Query
 
 WRITES_SQL = """
 INSERT INTO {schema}.saver_writes
-    (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, blob)
-SELECT %(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s,
+    (tenant, thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type,
+     blob)
+SELECT %(tenant)s, %(thread_id)s, %(checkpoint_ns)s, %(checkpoint_id)s, %(task_id)s, %(task_path)s,
        x.idx, x.channel, x.type, x.blob
 FROM unnest(%(idx)s::integer[], %(channels)s::text[], %(types)s::text[], %(blobs)s::bytea[])
     AS x(idx, channel, type, blob)
-ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) """
+ON CONFLICT (tenant, thread_id, checkpoint_ns, checkpoint_id, task_id, idx) """
 INSERT_WRITES_SQL = WRITES_SQL + "DO NOTHING"
 UPSERT_WRITES_SQL = (
     WRITES_SQL
@@ -30,6 +31,7 @@ UPSERT_WRITES_SQL = (
 def put_writes_plan(
     schema: str,
     serde: SerializerProtocol,
+    tenant: str,
     where: Target,
     writes: Sequence[tuple[str, Any]],
     task_id: str,
@@ -52,6 +54,7 @@ def put_writes_plan(
     yield Query(
         render(UPSERT_WRITES_SQL if upsert else INSERT_WRITES_SQL, schema),
         {
+            "tenant": tenant,
             "thread_id": where.thread_id,
             "checkpoint_ns": where.checkpoint_ns,
             "checkpoint_id": where.checkpoint_id,

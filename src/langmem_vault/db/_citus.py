@@ -37,6 +37,15 @@ __all__ = [
 ]
 
 ROOT = "store_items"
+#: the saver's tables (checkpointers/_base.py's TABLES; db is below checkpointers)
+SAVER_TABLES = (
+    "saver_threads",
+    "saver_checkpoints",
+    "saver_blobs",
+    "saver_elements",
+    "saver_pages",
+    "saver_writes",
+)
 
 
 @dataclass(frozen=True)
@@ -49,10 +58,6 @@ class Table:
     references: tuple[str, ...] = ()
 
 
-_SAVER = (
-    "a checkpoint belongs to a thread, and the saver has no tenant column yet: as a reference "
-    "table every checkpoint write would be a two-phase commit on every node"
-)
 _QUEUE = (
     "short-lived rows written at every enqueue, claim and finish, claimed with FOR UPDATE "
     "SKIP LOCKED: a reference table would replicate each of those writes to every node, and "
@@ -61,17 +66,6 @@ _QUEUE = (
 #: why each table with no tenant column stays local on the coordinator
 LOCAL_REASONS: dict[str, str] = {
     "vault_migrations": "only setup() reads and writes it, on the coordinator",
-    **{
-        name: _SAVER
-        for name in (
-            "saver_threads",
-            "saver_checkpoints",
-            "saver_blobs",
-            "saver_elements",
-            "saver_writes",
-            "saver_pages",
-        )
-    },
     "vault_jobs": _QUEUE,
     "vault_job_watermarks": _QUEUE,
     "vault_audit": (
@@ -89,6 +83,7 @@ DECLARED: tuple[Table, ...] = (
     Table("entity_relations", True, ("entities", "store_items")),
     Table("store_vectors", True, ("store_items",)),
     Table("entity_vectors", True, ("entities",)),
+    *(Table(name, True) for name in SAVER_TABLES),
     *(Table(name, False) for name in LOCAL_REASONS),
 )
 #: the functions the tables' indexes and writes call (signatures as ``regprocedure`` prints)

@@ -1,0 +1,75 @@
+"""What the routing tests share (tests/store/test_routing.py, tests/checkpointers/test_routing.py):
+the statements a sync cursor sends, replayed under ``EXPLAIN ANALYZE`` on tables hash-partitioned
+by tenant (``setup(partitions=N)``), and the partitions each one really read (the local stand-in
+for Citus's router planner, which sends a statement to one shard only when it names one tenant).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+
+
+@contextmanager
+def recorded() -> Iterator[list[tuple[Any, Any]]]:
+    """The (statement, parameters) every sync cursor executes meanwhile."""
+    sent: list[tuple[Any, Any]] = []
+    original = psycopg.Cursor.execute
+
+    def execute(self: psycopg.Cursor[Any], query: Any, params: Any = None, **kw: Any) -> Any:
+        sent.append((query, params))
+        return original(self, query, params, **kw)
+
+    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+    try:
+        yield sent
+    finally:
+        psycopg.Cursor.execute = original  # type: ignore[method-assign]
+
+
+def scanned(plan: dict[str, Any], partition: re.Pattern[str]) -> set[tuple[str, int]]:
+    """(table, partition) of every partition the executed plan read (``partition`` matches a
+    partition's name: the table, then its number)."""
+    found = set()
+    if plan.get("Actual Loops", 0) > 0:
+        match = partition.match(plan.get("Relation Name", ""))
+        if match:
+            found.add((match.group(1), int(match.group(2))))
+    for child in plan.get("Plans", []):
+        found |= scanned(child, partition)
+    return found
+
+
+def partitions_read(
+    uri: str, schema: str, sent: list[tuple[Any, Any]], tables: str, partition: re.Pattern[str]
+) -> list[set[Any]]:
+    """Replay ``sent`` in one transaction, rolled back; for each statement that reads the
+    tables whose names start with ``tables``, the partitions its EXPLAIN ANALYZE shows it
+    read."""
+    reads = []
+    with psycopg.connect(uri) as conn:
+        for query, params in sent:
+            text = query if isinstance(query, str) else query.as_string(conn)
+            if f"{schema}.{tables}" not in text or "pg_class" in text or "ANALYZE" in text:
+                conn.execute(query, params, prepare=False)  # settings, catalog reads
+                continue
+            (plan,) = conn.execute(
+                f"EXPLAIN (ANALYZE, FORMAT JSON) {text}", params, prepare=False
+            ).fetchone()  # type: ignore[misc]
+            reads.append(scanned(plan[0]["Plan"], partition))
+        conn.rollback()
+    return reads
+
+
+def partition_of(uri: str, schema: str, table: str, tenant: str) -> str:
+    """The partition of ``table`` that holds ``tenant``'s rows."""
+    with psycopg.connect(uri) as conn:
+        (name,) = conn.execute(
+            f"SELECT tableoid::regclass::text FROM {schema}.{table} WHERE tenant = %s LIMIT 1",
+            (tenant,),
+        ).fetchone()  # type: ignore[misc]
+    return str(name).split(".")[-1]
