@@ -59,9 +59,9 @@ class Table:
 
 
 _QUEUE = (
-    "short-lived rows written at every enqueue, claim and finish, claimed with FOR UPDATE "
-    "SKIP LOCKED: a reference table would replicate each of those writes to every node, and "
-    "the queue has no tenant column to distribute by yet"
+    "no tenant column, by design: a worker claims the next ready job of any user (FOR UPDATE "
+    "SKIP LOCKED, oldest first), which Citus runs only on a table of one shard; a reference "
+    "table would replicate every enqueue, claim and finish to every node"
 )
 #: why each table with no tenant column stays local on the coordinator
 LOCAL_REASONS: dict[str, str] = {
@@ -69,8 +69,9 @@ LOCAL_REASONS: dict[str, str] = {
     "vault_jobs": _QUEUE,
     "vault_job_watermarks": _QUEUE,
     "vault_audit": (
-        "append-only and written at every memory change: a reference table would copy each "
-        "event to every node, and the log has no tenant column to distribute by yet"
+        "no tenant column yet (its user_id column would be one): append-only, written at "
+        "every memory change, read per user by export and erase; a reference table would "
+        "copy each event to every node"
     ),
 }
 
