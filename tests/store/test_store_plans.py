@@ -56,10 +56,11 @@ def test_a_plain_search_is_one_round_trip() -> None:
     op = SearchOp((), query="green tea", limit=2)
     plan = search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
     (step,), found = drive(plan, [None, [_row("a", 0.9), _row("b", 0.5)], None])
-    # One Pipelined step: the HNSW settings, the statement that finds the query's lexemes,
-    # weighs them with the cached statistics and ranks, and the plan mode restored.
-    assert isinstance(step, Pipelined) and len(step.queries) == 3
-    ranked = step.queries[1]
+    # One Pipelined step: the HNSW settings (two SET LOCAL) and the plan mode, the statement
+    # that finds the query's lexemes, weighs them with the cached statistics and ranks, and
+    # the plan mode restored.
+    assert isinstance(step, Pipelined) and len(step.queries) == 5
+    ranked = step.queries[-2]
     assert "to_tsvector" in str(ranked.sql) and ranked.params["st_freqs"] == "\x01tea\x020.5\x01"
     assert [(item.key, item.score) for item in found.items] == [("a", 0.9), ("b", 0.5)]
 
@@ -71,7 +72,7 @@ def test_stale_statistics_are_read_first() -> None:
     stats_rows = [{"lexeme": "tea", "freq": 0.25, "rows": 40.0}]
     steps, found = drive(plan, stats_rows, [None, [_row("a", 0.9)], None])
     assert "pg_stats" in str(steps[0].sql)
-    assert steps[1].queries[1].params["st_freqs"] == "\x01tea\x020.25\x01"
+    assert steps[1].queries[-2].params["st_freqs"] == "\x01tea\x020.25\x01"
     assert cache.get() == LexemeStats({"tea": 0.25}, 40.0)
     assert [item.key for item in found.items] == ["a"]
 
@@ -89,7 +90,7 @@ def test_a_scoped_search_counts_its_scope_once_a_minute() -> None:
         # included: the plan mode is restored in a third statement.
         (step,), _ = drive(plan, [None, rows, None])
         assert isinstance(step, Pipelined)
-        return str(step.queries[1].sql), step.queries[1].params["known_small"]
+        return str(step.queries[-2].sql), step.queries[-2].params["known_small"]
 
     counted, verdict = statement(True)  # the first search counts: the namespace is small
     assert "small AS MATERIALIZED" in counted and "small_scope" in counted and verdict == ""
@@ -118,7 +119,7 @@ def test_a_filtered_walk_that_ran_out_is_scored_exactly() -> None:
     plan = search_plan(op, _settings(), vectors, cache)
     short = [{**_row("far", 0.1), "walked": 1}, {**_row("farther", 0.05), "walked": 1}]
     steps, found = drive(plan, [None, short], [_row("a", 0.9), _row("b", 0.5)])
-    walk, exact = str(steps[0].queries[1].sql), str(steps[1].sql)
+    walk, exact = str(steps[0].queries[-1].sql), str(steps[1].sql)
     walks = f"LIMIT {q.FILTERED_SCAN_ROWS}"  # the walk's cut (sql._vectors_ann_filtered)
     assert walks in walk and "AS walked" in walk
     assert "+ 0" in exact and "AS walked" not in exact and walks not in exact
@@ -149,11 +150,11 @@ def test_only_a_plain_search_is_sent_with_a_generic_plan_and_constant_limits() -
         (step,), _ = drive(plan, [None, rows] + [None] * (name == "plain"))
         assert isinstance(step, Pipelined)
         sent[name] = step.queries
-    settings, ranked, restore = sent["plain"]
+    *_, settings, ranked, restore = sent["plain"]
     assert "force_generic_plan" in str(settings.sql) and restore.sql == q.RESTORE_PLAN_MODE
     # k = 50 candidates, a constant; wanted = offset + limit stays a parameter.
     assert "%(k)s" not in str(ranked.sql) and "LIMIT 50" in str(ranked.sql)
     assert "LIMIT %(wanted)s" in str(ranked.sql)
     for name in ("filtered", "large"):
-        settings, ranked = sent[name]
+        *_, settings, ranked = sent[name]
         assert "force_generic_plan" not in str(settings.sql) and "%(k)s" in str(ranked.sql)

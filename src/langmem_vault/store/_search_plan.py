@@ -200,7 +200,8 @@ def search_plan(
     )
     sql = _mirrored(schema, sql, params, mirror)
     if settings.hybrid:
-        ef = {"ef": str(min(params["k"], MAX_EF_SEARCH))}
+        ef = min(params["k"], MAX_EF_SEARCH)
+        hnsw = tuple(Query(q, prepare=False) for q in sq.hnsw_settings(ef))
         # Without a filter (plain, or a namespace: small, large or not counted yet, when its
         # first search of the minute counts it in the statement), one statement for every
         # query and namespace, run with its generic plan, prepared on its first run (no
@@ -208,12 +209,17 @@ def search_plan(
         # first run of the namespace's statement on a connection; issue 26).
         if not op.filter and params["k"] == ranking.candidates:
             sql = sq.literal_k(sql, params["k"])
-            settings_query = Query(sq.PLAIN_SEARCH_SETTINGS, ef)
-            _, rows, _ = yield Pipelined(
-                (settings_query, Query(sql, params, prepare=True), Query(sq.RESTORE_PLAN_MODE))
+            settings_query = Query(sq.PLAIN_SEARCH_SETTINGS)
+            *_, rows, _ = yield Pipelined(
+                (
+                    *hnsw,
+                    settings_query,
+                    Query(sql, params, prepare=True),
+                    Query(sq.RESTORE_PLAN_MODE),
+                )
             )
         else:
-            _, rows = yield Pipelined((Query(sq.HNSW_SETTINGS, ef), Query(sql, params)))
+            *_, rows = yield Pipelined((*hnsw, Query(sql, params)))
     else:
         rows = yield Query(sql, params)
     if scope_key is not None and small is None and rows:

@@ -7,13 +7,27 @@ from __future__ import annotations
 from langmem_vault.store._keyword_sql import COVERAGE, keyword_candidates, terms
 from langmem_vault.store._sql import ITEM_COLUMNS
 
-# pgvector 0.8: keep scanning the HNSW graph until enough rows pass the filters (without it,
-# a filtered search returns fewer rows than asked for: pgvector #216), and widen the beam to
-# the number of candidates we want.
-HNSW_SETTINGS = (
-    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-    " set_config('hnsw.ef_search', %(ef)s, true)"
-)
+
+def hnsw_settings(ef: int) -> tuple[str, str]:
+    """pgvector 0.8's settings for a search with ``ef`` candidates: keep scanning the HNSW graph
+    until enough rows pass the filters (without it, a filtered search returns fewer rows than
+    asked for: pgvector #216), and widen the beam to the candidates we want.
+
+    Sent as ``SET LOCAL`` commands before the search, in its transaction (a read-only batch's
+    is the implicit one of its pipeline, which ends with it: nothing stays on the pooled
+    connection), not as ``set_config()`` calls: Citus carries ``SET LOCAL`` to the workers
+    that run the search (``citus.propagate_set_commands = 'local'``), never a function call
+    (docs/citus.md). ``ef`` is a computed int, written as a constant (SET takes no
+    parameters).
+
+    >>> hnsw_settings(50)[1]
+    'SET LOCAL hnsw.ef_search = 50'
+    """
+    return (
+        "SET LOCAL hnsw.iterative_scan = relaxed_order",
+        f"SET LOCAL hnsw.ef_search = {int(ef)}",
+    )
+
 
 # The settings of a plain search (no filter; no scope small enough to score exactly), whose
 # statement is the same for every query: run it with its generic plan, as a prepared statement,
@@ -46,8 +60,8 @@ PLAIN_PLAN_SETTINGS = (
     ("enable_mergejoin", "off"),
 )
 PLAIN_SEARCH_SETTINGS = (
-    HNSW_SETTINGS
-    + "".join(f", set_config('{name}', '{value}', true)" for name, value in PLAIN_PLAN_SETTINGS)
+    "SELECT "
+    + ", ".join(f"set_config('{name}', '{value}', true)" for name, value in PLAIN_PLAN_SETTINGS)
     + " FROM (SELECT "
     + ", ".join(
         f"set_config('langmem_vault.{name}', current_setting('{name}'), true)"
