@@ -3,6 +3,7 @@ on the real embedded Postgres (sync and async)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
@@ -15,6 +16,7 @@ from langmem_vault.db._steps import Embed
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from langmem_vault.store._reembed import DEFAULT_PAGE
 from tests.support.embeddings import TrigramEmbeddings
+from tests.support.routing import partition_of, partitions_read, recorded
 
 
 class Reversed(TrigramEmbeddings):
@@ -171,3 +173,49 @@ async def test_async_reembed(
     after = _vectors(pg_uri, schema)
     for row, text in EXPECTED.items():
         assert _close(after[row], NEW.embed_query(text)), row
+
+
+def test_pages_walk_every_tenant_and_partition(pg_uri: str, schema: str) -> None:
+    # Pages of the key (tenant, prefix, key, field) on a partitioned store: every row of every
+    # user and of the shared tenant once, whatever partition; a prefix across users covers
+    # each of them, and a user's prefix reads that user's partition only.
+    items = [
+        *(
+            (("memories", f"u{n}", "semantic"), f"f{k}", {"text": f"u{n} fact {k}"}, None)
+            for n in range(6)
+            for k in range(3)
+        ),
+        (("docs",), "d1", {"text": "Release notes"}, None),
+    ]
+    with (
+        VaultStore.from_conn_string(pg_uri, schema=schema, index=_index(OLD)) as old,  # type: ignore[arg-type]
+        VaultStore.from_conn_string(pg_uri, schema=schema, index=_index(NEW)) as new,  # type: ignore[arg-type]
+    ):
+        old.setup(partitions=4)
+        old.batch([PutOp(ns, key, value, index=index) for ns, key, value, index in items])
+        before = _vectors(pg_uri, schema)
+        assert len(before) == len(items)
+        assert new.reembed(("memories",), page=4) == len(items) - 1  # every user's, not docs
+        after = _vectors(pg_uri, schema)
+        changed = {row for row in before if not _close(before[row], after[row])}
+        assert changed == {row for row in before if row[0] != "docs"}
+        assert new.reembed(page=2) == len(items)  # every tenant, pages across partitions
+        after = _vectors(pg_uri, schema)
+        for ns, key, value, _ in items:
+            row = (".".join(ns), key, "text")
+            assert _close(after[row], NEW.embed_query(value["text"])), row
+        with recorded() as sent:
+            assert new.reembed(("memories", "u3"), page=2) == 3
+        pages = [(q, p) for q, p in sent if "ORDER BY v.tenant" in str(q)]
+        assert len(pages) == 2  # 3 rows in pages of 2
+        for scanned in partitions_read(pg_uri, schema, pages, "store_", _PARTITION):
+            assert {p for _, p in scanned} == {_partition_of(pg_uri, schema, "u3")}
+
+
+_PARTITION = re.compile(r"^(store_items|store_vectors)_p(\d+)$")
+
+
+def _partition_of(uri: str, schema: str, tenant: str) -> int:
+    match = _PARTITION.match(partition_of(uri, schema, "store_vectors", tenant))
+    assert match
+    return int(match.group(2))

@@ -153,7 +153,15 @@ class VaultStoreBase:
         if self.embeddings is None or self.index_config is None:
             raise ValueError("reembed needs a store with an index: VaultStore(..., index={...})")
         dims = self.index_config["dims"]
-        return reembed_steps(db, self.embeddings, dims, self.schema, namespace_prefix, page=page)
+        return reembed_steps(
+            db,
+            self.embeddings,
+            dims,
+            self.schema,
+            namespace_prefix,
+            page=page,
+            tenants=self.settings.tenants,
+        )
 
     def _batch(self, prepared: PreparedBatch) -> Steps[list[Result]]:
         """``batch``: embed the documents and the queries not in the cache, then run the
