@@ -29,7 +29,12 @@ def lexeme_stats(s: str) -> str:
     collector counts. Stale: the table's file is more than twice (plus 16 pages, a few hundred
     items) what the last ANALYZE saw (never analyzed: none), or more rows changed since then
     than it counted. The file size is exact at once; the collector's counts reach the view
-    up to a second after a commit, too late for a bulk load that searches straight away."""
+    up to a second after a commit, too late for a bulk load that searches straight away.
+
+    A partitioned table (``setup(partitions=N)``) has no file and no change counts of its
+    own, and autovacuum analyzes its partitions, never it: its size is its partitions' rows,
+    and it is stale when those are more than twice (plus ``common_rows``) what its own last
+    ANALYZE counted (never analyzed: as soon as it has rows)."""
     return f"""
 SELECT e.elem AS lexeme, e.freq, t.rows, t.stale
 FROM (SELECT greatest(c.reltuples, a.n_live_tup, 0) AS rows,
@@ -37,7 +42,15 @@ FROM (SELECT greatest(c.reltuples, a.n_live_tup, 0) AS rows,
              OR coalesce(a.n_mod_since_analyze > greatest(c.reltuples, %(common_rows)s), false)
                  AS stale
       FROM pg_class AS c LEFT JOIN pg_stat_user_tables AS a ON a.relid = c.oid
-      WHERE c.oid = '{s}.store_items'::regclass) AS t
+      WHERE c.oid = '{s}.store_items'::regclass AND c.relkind <> 'p'
+      UNION ALL
+      SELECT n.rows, n.rows > 0 AND (c.reltuples < 0 OR n.rows > 2 * c.reltuples + %(common_rows)s)
+      FROM pg_class AS c CROSS JOIN LATERAL (
+          SELECT coalesce(sum(greatest(p.reltuples, a.n_live_tup, 0)), 0) AS rows
+          FROM pg_inherits AS h JOIN pg_class AS p ON p.oid = h.inhrelid
+          LEFT JOIN pg_stat_user_tables AS a ON a.relid = p.oid
+          WHERE h.inhparent = c.oid) AS n
+      WHERE c.oid = '{s}.store_items'::regclass AND c.relkind = 'p') AS t
 LEFT JOIN (pg_stats AS st
            CROSS JOIN LATERAL unnest(st.most_common_elems::text::text[],
                                      st.most_common_elem_freqs) AS e(elem, freq))

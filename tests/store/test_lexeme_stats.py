@@ -1,0 +1,35 @@
+"""The keyword statistics of a partitioned store go stale as its partitions grow: autovacuum
+analyzes the partitions, never the partitioned table whose statistics (``inherited``) the
+store reads, so the search's own staleness check must see the partitions' rows."""
+
+from __future__ import annotations
+
+import psycopg
+from langgraph.store.base import PutOp
+
+from langmem_vault.store import VaultStore
+from langmem_vault.store._sql import lexeme_stats
+
+
+def _stale(uri: str, schema: str) -> tuple[bool, float]:
+    params = {"schema_name": schema, "common_rows": 500}
+    with psycopg.connect(uri) as conn:
+        row = conn.execute(lexeme_stats(schema), params).fetchone()
+    assert row is not None
+    return bool(row[3]), float(row[2])
+
+
+def test_a_partitioned_store_sees_its_statistics_go_stale(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        store.setup(partitions=4)
+        assert _stale(pg_uri, schema) == (False, 0.0)  # empty: nothing to analyze
+        ns = ("memories", "u1", "semantic")
+        store.batch([PutOp(ns, f"k{n}", {"text": f"tea and cake {n}"}) for n in range(600)])
+        with psycopg.connect(pg_uri, autocommit=True) as conn:  # what autovacuum does
+            conn.execute(f"ANALYZE {schema}.store_items_p0, {schema}.store_items_p1")
+            conn.execute(f"ANALYZE {schema}.store_items_p2, {schema}.store_items_p3")
+        stale, rows = _stale(pg_uri, schema)
+        assert stale and rows == 600
+        # a search analyzes the partitioned table, and the statistics hold
+        assert store.search(ns, query="tea", limit=1)
+        assert _stale(pg_uri, schema) == (False, 600.0)
