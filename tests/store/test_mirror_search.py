@@ -13,7 +13,8 @@ import pytest
 from langgraph.store.base import GetOp, Item, PutOp, SearchItem, SearchOp
 from langgraph.store.memory import InMemoryStore
 
-from langmem_vault.store import AsyncVaultStore, SearchRanking, VaultStore
+from langmem_vault.memory._recall.usage import USAGE_ROOT
+from langmem_vault.store import AsyncVaultStore, PageOp, SearchRanking, VaultStore
 from langmem_vault.store._mirrors import Mirrored, MirrorSearchOp, runs_mirror_search
 from tests.support.embeddings import TrigramEmbeddings
 
@@ -140,6 +141,54 @@ async def test_results_are_the_searchs_and_mirrors_what_get_reads(
         ) as astore:
             await astore.setup()
             await _same_as_plain_search(astore, pg_uri, schema)
+
+
+# Under USAGE_ROOT a mirror belongs to its item's user (the default tenant templates), so
+# its probe names the user: one constant when the search or page is one user's, else each
+# row's own (a search across users, a page of two users' namespaces).
+ACROSS_USERS = [
+    SearchOp(("memories",), limit=100),
+    SearchOp(("memories",), query="tea coffee", limit=20),
+    SearchOp(NS, query="tea", limit=8),
+    SearchOp(OTHER, limit=10),
+]
+
+
+@pytest.mark.parametrize("kind", ["vault", "avault"])
+async def test_mirrors_of_each_users_items_under_a_user_root(
+    pg_uri: str, schema: str, kind: str
+) -> None:
+    async def run(store: Any) -> None:
+        mirrors = {(NS, "f3"): 3, (NS, "f6"): 6, (SUB, "s2"): 202, (OTHER, "f4"): 304}
+        writes = [
+            PutOp((*USAGE_ROOT, *ns), k, {"n": n}, index=False) for (ns, k), n in mirrors.items()
+        ]
+        await _batch(store, [*_writes(), *writes])
+        ops: list[Any] = [MirrorSearchOp(op, USAGE_ROOT) for op in ACROSS_USERS]
+        ops += [
+            PageOp((NS, OTHER), limit=50, mirror=USAGE_ROOT),
+            PageOp((OTHER,), mirror=USAGE_ROOT),
+        ]
+        results = await _batch(store, ops)
+        pairs = [(m.item, m.mirror) for m in (*results[0], *results[1], *results[2], *results[3])]
+        pairs += [p for page in results[4:] for p in zip(page.items, page.mirrors, strict=True)]
+        found = {}
+        for item, mirror in pairs:
+            (get,) = await _batch(store, [GetOp((*USAGE_ROOT, *item.namespace), item.key)])
+            assert mirror == get, (item.namespace, item.key)
+            if mirror is not None:
+                found[(item.namespace, item.key)] = mirror.value["n"]
+        assert found == mirrors  # each user's mirrors, every one of them found
+
+    index = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
+    if kind == "vault":
+        with VaultStore.from_conn_string(pg_uri, schema=schema, index=index) as store:
+            store.setup()
+            await run(store)
+    else:
+        async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema, index=index) as astore:
+            await astore.setup()
+            await run(astore)
 
 
 def test_keyword_only_store(pg_uri: str, schema: str) -> None:

@@ -11,7 +11,7 @@ from langmem_vault._tenants import DEFAULT_RULE, TenantRule
 from langmem_vault.db._runner import Pipelined, Plan, Query
 from langmem_vault.store import _sql as q
 from langmem_vault.store._filters import FilterBuilder
-from langmem_vault.store._mirrors import mirror_of, mirrored_sql
+from langmem_vault.store._mirrors import mirror_of, mirror_params, mirrored_sql
 from langmem_vault.store._pages import Page, PageOp
 
 __all__ = ["page_plan"]
@@ -70,8 +70,9 @@ def page_plan(op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[
     params["prefixes"], params["tenants"] = prefixes, list(dict.fromkeys(tenants))
     sql = _page_sql(schema, len(prefixes), where, newest_first=op.newest_first)
     if op.mirror is not None:
-        params["mirror_root"] = ".".join(op.mirror) + "."
-        sql = mirrored_sql(schema, sql)
+        mirror_tenants = [rule.tenant_of((*op.mirror, *ns)) for ns in namespaces]
+        params.update(mirror_params(op.mirror, mirror_tenants))
+        sql = mirrored_sql(schema, sql, params)
     page = Query(sql, params)
     if op.with_total:
         counted = Query(_count_sql(schema, f"{q.NOT_EXPIRED} AND {builder.sql()}"), params)

@@ -120,12 +120,16 @@ def _page(
     return SearchPage([i for _, i in rows], expiring, mirrors, parts)
 
 
-def _mirrored(schema: str, sql: str, params: dict[str, Any], mirror: MirrorSearchOp | None) -> str:
-    """``sql``, with each row's mirror when the search is a MirrorSearchOp's."""
+def _mirrored(
+    settings: StoreSettings, sql: str, params: dict[str, Any], mirror: MirrorSearchOp | None
+) -> str:
+    """``sql``, with each row's mirror when the search is a MirrorSearchOp's (the mirrors'
+    tenant is known when the one namespace prefix they all lie under names it)."""
     if mirror is None:
         return sql
-    params.update(mirror_params(mirror))
-    return mirrored_sql(schema, sql)
+    scope = (*mirror.mirror, *mirror.search.namespace_prefix)
+    params.update(mirror_params(mirror.mirror, [settings.tenants.scope_tenant(scope)]))
+    return mirrored_sql(settings.schema, sql, params)
 
 
 def _recent_plan(
@@ -145,7 +149,7 @@ def _recent_plan(
         params.update(namespace_params(op.namespace_prefix))
     else:
         sql = sq.search_recent(schema, where)
-    rows = yield Query(_mirrored(schema, sql, params, mirror), params)
+    rows = yield Query(_mirrored(settings, sql, params, mirror), params)
     return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
 
 
@@ -198,7 +202,7 @@ def search_plan(
     sql = sq.search_ranked(
         schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=shape, tenant=tenant
     )
-    sql = _mirrored(schema, sql, params, mirror)
+    sql = _mirrored(settings, sql, params, mirror)
     if settings.hybrid:
         ef = min(params["k"], MAX_EF_SEARCH)
         hnsw = tuple(Query(q, prepare=False) for q in sq.hnsw_settings(ef))
@@ -236,7 +240,7 @@ def search_plan(
         exact = sq.search_ranked(
             schema, where, score, order, hybrid=True, scope=scope, small=True, tenant=tenant
         )
-        rows = yield Query(_mirrored(schema, exact, params, mirror), params)
+        rows = yield Query(_mirrored(settings, exact, params, mirror), params)
     ranked = [(r, _search_item(r, float(r["score"]))) for r in rows or []]
     if len(ranked) < wanted:
         # Fewer candidates than the page needs: score the rest exactly, un-indexed items last
@@ -245,6 +249,6 @@ def search_plan(
         params["ranked_prefixes"] = [prefix_of(item.namespace) for _, item in ranked]
         params["ranked_keys"] = [item.key for _, item in ranked]
         fill = sq.search_fill(schema, where, score, hybrid=settings.hybrid)
-        rest = yield Query(_mirrored(schema, fill, params, mirror), params)
+        rest = yield Query(_mirrored(settings, fill, params, mirror), params)
         ranked += [(r, _search_item(r, r["score"])) for r in rest or []]
     return _page(ranked[op.offset : wanted], mirror)
