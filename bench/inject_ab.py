@@ -6,6 +6,9 @@ own embedded server, with the setting of ``nodes_bench.py``: a user with ``--fac
 them), the default local model embedding each query, access stamps flushed outside the
 timing. The driver asks the workers for one inject each in turn, so a busy machine slows
 both alike: first ``--samples`` turns with a user message, then as many without.
+``--statements`` loads pg_stat_statements (planning tracked) into both servers and prints,
+per path and tree, each statement's planning and execution time per call and how often it
+was planned: the database's share of a turn, statement by statement.
 
     git archive <commit> src | tar -x -C /tmp/before
     python bench/inject_ab.py --before /tmp/before/src --after src [--facts 10000]
@@ -14,6 +17,7 @@ both alike: first ``--samples`` turns with a user message, then as many without.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -24,15 +28,51 @@ from typing import Any
 HERE = Path(__file__).parent
 
 
-def worker(facts: int, others: int) -> None:
+_STATEMENTS = """
+SELECT calls, plans, total_plan_time / calls, total_exec_time / calls,
+       regexp_replace(left(query, 400), '\\s+', ' ', 'g')
+FROM pg_stat_statements
+WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+  AND query NOT LIKE '%%pg_stat_statements%%'
+ORDER BY total_plan_time + total_exec_time DESC"""
+
+
+def _statements_server() -> str:
+    """A fresh embedded server with pg_stat_statements loaded (planning tracked)."""
+    import common
+    import psycopg
+
+    from langmem_vault.db._embedded import embedded_uri
+
+    data_dir = common.temp_server_dir()
+    with psycopg.connect(embedded_uri(data_dir), autocommit=True) as conn:
+        conn.execute("ALTER SYSTEM SET shared_preload_libraries = 'pg_stat_statements'")
+        conn.execute("ALTER SYSTEM SET pg_stat_statements.track_planning = on")
+    return common.restart_cold(data_dir)
+
+
+def _statement_rows(db: str, reset: bool) -> list[list[Any]]:
+    """Each statement's calls, plans, planning and execution ms per call and text."""
+    import psycopg
+
+    with psycopg.connect(db, autocommit=True) as conn:
+        rows = [list(r) for r in conn.execute(_STATEMENTS).fetchall()]
+        if reset:
+            conn.execute("SELECT pg_stat_statements_reset()")
+    return rows
+
+
+def worker(facts: int, others: int, statements: bool) -> None:
     """Seed, then answer each "msg"/"nomsg" line with "<ms> <embedding ms> <client CPU ms>"
-    (the CPU time of the calling thread: what a busy machine does not inflate much)."""
+    (the CPU time of the calling thread: what a busy machine does not inflate much); with
+    ``statements``, a "stats" line with the statements' figures since the last one, as JSON."""
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE / "data"))
     from contextlib import ExitStack
 
     import common
     import nodes_bench
+    import psycopg
     from langchain_core.messages import HumanMessage
 
     from langmem_vault.nodes._inject import create_inject_node
@@ -44,9 +84,12 @@ def worker(facts: int, others: int) -> None:
         all_texts, common.cached_vectors(all_texts, "nodes-facts")
     )
     index = {"dims": 384, "embed": emb, "fields": ["text"]}
-    uri = common.temp_server_uri()
+    uri = _statements_server() if statements else common.temp_server_uri()
     with ExitStack() as stack:
         db = common.create_database(uri, "ab")
+        if statements:
+            with psycopg.connect(db, autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION pg_stat_statements")
         store = common.open_store("vault", stack, db, index, {})
         nodes_bench.seed_user(store, "u", texts[:facts])
         if others:
@@ -55,7 +98,12 @@ def worker(facts: int, others: int) -> None:
         node: Any = create_inject_node(store=store, emit_events=False).node
         config = {"configurable": {"user_id": "u", "thread_id": "bench"}}
         print("ready", flush=True)
-        for turn, line in enumerate(sys.stdin):
+        turn = -1
+        for line in sys.stdin:
+            if line.strip() == "stats":
+                print(json.dumps(_statement_rows(db, reset=True)), flush=True)
+                continue
+            turn += 1
             question = nodes_bench.QUESTIONS_LATENCY[turn % 8] + f" ({turn})"
             state = {"messages": [HumanMessage(question)] if line.strip() == "msg" else []}
             before = len(emb.query_ms)
@@ -74,10 +122,11 @@ def main() -> None:
     parser.add_argument("--facts", type=int, default=10000)
     parser.add_argument("--others", type=int, default=0)
     parser.add_argument("--samples", type=int, default=60)
+    parser.add_argument("--statements", action="store_true", help="per-statement server time")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.facts, args.others)
+        worker(args.facts, args.others, args.statements)
         return
     sys.path.insert(0, str(HERE))
     import common
@@ -87,6 +136,7 @@ def main() -> None:
         env = {**os.environ, "PYTHONPATH": str(Path(getattr(args, name)).resolve())}
         command = [sys.executable, __file__, "--worker", "--before", "-"]
         command += ["--facts", str(args.facts), "--others", str(args.others)]
+        command += ["--statements"] if args.statements else []
         procs[name] = subprocess.Popen(
             command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
@@ -96,20 +146,23 @@ def main() -> None:
             pass
     load = os.getloadavg()[0]
     rows = []
+    stats: dict[str, dict[str, list[list[Any]]]] = {}
     for mode in ("msg", "nomsg"):
+        if args.statements:  # the warm-up and the other path's turns are not counted
+            for proc in procs.values():
+                _ask(proc, "stats")
         times: dict[str, list[float]] = {n: [] for n in procs}
         net: dict[str, list[float]] = {n: [] for n in procs}
         cpu: dict[str, list[float]] = {n: [] for n in procs}
         for i in range(args.samples + 5):
             for name, proc in procs.items():
-                assert proc.stdin is not None and proc.stdout is not None
-                proc.stdin.write(mode + "\n")
-                proc.stdin.flush()
-                ms, embed, used = (float(x) for x in proc.stdout.readline().split())
+                ms, embed, used = (float(x) for x in _ask(proc, mode).split())
                 if i >= 5:  # warm-up
                     times[name].append(ms)
                     net[name].append(ms - embed)
                     cpu[name].append(used)
+        if args.statements:
+            stats[mode] = {name: json.loads(_ask(proc, "stats")) for name, proc in procs.items()}
         for name in procs:
             p50, p95 = common.percentile(times[name], 50), common.percentile(times[name], 95)
             n50, n95 = common.percentile(net[name], 50), common.percentile(net[name], 95)
@@ -142,6 +195,34 @@ def main() -> None:
         ],
         rows,
     )
+
+    for mode, by_tree in stats.items():
+        _print_statements(mode, by_tree, args.samples + 5)
+
+
+def _ask(proc: subprocess.Popen[str], line: str) -> str:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    return proc.stdout.readline()
+
+
+def _print_statements(mode: str, by_tree: dict[str, list[list[Any]]], turns: int) -> None:
+    import common
+
+    for name, found in by_tree.items():
+        reads = [r for r in found if r[4].lstrip().startswith(("SELECT", "WITH"))]
+        total = sum(calls * (plan + run) for calls, _, plan, run, _ in reads) / turns
+        print(f"\n{mode}, {name}: the reads' database time per turn {total:.3f} ms (planning and")
+        print("execution; the writes are the access stamps, flushed between turns)")
+        common.print_table(
+            ["calls / turn", "planned", "plan ms", "execute ms", "statement"],
+            [
+                [f"{calls / turns:.1f}", plans, f"{plan:.3f}", f"{run:.3f}", text[:150]]
+                for calls, plans, plan, run, text in found
+                if calls >= turns // 2
+            ],
+        )
 
 
 if __name__ == "__main__":
