@@ -3,6 +3,12 @@ service/_listing.py on the store's PageOp) beside the old path (read the user's 
 sort, cut: ``MemoriesMixin._records_plan``), in the same run on one embedded server.
 
     python bench/list_pages_bench.py [--memories 10000] [--others 10] [--runs 200]
+    python bench/list_pages_bench.py --partitions 0 16 64 --data-dir D --load-only  # fill
+    python bench/list_pages_bench.py --partitions 0 16 64 --data-dir D --sql-only   # time
+
+``--partitions`` fills one schema per count (``setup(partitions=N)``, 0: none) and times each
+request shape on them in lockstep. The user's namespaces, ``("memories", "u0", ...)``, fit the
+store's tenant template, so each user's rows have their own tenant (partition).
 
 The user's memories arrive interleaved with ``--others`` other users' (as many each), so the
 user's rows are spread over the table. Prints p50/p95 per request shape and, for the SQL page,
@@ -45,16 +51,6 @@ def _fill(store: Any, user: str, memories: int, others: int) -> None:
         store.batch(batch)
 
 
-def _timed(call: Callable[[], Any], runs: int) -> tuple[float, float]:
-    call()  # warm: plans cached, pages in shared buffers
-    times = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        call()
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times), percentile(times, 95)
-
-
 def _buffers(uri: str, schema: str, op: Any) -> tuple[int, int]:
     """(shared buffers touched, rows the page's index walks returned) of the page statement."""
     import psycopg
@@ -72,10 +68,58 @@ def _buffers(uri: str, schema: str, op: Any) -> tuple[int, int]:
     hits = top.get("Shared Hit Blocks", 0) + top.get("Shared Read Blocks", 0)
 
     def rows(node: dict[str, Any]) -> int:
-        own = node["Actual Rows"] if node.get("Relation Name") == "store_items" else 0
+        own = node["Actual Rows"] if node.get("Relation Name", "").startswith("store_items") else 0
         return own + sum(rows(c) for c in node.get("Plans", []))
 
     return hits, rows(top)
+
+
+def _loaded(uri: str, schema: str, rows: int) -> bool:
+    import psycopg
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        found = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (f"{schema}.store_items",))
+        if not found.fetchone()[0]:  # type: ignore[index]
+            return False
+        (n,) = conn.execute(f"SELECT count(*) FROM {schema}.store_items").fetchone()  # type: ignore[misc]
+        return bool(n == rows)
+
+
+def _shapes(service: Any, store: Any, user: str, memories: int, sql_only: bool) -> Any:
+    from langmem_vault.db._steps import run_steps
+    from langmem_vault.service import MemoryService
+
+    whole = MemoryService(store, max_rows=10 * memories)  # the old path, uncapped
+    second = service.list_memories(user, limit=10).next
+    half = memories // 2
+    assert service.list_memories(user, limit=10, offset=half).items
+
+    def old(svc: MemoryService) -> Callable[[], Any]:
+        def call() -> Any:
+            records, _ = run_steps(svc._records_plan(user), store)
+            return records[:10]
+
+        return call
+
+    shapes: list[tuple[str, Callable[[], Any]]] = [
+        ("SQL: first page + total", lambda: service.list_memories(user, limit=10)),
+        ("SQL: next page by cursor", lambda: service.list_memories(user, limit=10, after=second)),
+        (
+            f"SQL: page at offset {half} + total",
+            lambda: service.list_memories(user, limit=10, offset=half),
+        ),
+        (
+            "SQL: status=active, by cursor",
+            lambda: service.list_memories(user, limit=10, status=["active"], after=second),
+        ),
+        ("SQL: MemoryVault.list (oldest first)", lambda: service._vault(user).list(limit=10)),
+    ]
+    if not sql_only:
+        shapes += [
+            ("old: read 5,000 (max_rows), sort, cut", old(service)),
+            (f"old: read all {memories:,}, sort, cut", old(whole)),
+        ]
+    return shapes
 
 
 def main() -> None:
@@ -83,73 +127,91 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--others", type=int, default=10)
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="one schema per count (setup(partitions=N); 0: none), timed in lockstep",
+    )
+    parser.add_argument("--data-dir", help="keep the server here; reuse schemas already filled")
+    parser.add_argument("--load-only", action="store_true", help="fill the schemas and stop")
+    parser.add_argument("--sql-only", action="store_true", help="skip the old path's shapes")
     args = parser.parse_args()
 
-    from langmem_vault.db._steps import run_steps
+    from contextlib import ExitStack
+
+    from langmem_vault.db._embedded import embedded_uri
     from langmem_vault.service import MemoryService
     from langmem_vault.store import VaultStore
     from langmem_vault.store._pages import PageOp
 
-    uri, schema, user = temp_server_uri(), "bench_pages", "u0"
-    with VaultStore.from_conn_string(uri, schema=schema) as store:
-        store.setup()
-        t0 = time.perf_counter()
-        _fill(store, user, args.memories, args.others)
-        filled = time.perf_counter() - t0
-        import psycopg
+    uri = embedded_uri(args.data_dir) if args.data_dir else temp_server_uri()
+    user = "u0"
+    schemas = {n: f"bench_pages_p{n}" if n else "bench_pages" for n in args.partitions}
+    filled: dict[int, float] = {}
+    for n, schema in schemas.items():
+        if _loaded(uri, schema, args.memories * (args.others + 1)):
+            continue
+        with VaultStore.from_conn_string(uri, schema=schema) as store:
+            store.setup(partitions=n)
+            t0 = time.perf_counter()
+            _fill(store, user, args.memories, args.others)
+            filled[n] = time.perf_counter() - t0
+            import psycopg
 
-        with psycopg.connect(uri, autocommit=True) as conn:
-            conn.execute(f"VACUUM ANALYZE {schema}.store_items")
-        service = MemoryService(store)
-        whole = MemoryService(store, max_rows=10 * args.memories)  # the old path, uncapped
-        second = service.list_memories(user, limit=10).next
-        deep = service.list_memories(user, limit=10, offset=5000).items[-1]
-        assert deep is not None
-
-        def old(svc: MemoryService) -> Callable[[], Any]:
-            def call() -> Any:
-                records, _ = run_steps(svc._records_plan(user), store)
-                return records[:10]
-
-            return call
-
-        shapes: list[tuple[str, Callable[[], Any]]] = [
-            ("SQL: first page + total", lambda: service.list_memories(user, limit=10)),
-            (
-                "SQL: next page by cursor",
-                lambda: service.list_memories(user, limit=10, after=second),
-            ),
-            (
-                "SQL: page at offset 5000 + total",
-                lambda: service.list_memories(user, limit=10, offset=5000),
-            ),
-            (
-                "SQL: status=active, by cursor",
-                lambda: service.list_memories(user, limit=10, status=["active"], after=second),
-            ),
-            ("SQL: MemoryVault.list (oldest first)", lambda: service._vault(user).list(limit=10)),
-            ("old: read 5,000 (max_rows), sort, cut", old(service)),
-            (f"old: read all {args.memories:,}, sort, cut", old(whole)),
-        ]
-        rows = []
-        for name, call in shapes:
+            with psycopg.connect(uri, autocommit=True) as conn:
+                conn.execute(f"VACUUM ANALYZE {schema}.store_items")
+            store.analyze()  # a partitioned table's own statistics (docs/scaling.md)
+    if args.load_only:
+        print(f"filled {filled}; load average {os.getloadavg()[0]:.1f}")
+        return
+    load = os.getloadavg()[0]
+    ns = ("memories", user, "semantic")
+    namespaces = (ns, ("memories", user, "instructions"), ("memories", user, "episodes"))
+    rows = []
+    counted = []
+    with ExitStack() as stack:
+        stores = {
+            n: stack.enter_context(VaultStore.from_conn_string(uri, schema=schema))
+            for n, schema in schemas.items()
+        }
+        shapes = {
+            n: _shapes(MemoryService(s), s, user, args.memories, args.sql_only)
+            for n, s in stores.items()
+        }
+        for k, (name, _) in enumerate(shapes[args.partitions[0]]):
             runs = args.runs if name.startswith("SQL") else max(5, args.runs // 20)
-            p50, p95 = _timed(call, runs)
-            rows.append((name, runs, f"{p50:.2f}", f"{p95:.2f}"))
-        ns = ("memories", user, "semantic")
-        namespaces = (ns, ("memories", user, "instructions"), ("memories", user, "episodes"))
-        counted = [
-            ("first page", PageOp(namespaces, 10)),
-            ("next page by cursor", PageOp(namespaces, 10, after=_cursor(store, namespaces))),
-        ]
+            by_n = _timed_lockstep([shapes[n][k][1] for n in args.partitions], runs)
+            for n, (p50, p95) in zip(args.partitions, by_n, strict=True):
+                rows.append((name, n, runs, f"{p50:.2f}", f"{p95:.2f}"))
+        for n, store in stores.items():
+            cursor = _cursor(store, namespaces)
+            for what, op in (
+                ("first page", PageOp(namespaces, 10)),
+                ("next page by cursor", PageOp(namespaces, 10, after=cursor)),
+            ):
+                counted.append((what, n, *_buffers(uri, schemas[n], op)))
     print(
         f"{args.memories:,} memories for the user, {args.others} other users as many each, "
-        f"interleaved; filled in {filled:.0f} s; load average {os.getloadavg()[0]:.1f}"
+        f"interleaved; filled in {filled or '(reused)'} s; load average {load:.1f}"
     )
-    print_table(("request (limit 10)", "runs", "p50 ms", "p95 ms"), rows)
-    with VaultStore.from_conn_string(uri, schema=schema) as store:
-        counts = [(n, *_buffers(uri, schema, op)) for n, op in counted]
-    print_table(("SQL page statement", "shared buffers", "index rows read"), counts)
+    print_table(("request (limit 10)", "partitions", "runs", "p50 ms", "p95 ms"), rows)
+    print_table(("SQL page statement", "partitions", "shared buffers", "index rows read"), counted)
+
+
+def _timed_lockstep(calls: list[Callable[[], Any]], runs: int) -> list[tuple[float, float]]:
+    """p50 and p95 (ms) of each call, the calls run one after another in each round, so a
+    load spike hits them alike."""
+    for call in calls:
+        call()  # warm: plans cached, pages in shared buffers
+    times: list[list[float]] = [[] for _ in calls]
+    for _ in range(runs):
+        for k, call in enumerate(calls):
+            t0 = time.perf_counter()
+            call()
+            times[k].append((time.perf_counter() - t0) * 1000)
+    return [(statistics.median(t), percentile(t, 95)) for t in times]
 
 
 def _cursor(store: Any, namespaces: Any) -> Any:
