@@ -304,68 +304,104 @@ def _summary(times: list[float]) -> str:
     return f"{common.percentile(times, 50):.2f} / {common.percentile(times, 95):.2f}"
 
 
+def _scope(case: str, user: str, topic: str) -> tuple[tuple[str, ...], dict[str, Any] | None]:
+    """The prefix and filter of one search of ``case``."""
+    if case == "namespace":
+        return ("memories", user), None
+    if case == "filter":
+        return ("memories",), {"tags": [topic]}
+    return ("memories",), None
+
+
+def _pass(stores: dict[str, Any], calls: list[tuple[Any, Any, str]], rng: random.Random) -> Any:
+    """Each search on every store, the stores in a random order each time: (ms, short)."""
+    out: dict[str, tuple[list[float], int]] = {s: ([], 0) for s in stores}
+    order = list(stores)
+    for prefix, flt, query in calls:
+        rng.shuffle(order)
+        for s in order:
+            t0 = time.perf_counter()
+            found = stores[s].search(prefix, query=query, filter=flt, limit=10)
+            ms, short = out[s]
+            ms.append((time.perf_counter() - t0) * 1000)
+            out[s] = (ms, short + (len(found) < 10))
+    return out
+
+
 def search(args: argparse.Namespace) -> None:
+    import store_speed
+
     from langmem_vault.store import PageOp
 
     data_dir = Path(args.data_dir).resolve()
     systems = systems_of(args)
     questions = [q["question"] for q in common.load_dataset()["questions"]]
     rng = random.Random(3)
-    users = rng.sample(range(args.users), min(args.queries, args.users))
-    calls = [
-        (user_label(users[i % len(users)]), questions[i % len(questions)])
-        for i in range(args.queries)
-    ]
-    times: dict[tuple[str, str], list[float]] = {}
-    short = dict.fromkeys(systems, 0)
+    times: dict[tuple[str, str, str], list[float]] = {}
+    short: dict[tuple[str, str], int] = {}
     for round_ in range(args.cold_rounds):
-        rng.shuffle(calls)
-        server = cold_restart(data_dir)
-        uris = _uris(server, args.items, systems)
-        load_avg = os.getloadavg()
-        with ExitStack() as stack:
-            stores = {s: open_system(stack, uris[s], s) for s in systems}
-            for phase in ("cold", "warm"):
-                order = list(systems)
-                for user, query in calls:
-                    rng.shuffle(order)
-                    for s in order:
-                        t0 = time.perf_counter()
-                        found = stores[s].search(("memories", user), query=query, limit=10)
-                        times.setdefault((s, phase), []).append((time.perf_counter() - t0) * 1000)
-                        short[s] += len(found) < 10
-            for s in systems:
-                if s == "pg":
-                    continue
-                ns = ("memories", calls[0][0], "semantic")
-                page = [PageOp((ns,), limit=10)]
-                stores[s].batch(page)
-                for _ in range(args.pages):
-                    t0 = time.perf_counter()
-                    stores[s].batch(page)
-                    times.setdefault((s, "page"), []).append((time.perf_counter() - t0) * 1000)
-        print(
-            f"round {round_ + 1}: load average before {load_avg}, after {os.getloadavg()}",
-            flush=True,
-        )
+        for case in args.cases:
+            # each namespace search a different user's first read (while users last)
+            users = rng.sample(range(args.users), min(args.queries, args.users))
+            calls = [
+                (
+                    *_scope(
+                        case, user_label(users[i % len(users)]), rng.choice(store_speed.TOPICS)
+                    ),
+                    rng.choice(questions),
+                )
+                for i in range(args.queries)
+            ]
+            server = cold_restart(data_dir)
+            uris = _uris(server, args.items, systems)
+            load_avg = os.getloadavg()
+            with ExitStack() as stack:
+                stores = {s: open_system(stack, uris[s], s) for s in systems}
+                for phase in ("cold", "warm"):
+                    for s, (ms, n_short) in _pass(stores, calls, rng).items():
+                        times.setdefault((case, s, phase), []).extend(ms)
+                        short[(case, s)] = short.get((case, s), 0) + n_short
+                if case == "namespace":
+                    ns = ("memories", calls[0][0][1], "semantic")
+                    page = [PageOp((ns,), limit=10)]
+                    vaults = [s for s in systems if s != "pg"]
+                    for s in vaults:
+                        stores[s].batch(page)
+                    for _ in range(args.pages):
+                        for s in vaults:
+                            t0 = time.perf_counter()
+                            stores[s].batch(page)
+                            ms = (time.perf_counter() - t0) * 1000
+                            times.setdefault(("page", s, "warm"), []).append(ms)
+            print(
+                f"round {round_ + 1}, {case}: load average before {load_avg}, "
+                f"after {os.getloadavg()}",
+                flush=True,
+            )
     per_user = args.items // args.users
     print(
         f"\n{args.items:,} items from {args.users} users ({per_user} each), interleaved; "
-        f"{args.queries} namespace searches x {args.cold_rounds} cold rounds; ms p50 / p95"
+        f"{args.queries} searches per case x {args.cold_rounds} cold rounds; top 10; "
+        "ms p50 / p95; short = answers under 10 (cold + warm)"
     )
     rows = []
-    for s in systems:
-        page = times.get((s, "page"))
-        rows.append(
-            (
-                label(s),
-                _summary(times[(s, "cold")]),
-                _summary(times[(s, "warm")]),
-                _summary(page) if page else "-",
-                short[s],
+    for case in args.cases:
+        for s in systems:
+            rows.append(
+                (
+                    case,
+                    label(s),
+                    _summary(times[(case, s, "cold")]),
+                    _summary(times[(case, s, "warm")]),
+                    short[(case, s)],
+                )
             )
-        )
-    common.print_table(("store", "cold search", "warm search", "page of 10 (warm)", "short"), rows)
+    for s in systems:
+        if ("page", s, "warm") in times:
+            rows.append(
+                ("page of 10 (PageOp)", label(s), "-", _summary(times[("page", s, "warm")]), "-")
+            )
+    common.print_table(("search", "store", "cold", "warm", "short"), rows)
 
 
 def _explain_erase(uri: str, user: str) -> tuple[float, int, list[str]]:
@@ -453,6 +489,9 @@ def main() -> None:
     parser.add_argument("--grow-from", type=int, help="load: copy the databases of this size")
     parser.add_argument("--reload", action="store_true", help="load: refill existing databases")
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument(
+        "--cases", nargs="+", default=["namespace"], choices=["namespace", "plain", "filter"]
+    )
     parser.add_argument("--cold-rounds", type=int, default=2)
     parser.add_argument("--pages", type=int, default=200)
     parser.add_argument("--erase-users", type=int, default=3)
