@@ -226,7 +226,8 @@ def extra_options(leftover: list[str]) -> dict[str, Any]:
 def open_store(
     system: str, stack: ExitStack, uri: str | None, index: dict[str, Any], vault_kw: dict[str, Any]
 ) -> BaseStore:
-    """Build ``system`` ("vault", "postgres" or "memory") with ``index``; set up, entered."""
+    """Build ``system`` ("vault", "postgres" or "memory") with ``index``; set up, entered.
+    ``vault:N`` is VaultStore set up with N partitions by tenant (``setup(partitions=N)``)."""
     if system == "memory":
         from langgraph.store.memory import InMemoryStore
 
@@ -238,14 +239,30 @@ def open_store(
         pg = stack.enter_context(PostgresStore.from_conn_string(uri, index=index))  # type: ignore[arg-type]
         pg.setup()
         return pg
-    if system == "vault":
+    if system.partition(":")[0] == "vault":
         from langmem_vault.store import VaultStore
 
         kw = vault_options(vault_kw)
         vault = stack.enter_context(VaultStore.from_conn_string(uri, index=index, **kw))  # type: ignore[arg-type]
-        vault.setup()
+        vault.setup(partitions=partitions_of(system))
         return vault
     raise ValueError(f"unknown system {system!r}")
+
+
+def partitions_of(system: str) -> int:
+    """N of a system named ``vault:N`` (VaultStore in N partitions), else 0.
+
+    >>> partitions_of("vault:16"), partitions_of("vault")
+    (16, 0)
+    """
+    return int(system.partition(":")[2] or 0)
+
+
+def system_label(system: str, labels: dict[str, str]) -> str:
+    """``labels[system]``, with the partition count of a ``vault:N`` system."""
+    n = partitions_of(system)
+    name = labels[system.partition(":")[0]]
+    return f"{name} ({n} partitions)" if n else name
 
 
 def vault_options(vault_kw: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,10 @@
 
     python bench/nodes_bench.py                       # sizes 1000,10000; systems vault,postgres
     python bench/nodes_bench.py --sizes 1000 --iterations 50 --systems vault
+    python bench/nodes_bench.py --sizes 10000 --systems vault,vault:16,postgres --others 10000
+
+``vault:N`` is VaultStore set up with N partitions by tenant (``setup(partitions=N)``); the
+users' namespaces, ``("memories", user)``, fit the store's tenant template.
 
 Document vectors are computed once with the local model and cached in bench/out/.
 """
@@ -377,7 +381,7 @@ def main(argv: list[str] | None = None) -> None:
                 for system in systems:
                     if system == "memory" and size > 1000:
                         continue
-                    name = f"n_{system}_{size}_{private}"
+                    name = f"n_{system.replace(':', 'p')}_{size}_{private}"
                     db = common.create_database(uri, name) if uri and system != "memory" else None
                     store = common.open_store(system, stack, db, index, {})
                     seed_user(store, user, texts[:size], args.episodes, private=private)
@@ -395,7 +399,7 @@ def main(argv: list[str] | None = None) -> None:
                         f"{size:,}",
                         f"{args.others:,}",
                         private,
-                        LABELS[system],
+                        common.system_label(system, LABELS),
                         f"{common.percentile(timings, 50):.1f}",
                         f"{common.percentile(timings, 95):.1f}",
                         f"{common.percentile(net, 50):.1f}",
@@ -432,12 +436,16 @@ def main(argv: list[str] | None = None) -> None:
         os.environ[ENV_KEY] = base64.b64encode(os.urandom(32)).decode()
     for system in systems:
         with ExitStack() as stack:
-            db = common.create_database(uri, f"r_{system}") if uri and system != "memory" else None
+            db = (
+                common.create_database(uri, f"r_{system.replace(':', 'p')}")
+                if uri and system != "memory"
+                else None
+            )
             store = common.open_store(system, stack, db, index, {})
             r = recall_run(store, args.distractors, db, policy=policy)
         recall_rows.append(
             [
-                LABELS[system],
+                common.system_label(system, LABELS),
                 args.distractors,
                 len(QUESTIONS),
                 r["relevant"],
