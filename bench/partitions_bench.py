@@ -87,12 +87,15 @@ def db_name(items: int, system: str) -> str:
 
 
 def systems_of(args: argparse.Namespace) -> list[str]:
-    return [f"p{n}" for n in args.partitions] + (["pg"] if args.postgres else [])
+    systems = [f"p{n}" for n in args.partitions]
+    return systems + (["c0"] if args.clustered else []) + (["pg"] if args.postgres else [])
 
 
 def label(system: str) -> str:
     if system == "pg":
         return "PostgresStore"
+    if system == "c0":
+        return "VaultStore, partitions off, CLUSTERed by tenant"
     n = int(system[1:])
     return f"VaultStore, {n} partitions" if n else "VaultStore, partitions off"
 
@@ -200,12 +203,15 @@ JOIN noise AS n ON n.g = substring(i.key FROM '-([0-9]+)$')::int
 ORDER BY i.ctid"""
 
 
-def grow(server: str, source: str, name: str, items: int, base_users: int, copies: int) -> str:
+def grow(
+    server: str, source: str, name: str, items: int, base_users: int, copies: int, hnsw: bool
+) -> str:
     """Database ``name``: ``copies`` copies of ``source``'s facts (``base_users`` users), copy
     g's users renumbered by ``g * base_users``, rows written in arrival order (each source
     item's copies one after another), so every user's items lie spread over the table; each
     copy's vectors shifted by a small random vector of its own (HNSW dislikes duplicates).
-    Indexes are dropped before and made again after (HNSW too, unless it would take long)."""
+    Indexes are dropped before and made again after; the HNSW index only when ``hnsw`` (its
+    build is the long part; a user's namespace search and erase do not read it)."""
     uri = _copy_database(server, source, name)
     rng = np.random.default_rng(5)
     with _connect(uri) as conn:
@@ -232,6 +238,8 @@ def grow(server: str, source: str, name: str, items: int, base_users: int, copie
         print(f"  {name}: rows in {time.perf_counter() - t0:.0f} s", flush=True)
         conn.execute("SET maintenance_work_mem = '2GB'")
         for index_name, ddl in indexes:
+            if " USING hnsw " in ddl and not hnsw:
+                continue
             t0 = time.perf_counter()
             conn.execute(ddl)
             print(f"  {name}: {index_name} in {time.perf_counter() - t0:.0f} s", flush=True)
@@ -250,7 +258,7 @@ def load(args: argparse.Namespace) -> None:
     if args.grow_from:
         source = db_name(args.grow_from, "p0")
         copies = args.items // args.grow_from
-        grow(server, source, base, args.items, args.users // copies, copies)
+        grow(server, source, base, args.items, args.users // copies, copies, not args.no_hnsw)
         _finish(make_conninfo(server, dbname=base), "p0")
     elif args.reload or not _exists(server, base):
         uri = common.create_database(server, base)
@@ -270,11 +278,18 @@ def load(args: argparse.Namespace) -> None:
                 print(f"{label('pg')}: {args.items} items at {rate:.0f} items/s", flush=True)
                 _finish(uri, "pg")
             continue
+        if _exists(server, name) and not args.reload:
+            continue
         t0 = time.perf_counter()
         uri = _copy_database(server, base, name)
-        with ExitStack() as stack:
-            open_system(stack, uri, system, partitions=int(system[1:]))
-        print(f"{label(system)}: partitioned in {time.perf_counter() - t0:.0f} s", flush=True)
+        if system == "c0":
+            with _connect(uri) as conn:
+                conn.execute(f"CLUSTER {SCHEMA}.store_items USING store_items_pkey")
+                conn.execute(f"CLUSTER {SCHEMA}.store_vectors USING store_vectors_pkey")
+        else:
+            with ExitStack() as stack:
+                open_system(stack, uri, system, partitions=int(system[1:]))
+        print(f"{label(system)}: made in {time.perf_counter() - t0:.0f} s", flush=True)
         _finish(uri, system)
     print(f"load average {os.getloadavg()}")
 
@@ -486,6 +501,12 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--partitions", type=int, nargs="+", default=[0, 16, 64])
     parser.add_argument("--postgres", action="store_true", help="PostgresStore beside")
+    parser.add_argument(
+        "--clustered",
+        action="store_true",
+        help="beside: partitions off, the tables CLUSTERed by their key (tenant first)",
+    )
+    parser.add_argument("--no-hnsw", action="store_true", help="load --grow-from: no HNSW")
     parser.add_argument("--grow-from", type=int, help="load: copy the databases of this size")
     parser.add_argument("--reload", action="store_true", help="load: refill existing databases")
     parser.add_argument("--queries", type=int, default=100)
