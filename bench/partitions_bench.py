@@ -419,6 +419,49 @@ def search(args: argparse.Namespace) -> None:
     common.print_table(("search", "store", "cold", "warm", "short"), rows)
 
 
+def _no_restores(statements: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """The statements but the settings' restores (``set_config`` back to the value kept in
+    a custom setting), which search_profile.explain would replay before the next SELECT."""
+    return [(q, p) for q, p in statements if "current_setting(" not in str(q)[:300]]
+
+
+def buffers(args: argparse.Namespace) -> None:
+    """Shared buffers one user's namespace search touches (EXPLAIN (ANALYZE, BUFFERS) of the
+    statements it sends, each search run once before, so every page is a hit): the pages a
+    cold search has to read, counted without the noise of timing."""
+    import search_profile
+    from psycopg.conninfo import make_conninfo
+
+    from langmem_vault.db._embedded import embedded_uri
+
+    server = embedded_uri(Path(args.data_dir).resolve())
+    questions = [q["question"] for q in common.load_dataset()["questions"]]
+    rng = random.Random(5)
+    users = [user_label(u) for u in rng.sample(range(args.users), min(args.queries, args.users))]
+    rows = []
+    for system in systems_of(args):
+        uri = make_conninfo(server, dbname=db_name(args.items, system))
+        counts = []
+        with ExitStack() as stack, _connect(uri) as conn:
+            store = open_system(stack, uri, system)
+            for user in users:
+                query = rng.choice(questions)
+                store.search(("memories", user), query=query, limit=10)
+                with common.captured_statements() as statements:
+                    store.search(("memories", user), query=query, limit=10)
+                counts.append(search_profile.explain(conn, _no_restores(statements))[1])
+        rows.append(
+            (
+                label(system),
+                len(counts),
+                f"{common.percentile(counts, 50):.0f}",
+                f"{common.percentile(counts, 95):.0f}",
+            )
+        )
+    print(f"\nbuffers per namespace search, {args.items:,} items from {args.users} users")
+    common.print_table(("store", "searches", "buffers p50", "buffers p95"), rows)
+
+
 def _explain_erase(uri: str, user: str) -> tuple[float, int, list[str]]:
     """The erase statement of ``user`` under EXPLAIN (ANALYZE, BUFFERS), rolled back: server
     ms, shared buffers, and the relations it scanned."""
@@ -495,7 +538,7 @@ def erase(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["load", "search", "erase"])
+    parser.add_argument("command", choices=["load", "search", "erase", "buffers"])
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--users", type=int, default=100)
@@ -517,7 +560,8 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=200)
     parser.add_argument("--erase-users", type=int, default=3)
     args = parser.parse_args()
-    {"load": load, "search": search, "erase": erase}[args.command](args)
+    commands = {"load": load, "search": search, "erase": erase, "buffers": buffers}
+    commands[args.command](args)
 
 
 if __name__ == "__main__":
