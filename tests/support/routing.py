@@ -44,12 +44,29 @@ def scanned(plan: dict[str, Any], partition: re.Pattern[str]) -> set[tuple[str, 
     return found
 
 
+def planned(plan: dict[str, Any], partition: re.Pattern[str]) -> set[tuple[str, int]]:
+    """(table, partition) of every partition in the plan, read or pruned only at run time."""
+    found = set()
+    match = partition.match(plan.get("Relation Name", ""))
+    if match:
+        found.add((match.group(1), int(match.group(2))))
+    for child in plan.get("Plans", []):
+        found |= planned(child, partition)
+    return found
+
+
 def partitions_read(
-    uri: str, schema: str, sent: list[tuple[Any, Any]], tables: str, partition: re.Pattern[str]
+    uri: str,
+    schema: str,
+    sent: list[tuple[Any, Any]],
+    tables: str,
+    partition: re.Pattern[str],
+    *,
+    analyze: bool = True,
 ) -> list[set[Any]]:
     """Replay ``sent`` in one transaction, rolled back; for each statement that reads the
     tables whose names start with ``tables``, the partitions its EXPLAIN ANALYZE shows it
-    read."""
+    read (without ``analyze``: the partitions its plan holds)."""
     reads = []
     with psycopg.connect(uri) as conn:
         for query, params in sent:
@@ -57,10 +74,9 @@ def partitions_read(
             if f"{schema}.{tables}" not in text or "pg_class" in text or "ANALYZE" in text:
                 conn.execute(query, params, prepare=False)  # settings, catalog reads
                 continue
-            (plan,) = conn.execute(
-                f"EXPLAIN (ANALYZE, FORMAT JSON) {text}", params, prepare=False
-            ).fetchone()  # type: ignore[misc]
-            reads.append(scanned(plan[0]["Plan"], partition))
+            options = "ANALYZE, FORMAT JSON" if analyze else "FORMAT JSON"
+            (plan,) = conn.execute(f"EXPLAIN ({options}) {text}", params, prepare=False).fetchone()  # type: ignore[misc]
+            reads.append((scanned if analyze else planned)(plan[0]["Plan"], partition))
         conn.rollback()
     return reads
 
