@@ -12,6 +12,9 @@ N beside partitions off and langgraph's PostgresStore, all in one run on one emb
     python bench/partitions_bench.py search --data-dir D --items 100000 \\
         --partitions 0 16 64 --postgres
     python bench/partitions_bench.py erase --data-dir D --items 1000000 --partitions 0 64
+    # counts: pages a user's search touches; bytes per memory
+    python bench/partitions_bench.py buffers --data-dir D --items 100000 --partitions 0 64
+    python bench/partitions_bench.py sizes --data-dir D --items 100000 --partitions 0 64
 
 Each memory is a semantic fact as the package stores it (``SemanticFact.to_store()``) in the
 user's namespace ``("memories", "userNNNN", "semantic")``, which fits the store's tenant
@@ -462,6 +465,29 @@ def buffers(args: argparse.Namespace) -> None:
     common.print_table(("store", "searches", "buffers p50", "buffers p95"), rows)
 
 
+def sizes(args: argparse.Namespace) -> None:
+    """Bytes per memory of every relation (a partition's under its table's name) of each
+    store's database: capacity_bench.py's query."""
+    from capacity_bench import SIZES_SQL
+    from psycopg.conninfo import make_conninfo
+
+    from langmem_vault.db._embedded import embedded_uri
+
+    server = embedded_uri(Path(args.data_dir).resolve())
+    for system in [s for s in systems_of(args) if s != "pg"]:
+        with _connect(make_conninfo(server, dbname=db_name(args.items, system))) as conn:
+            rels = conn.execute(SIZES_SQL, (SCHEMA,)).fetchall()
+        total = sum(b + toast for _, _, b, toast, _ in rels)
+        rows = [
+            (name, f"{(b + toast) / 2**20:.1f}", f"{(b + toast) / args.items:.0f}")
+            for name, _, b, toast, _ in rels
+            if b + toast > 2**20
+        ]
+        rows.append(("all", f"{total / 2**20:.1f}", f"{total / args.items:.0f}"))
+        print(f"\n{label(system)}, {args.items:,} items")
+        common.print_table(("relation", "MiB", "bytes per memory"), rows)
+
+
 def _explain_erase(uri: str, user: str) -> tuple[float, int, list[str]]:
     """The erase statement of ``user`` under EXPLAIN (ANALYZE, BUFFERS), rolled back: server
     ms, shared buffers, and the relations it scanned."""
@@ -538,7 +564,7 @@ def erase(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["load", "search", "erase", "buffers"])
+    parser.add_argument("command", choices=["load", "search", "erase", "buffers", "sizes"])
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--users", type=int, default=100)
@@ -560,7 +586,13 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=200)
     parser.add_argument("--erase-users", type=int, default=3)
     args = parser.parse_args()
-    commands = {"load": load, "search": search, "erase": erase, "buffers": buffers}
+    commands = {
+        "load": load,
+        "search": search,
+        "erase": erase,
+        "buffers": buffers,
+        "sizes": sizes,
+    }
     commands[args.command](args)
 
 
