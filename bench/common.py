@@ -244,7 +244,9 @@ def open_store(
 
         kw = vault_options(vault_kw)
         vault = stack.enter_context(VaultStore.from_conn_string(uri, index=index, **kw))  # type: ignore[arg-type]
-        vault.setup(partitions=partitions_of(system))
+        partitions = partitions_of(system)
+        # without partitions, setup() as every tree has it (A/B runs load older trees)
+        vault.setup(partitions=partitions) if partitions else vault.setup()
         return vault
     raise ValueError(f"unknown system {system!r}")
 

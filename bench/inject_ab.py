@@ -140,10 +140,12 @@ def main() -> None:
         procs[name] = subprocess.Popen(
             command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
-    for proc in procs.values():
+    for name, proc in procs.items():
         assert proc.stdout is not None
-        while proc.stdout.readline().strip() != "ready":
+        while (line := proc.stdout.readline()) and line.strip() != "ready":
             pass
+        if not line:  # end of output: the worker died before it was ready
+            sys.exit(f"inject_ab: the {name} worker exited ({proc.wait()}) before it was ready")
     load = os.getloadavg()[0]
     rows = []
     stats: dict[str, dict[str, list[list[Any]]]] = {}
