@@ -24,8 +24,6 @@ which costs its bytes once more, never a wrong message.
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +31,7 @@ from typing import Any
 from langmem_vault.checkpointers import _codec as codec
 from langmem_vault.checkpointers._compression import pack
 from langmem_vault.checkpointers._config import render
+from langmem_vault.checkpointers._lru import ThreadLRU
 from langmem_vault.checkpointers._pages import to_seal
 from langmem_vault.db._runner import Plan, Query
 
@@ -132,32 +131,12 @@ class Known:
     sealed: frozenset[int] = frozenset()
 
 
-class ElementCache:
+class ElementCache(ThreadLRU[Known]):
     """What this saver last learnt of a thread's elements, for the next write to skip
-    :data:`KNOWN_SQL`. Bounded (least recently used threads go first); thread-safe."""
+    :data:`KNOWN_SQL`, for the 128 threads it wrote last."""
 
     def __init__(self, max_threads: int = 128) -> None:
-        self.max_threads = max_threads
-        self._entries: OrderedDict[str, Known] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, thread_id: str) -> Known | None:
-        with self._lock:
-            entry = self._entries.get(thread_id)
-            if entry is not None:
-                self._entries.move_to_end(thread_id)
-            return entry
-
-    def put(self, thread_id: str, known: Known) -> None:
-        with self._lock:
-            self._entries[thread_id] = known
-            self._entries.move_to_end(thread_id)
-            while len(self._entries) > self.max_threads:
-                self._entries.popitem(last=False)
-
-    def drop(self, thread_id: str) -> None:
-        with self._lock:
-            self._entries.pop(thread_id, None)
+        super().__init__(max_threads)
 
 
 @dataclass(slots=True)
