@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import psycopg
@@ -91,3 +92,31 @@ def test_another_users_read_sends_no_rows_of_the_thread(pg_uri: str, schema: str
 
             assert kinds("bob") == {"o"}
             assert kinds("alice") >= {"o", "c", "b"}
+
+
+@pytest.mark.parametrize("how", ["delete_user_threads", "apply_retention"])
+async def test_a_thread_id_made_again_after_its_owner_was_deleted_takes_the_new_tenant(
+    any_saver: VaultSaver | AsyncVaultSaver, pg_uri: str, schema: str, how: str
+) -> None:
+    """The saver learns a thread's tenant once per process; deleting a user's threads (or
+    retention dropping idle ones) forgets it, so the same thread id made again by bob is
+    stored under bob's tenant (the old one would put bob's rows in alice's partition, and
+    alice's erase would take them)."""
+    is_async = isinstance(any_saver, AsyncVaultSaver)
+    run = Runner(chat_graph(any_saver), is_async)
+    await run.invoke({"messages": [HumanMessage("alice here")]}, conf("t", "alice"))
+    if how == "delete_user_threads":
+        args: tuple[Any, ...] = ("alice",)
+        kwargs: dict[str, Any] = {}
+    else:
+        args, kwargs = (), {"idle_longer_than": timedelta(microseconds=1)}
+    if is_async:
+        await getattr(any_saver, "a" + how)(*args, **kwargs)
+    else:
+        getattr(any_saver, how)(*args, **kwargs)
+    await run.invoke({"messages": [HumanMessage("bob here")]}, conf("t", "bob"))
+    with psycopg.connect(pg_uri) as conn:
+        tenants = conn.execute(
+            f"SELECT DISTINCT tenant FROM {schema}.saver_checkpoints WHERE thread_id = 't'"
+        ).fetchall()
+    assert tenants == [("bob",)]

@@ -183,7 +183,7 @@ class AsyncVaultSaver(VaultSaverBase):
 
     async def adelete_user_threads(self, user_id: str) -> DeletedThreads:
         """Delete every thread of ``user_id`` in one transaction; returns what was removed."""
-        return await self._db.run(maintenance.delete_user_threads_plan(self.schema, user_id))
+        return await self._db.run(self._delete_user_threads_plan(user_id))
 
     async def aapply_retention(
         self, *, keep_last: int | None = None, idle_longer_than: timedelta | None = None

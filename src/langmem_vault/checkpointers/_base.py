@@ -219,6 +219,13 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
             self._tenants.drop(thread_id)
         return deleted
 
+    def _delete_user_threads_plan(self, user_id: str) -> Plan[maintenance.DeletedThreads]:
+        deleted = yield from maintenance.delete_user_threads_plan(self.schema, user_id)
+        # Forget every learnt tenant: a deleted thread's id may be made again by another
+        # user, whose rows must then go under their own tenant, not the old owner's.
+        self._tenants.clear()
+        return deleted
+
     def _delta_plan(
         self, config: RunnableConfig, channels: Sequence[str]
     ) -> Plan[dict[str, DeltaChannelHistory]]:
@@ -263,6 +270,8 @@ class VaultSaverBase(BaseCheckpointSaver[str]):
             idle = yield Transaction(
                 self._db, maintenance.idle_threads_plan(self.schema, idle_longer_than)
             )
+        if idle.thread_ids:
+            self._tenants.clear()  # as in _delete_user_threads_plan
         deleted, trimmed = idle.checkpoints, []
         if keep_last is not None:
             long_ids = yield Transaction(

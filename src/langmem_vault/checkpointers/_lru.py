@@ -41,3 +41,7 @@ class ThreadLRU(Generic[V]):
     def drop(self, thread_id: str) -> None:
         with self._lock:
             self._entries.pop(thread_id, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()

@@ -199,7 +199,7 @@ class VaultSaver(VaultSaverBase):
 
     def delete_user_threads(self, user_id: str) -> DeletedThreads:
         """Delete every thread of ``user_id`` in one transaction; returns what was removed."""
-        return self._db.run(maintenance.delete_user_threads_plan(self.schema, user_id))
+        return self._db.run(self._delete_user_threads_plan(user_id))
 
     def apply_retention(
         self, *, keep_last: int | None = None, idle_longer_than: timedelta | None = None
