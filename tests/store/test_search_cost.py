@@ -176,6 +176,17 @@ def _namespace_ops(users: int = 3, per_user: int = 300) -> list[PutOp]:
     return [PutOp(("n", f"u{i % users}"), f"k{i}", {"text": t}) for i, t in enumerate(texts)]
 
 
+def _loaded_store(
+    conn: psycopg.Connection[Any], schema: str, ops: list[PutOp], **options: Any
+) -> VaultStore:
+    """A trigram-embedded store on ``conn``, set up, holding ``ops``, analyzed."""
+    store = VaultStore(conn, schema=schema, index=index_config(TrigramEmbeddings()), **options)  # type: ignore[arg-type]
+    store.setup()
+    store.batch(ops)
+    store.analyze()
+    return store
+
+
 def test_a_small_namespace_reads_its_own_vectors_once_on_a_generic_plan(
     pg_uri: str, schema: str
 ) -> None:
@@ -188,15 +199,7 @@ def test_a_small_namespace_reads_its_own_vectors_once_on_a_generic_plan(
     # The query's words are common (each in ~360 items): no keyword-only candidates.
     ranking = SearchRanking(common_rows=100)
     with psycopg.connect(pg_uri, autocommit=True) as conn:
-        store = VaultStore(
-            conn,
-            schema=schema,
-            index=index_config(TrigramEmbeddings()),  # type: ignore[arg-type]
-            ranking=ranking,
-        )
-        store.setup()
-        store.batch(_namespace_ops())
-        store.analyze()
+        store = _loaded_store(conn, schema, _namespace_ops(), ranking=ranking)
         for _ in range(REPEATS):
             store.search(("n", "u1"), query=COMMON_QUERY, limit=10)
         plans = _explaining(conn)
@@ -276,10 +279,7 @@ def test_a_namespace_s_first_search_runs_a_generic_plan_prepared_at_once(
     # generic plan per connection, prepared on its first run, and still reads only its own
     # namespace's vectors (no walk of the HNSW graph).
     with psycopg.connect(pg_uri, autocommit=True) as conn:
-        store = VaultStore(conn, schema=schema, index=index_config(TrigramEmbeddings()))  # type: ignore[arg-type]
-        store.setup()
-        store.batch(_namespace_ops(users=4, per_user=40))
-        store.analyze()
+        store = _loaded_store(conn, schema, _namespace_ops(users=4, per_user=40))
         plans = _explaining(conn)
         hits = store.search(("n", "u0"), query=COMMON_QUERY, limit=10)
         assert len(hits) == 10 and {h.namespace for h in hits} == {("n", "u0")}
@@ -301,15 +301,7 @@ def test_a_large_namespace_s_first_search_does_not_read_all_its_vectors(
     # too (they were all read and sorted: 20,000 at 20k items for ("mem",), issue 26).
     ranking = SearchRanking(exact_scan_rows=100)
     with psycopg.connect(pg_uri, autocommit=True) as conn:
-        store = VaultStore(
-            conn,
-            schema=schema,
-            index=index_config(TrigramEmbeddings()),  # type: ignore[arg-type]
-            ranking=ranking,
-        )
-        store.setup()
-        store.batch(_namespace_ops(users=3, per_user=150))
-        store.analyze()
+        store = _loaded_store(conn, schema, _namespace_ops(users=3, per_user=150), ranking=ranking)
         plans = _explaining(conn)
         hits = store.search(("n",), query=COMMON_QUERY, limit=10)
         assert len(hits) == 10
