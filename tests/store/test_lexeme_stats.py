@@ -8,6 +8,8 @@ import psycopg
 from langgraph.store.base import PutOp
 
 from langmem_vault.store import VaultStore
+from langmem_vault.store._keyword_sql import LEXEME_FREQ
+from langmem_vault.store._lexemes import LexemeStats
 from langmem_vault.store._sql import lexeme_stats
 
 
@@ -33,3 +35,35 @@ def test_a_partitioned_store_sees_its_statistics_go_stale(pg_uri: str, schema: s
         # a search analyzes the partitioned table, and the statistics hold
         assert store.search(ns, query="tea", limit=1)
         assert _stale(pg_uri, schema) == (False, 600.0)
+
+
+def test_the_statistics_are_read_in_one_row_holding_every_listed_lexeme(
+    pg_uri: str, schema: str
+) -> None:
+    # The search looks a lexeme up in the text the read builds (LEXEME_FREQ): each listed
+    # lexeme must come back with its listed frequency, and the rarest must be the smallest
+    # (a lexeme not listed counts as half of it).
+    params = {"schema_name": schema, "common_rows": 500}
+    listed_sql = """SELECT e.elem, e.freq FROM pg_stats AS st CROSS JOIN LATERAL
+        unnest(st.most_common_elems::text::text[], st.most_common_elem_freqs) AS e(elem, freq)
+        WHERE st.schemaname = %s AND st.tablename = 'store_items'
+          AND st.attname = 'search_tsv' AND e.elem IS NOT NULL"""
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        store.setup()
+        with psycopg.connect(pg_uri, autocommit=True) as conn:
+            assert conn.execute(lexeme_stats(schema), params).fetchall() == [
+                ("\x01", None, 0.0, False)
+            ]
+            ns = ("memories", "u1", "semantic")
+            texts = [f"tea w{n % 300} v{n % 7} x{n % 41}" for n in range(900)]
+            store.batch([PutOp(ns, f"k{n}", {"text": t}) for n, t in enumerate(texts)])
+            conn.execute(f"ANALYZE {schema}.store_items")
+            listed = dict(conn.execute(listed_sql, [schema]).fetchall())
+            ((freqs, rarest, rows, stale),) = conn.execute(lexeme_stats(schema), params).fetchall()
+            found = conn.execute(
+                f"SELECT l, {LEXEME_FREQ} FROM unnest(%(lexemes)s::text[]) AS q(l)",
+                LexemeStats(freqs, rows, rarest).params() | {"lexemes": list(listed)},
+            ).fetchall()
+    assert len(listed) > 300 and (rows, stale) == (900.0, False)
+    assert dict(found) == listed
+    assert rarest == min(listed.values())

@@ -25,7 +25,7 @@ def test_sweep_returns_how_many_expired_items_went() -> None:
 
 def test_analyze_clears_the_keyword_statistics() -> None:
     cache = StatsCache()
-    cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
+    cache.put(LexemeStats.of({"tea": 0.5}, rows=10))
     (query,), _ = drive(plans.analyze_plan("s1", cache), None)
     # the entity tables too: their statistics sample names and aliases (erase ends here)
     assert str(query.sql) == "ANALYZE s1.store_items, s1.entities, s1.entity_aliases"
@@ -52,7 +52,7 @@ def _row(key: str, score: float) -> dict[str, Any]:
 
 def test_a_plain_search_is_one_round_trip() -> None:
     cache = StatsCache()
-    cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
+    cache.put(LexemeStats.of({"tea": 0.5}, rows=10))
     op = SearchOp((), query="green tea", limit=2)
     plan = search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
     (step,), found = drive(plan, [None, [_row("a", 0.9), _row("b", 0.5)], None])
@@ -69,17 +69,17 @@ def test_stale_statistics_are_read_first() -> None:
     op = SearchOp((), query="green tea", limit=1)
     cache = StatsCache()
     plan = search_plan(op, _settings(), {"green tea": [1.0, 0.0]}, cache)
-    stats_rows = [{"lexeme": "tea", "freq": 0.25, "rows": 40.0}]
+    stats_rows = [{"freqs": "\x01tea\x020.25\x01", "rarest": 0.25, "rows": 40.0}]
     steps, found = drive(plan, stats_rows, [None, [_row("a", 0.9)], None])
     assert "pg_stats" in str(steps[0].sql)
     assert steps[1].queries[-2].params["st_freqs"] == "\x01tea\x020.25\x01"
-    assert cache.get() == LexemeStats({"tea": 0.25}, 40.0)
+    assert cache.get() == LexemeStats.of({"tea": 0.25}, 40.0)
     assert [item.key for item in found.items] == ["a"]
 
 
 def test_a_scoped_search_counts_its_scope_once_a_minute() -> None:
     cache = StatsCache()
-    cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
+    cache.put(LexemeStats.of({"tea": 0.5}, rows=10))
     op = SearchOp(("users", "u1"), query="green tea", limit=2)
     vectors = {"green tea": [1.0, 0.0]}
 
@@ -110,7 +110,7 @@ def test_a_filtered_walk_that_ran_out_is_scored_exactly() -> None:
     # Fewer than k means the walk stopped early: the same search runs again on the exact
     # branch, whose rows are the answer. k candidates found: one statement, no exact branch.
     cache = StatsCache()
-    cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
+    cache.put(LexemeStats.of({"tea": 0.5}, rows=10))
     op = SearchOp(("d",), query="green tea", filter={"kind": "x"}, limit=2)
     cache.scopes.put(("items", "d", '{"kind": "x"}'), small=False)
     vectors = {"green tea": [1.0, 0.0]}
@@ -135,7 +135,7 @@ def test_a_filtered_walk_that_ran_out_is_scored_exactly() -> None:
 
 def test_only_a_plain_search_is_sent_with_a_generic_plan_and_constant_limits() -> None:
     cache = StatsCache()
-    cache.put(LexemeStats(freqs={"tea": 0.5}, rows=10))
+    cache.put(LexemeStats.of({"tea": 0.5}, rows=10))
     vectors = {"tea": [1.0, 0.0]}
     sent: dict[str, tuple[Any, ...]] = {}
     rows = [{**_row(f"k{i}", 0.5), "small_scope": False, "walked": 80} for i in range(45)]

@@ -693,7 +693,7 @@ def test_keyword_statistics_reach_postgres_intact(pg_uri: str) -> None:
     freqs = {'say "hi"': 0.5, "c:\\dir": 0.25, "a,b {c}": 1e-7, "naïve": 0.125, "hi": 0.0625}
     # Not listed: a lexeme that is part of listed ones (or of the frequencies), and no lexeme.
     absent = ["say", "ve", "0.5", "i", ""]
-    params = LexemeStats(freqs, rows=10).params()
+    params = LexemeStats.of(freqs, rows=10).params()
     with psycopg.connect(pg_uri) as conn:
         rows = conn.execute(
             f"SELECT l, {LEXEME_FREQ} FROM unnest(%(lexemes)s::text[]) AS q(l)",

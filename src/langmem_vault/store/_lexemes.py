@@ -11,17 +11,16 @@ table) every lexeme weighs the same. A lexeme weighs its inverse document freque
 The search statement computes both from :meth:`LexemeStats.params`
 (``_keyword_sql._QUERY_LEXEMES``).
 
->>> stats = LexemeStats({"meet": 0.5}, rows=1000)
+>>> stats = LexemeStats.of({"meet": 0.5}, rows=1000)
 >>> stats.params()["st_missing"]  # a lexeme not listed: half the rarest listed one
 0.25
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from langmem_vault.store._scopes import ScopeSizes
@@ -34,25 +33,29 @@ STATS_MAX_AGE_SECONDS = 60.0
 
 @dataclass(frozen=True)
 class LexemeStats:
-    """Share of rows containing each common lexeme, and the table's row estimate."""
+    """The share of rows containing each common lexeme, as the one text the search statement
+    looks lexemes up in (``_keyword_sql.LEXEME_FREQ``: chr(1) lexeme chr(2) frequency ...
+    chr(1); built by the statistics read itself, ``_sql.lexeme_stats``), the smallest of those
+    shares (``rarest``; None when none is listed) and the table's row estimate."""
 
-    freqs: dict[str, float] = field(default_factory=dict)
+    freqs: str = "\x01"
     rows: float = 0.0
+    rarest: float | None = None
 
-    @functools.cached_property
-    def _text(self) -> str:
-        # Built once per statistics refresh, in the form _keyword_sql.LEXEME_FREQ searches.
-        pairs = "".join(f"{lex}\x02{freq!r}\x01" for lex, freq in self.freqs.items())
-        return "\x01" + pairs
+    @classmethod
+    def of(cls, freqs: dict[str, float], rows: float) -> LexemeStats:
+        """The statistics of lexemes ``freqs`` (lexeme -> share of rows)."""
+        text = "\x01" + "".join(f"{lex}\x02{freq!r}\x01" for lex, freq in freqs.items())
+        return cls(text, rows, min(freqs.values()) if freqs else None)
 
     def params(self) -> dict[str, Any]:
         """The statistics as parameters of the search statement, which weighs the query's
         lexemes itself (``_keyword_sql._QUERY_LEXEMES``): a lexeme's frequency is its listed
         one, else half the smallest listed one (rarer than every listed lexeme), else, with no
         statistics yet, ``_UNIFORM_FREQ``; then clamped to [_MIN_FREQ, _MAX_FREQ]."""
-        missing = min(self.freqs.values()) / 2 if self.freqs else _UNIFORM_FREQ
+        missing = self.rarest / 2 if self.rarest is not None else _UNIFORM_FREQ
         return {
-            "st_freqs": self._text,
+            "st_freqs": self.freqs,
             "st_missing": missing,
             "st_rows": self.rows,
             "st_min_freq": _MIN_FREQ,

@@ -78,8 +78,11 @@ def _search_where(op: SearchOp, rule: TenantRule, params: dict[str, Any]) -> str
 
 
 def _stats(rows: Rows) -> LexemeStats:
-    freqs = {r["lexeme"]: float(r["freq"]) for r in rows or [] if r["lexeme"] is not None}
-    return LexemeStats(freqs, float(rows[0]["rows"]) if rows else 0.0)
+    if not rows:
+        return LexemeStats()
+    row = rows[0]
+    rarest = None if row["rarest"] is None else float(row["rarest"])
+    return LexemeStats(row["freqs"], float(row["rows"]), rarest)
 
 
 def _fresh_stats(schema: str, common_rows: int) -> Plan[LexemeStats]:
