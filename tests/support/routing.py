@@ -71,7 +71,8 @@ def partitions_read(
     with psycopg.connect(uri) as conn:
         for query, params in sent:
             text = query if isinstance(query, str) else query.as_string(conn)
-            if f"{schema}.{tables}" not in text or "pg_class" in text or "ANALYZE" in text:
+            names = (f"{schema}.{tables}", f'"{schema}".{tables}')  # in_schema quotes it
+            if not any(n in text for n in names) or "pg_class" in text or "ANALYZE" in text:
                 conn.execute(query, params, prepare=False)  # settings, catalog reads
                 continue
             options = "ANALYZE, FORMAT JSON" if analyze else "FORMAT JSON"

@@ -68,11 +68,6 @@ LOCAL_REASONS: dict[str, str] = {
     "vault_migrations": "only setup() reads and writes it, on the coordinator",
     "vault_jobs": _QUEUE,
     "vault_job_watermarks": _QUEUE,
-    "vault_audit": (
-        "no tenant column yet (its user_id column would be one): append-only, written at "
-        "every memory change, read per user by export and erase; a reference table would "
-        "copy each event to every node"
-    ),
 }
 
 #: the tables setup() makes (every component, a store with an index), as the catalog says
@@ -85,6 +80,7 @@ DECLARED: tuple[Table, ...] = (
     Table("store_vectors", True, ("store_items",)),
     Table("entity_vectors", True, ("entities",)),
     *(Table(name, True) for name in SAVER_TABLES),
+    Table("vault_audit", True),
     *(Table(name, False) for name in LOCAL_REASONS),
 )
 #: the functions the tables' indexes and writes call (signatures as ``regprocedure`` prints)

@@ -7,8 +7,9 @@ A table already partitioned is left as it is (asking for another count is refuse
 every row again is an operator's decision, not a side effect of setup). A plain table is
 rebuilt: a partitioned copy with the same columns, every row copied in, the old table
 dropped, then its keys, indexes and foreign keys (its own and those that reference it) made
-again by their old names. That is a full copy under an exclusive lock, inside setup's
-transaction: on a large table, do it in a maintenance window (docs/scaling.md).
+again by their old names (a serial column's sequence goes to the new table). That is a full
+copy under an exclusive lock, inside setup's transaction: on a large table, do it in a
+maintenance window (docs/scaling.md).
 
 Runs after the component's migrations, in the same transaction. ``partitions=0`` changes
 nothing.
@@ -60,6 +61,17 @@ SELECT 'ALTER TABLE ' || conrelid::regclass::text || ' DROP CONSTRAINT ' || quot
 FROM pg_constraint
 WHERE contype = 'f' AND conparentid = 0 AND confrelid = to_regclass(%(table)s)
   AND conrelid <> confrelid"""
+
+
+# A serial column's sequence belongs to its table and would go with the old one: it is handed
+# to the new table's column first (the new table's default already calls it).
+_SEQUENCES = """
+SELECT 'ALTER SEQUENCE ' || d.objid::regclass::text || ' OWNED BY ' || %(new)s || '.'
+       || quote_ident(a.attname) AS ddl
+FROM pg_depend AS d
+JOIN pg_attribute AS a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+WHERE d.classid = 'pg_class'::regclass AND d.refobjid = to_regclass(%(table)s)
+  AND d.deptype = 'a' AND d.objid IN (SELECT oid FROM pg_class WHERE relkind = 'S')"""
 
 
 def check_partitions(partitions: object) -> int:
@@ -125,6 +137,8 @@ def _rebuild(s: str, table: str, partitions: int, options: str | None) -> Plan[N
             f" FOR VALUES WITH (MODULUS {partitions}, REMAINDER {n}){storage}"
         )
     yield Query(f"INSERT INTO {s}.{table}__new SELECT * FROM {name}")
+    for row in (yield Query(_SEQUENCES, {"table": name, "new": f"{name}__new"})) or []:
+        yield Query(row["ddl"])
     yield Query(f"DROP TABLE {name}")
     yield Query(f"ALTER TABLE {s}.{table}__new RENAME TO {table}")
     for row in definitions or []:

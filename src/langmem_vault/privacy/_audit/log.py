@@ -6,7 +6,10 @@ cannot drift apart. ``record`` is one round trip and the events are durable when
 For the chat turn, :mod:`langmem_vault.privacy._audit.buffer` batches events off the hot path.
 
 Every query names a user: the log is read per user (optionally by memory key, action,
-component and time range), which is also how a user's own access report is built.
+component and time range), which is also how a user's own access report is built. The user is
+the row's tenant (:mod:`langmem_vault._tenants`), first in every key: with
+``setup(partitions=N)`` (or on Citus, docs/citus.md) a user's reads and erase touch one
+partition.
 
 >>> with AuditLog.from_conn_string(None) as log:  # doctest: +SKIP
 ...     log.setup()
@@ -28,6 +31,7 @@ from psycopg import sql
 
 from langmem_vault._run_config import MAX_USER_ID
 from langmem_vault.db._migrations import in_schema, migrate_plan
+from langmem_vault.db._partitions import check_partitions, partition_plan
 from langmem_vault.db._pools import AsyncPooledComponent, PooledComponent
 from langmem_vault.db._runner import Plan, Query
 
@@ -162,10 +166,11 @@ class AuditRecord:
 
 # One statement for a whole batch: the columns travel as arrays and unnest zips them back
 # into rows, so a batch of 500 events costs one round trip and one plan.
+# The tenant is the user the event is about (audit/0002): the event's user_id.
 _INSERT = """
 INSERT INTO {schema}.vault_audit
-    (at, user_id, action, component, actor, namespace, memory_key, detail)
-SELECT e.at, e.user_id, e.action, e.component, e.actor, e.namespace, e.memory_key,
+    (tenant, at, user_id, action, component, actor, namespace, memory_key, detail)
+SELECT e.user_id, e.at, e.user_id, e.action, e.component, e.actor, e.namespace, e.memory_key,
        e.detail::jsonb
 FROM unnest(%s::timestamptz[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],
             %s::text[], %s::text[])
@@ -174,15 +179,22 @@ FROM unnest(%s::timestamptz[], %s::text[], %s::text[], %s::text[], %s::text[], %
 
 _SELECT = """
 SELECT id, at, recorded_at, user_id, action, component, actor, namespace, memory_key, detail
-FROM {schema}.vault_audit WHERE user_id = %s"""
+FROM {schema}.vault_audit WHERE tenant = %s"""
 
 _DELETE_USER = """
-WITH d AS (DELETE FROM {schema}.vault_audit WHERE user_id = %s RETURNING 1)
+WITH d AS (DELETE FROM {schema}.vault_audit WHERE tenant = %s RETURNING 1)
 SELECT count(*) AS n FROM d"""
 
 _PURGE = """
 WITH d AS (DELETE FROM {schema}.vault_audit WHERE at < %s RETURNING 1)
 SELECT count(*) AS n FROM d"""
+
+
+def setup_plan(schema: str, partitions: int = 0) -> Plan[None]:
+    """The audit track's migrations, then (``partitions`` > 0) the table in partitions."""
+    check_partitions(partitions)
+    yield from migrate_plan(schema, AUDIT_TRACK)
+    yield from partition_plan(schema, ("vault_audit",), partitions)
 
 
 def record_plan(schema: str, events: Sequence[AuditEvent]) -> Plan[int]:
@@ -309,9 +321,10 @@ class AuditLog(PooledComponent):
     1
     """
 
-    def setup(self) -> None:
-        """Create or migrate the audit table (idempotent)."""
-        self.db.run(migrate_plan(self.schema, AUDIT_TRACK))
+    def setup(self, partitions: int = 0) -> None:
+        """Create or migrate the audit table (idempotent); with ``partitions``, hash-partition
+        it by tenant (as the store's and the saver's ``setup``)."""
+        self.db.run(setup_plan(self.schema, partitions))
 
     def _one(self, make: Callable[[], Plan[T]]) -> T:
         # Every audit plan is one statement: no transaction block needed.
@@ -343,9 +356,9 @@ class AsyncAuditLog(AsyncPooledComponent):
     1
     """
 
-    async def setup(self) -> None:
-        """Create or migrate the audit table (idempotent)."""
-        await self.db.run(migrate_plan(self.schema, AUDIT_TRACK))
+    async def setup(self, partitions: int = 0) -> None:
+        """See :meth:`AuditLog.setup`."""
+        await self.db.run(setup_plan(self.schema, partitions))
 
     async def _one(self, make: Callable[[], Plan[T]]) -> T:
         return await self.db.run_direct(make)
