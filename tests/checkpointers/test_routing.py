@@ -145,3 +145,31 @@ def test_each_hot_statement_reads_one_partition(
     for scanned in reads:
         assert {p for _, p in scanned} <= {mine}, f"{name}: read {sorted(scanned)}"
     assert any(scanned for scanned in reads), f"{name}: read no partition at all"
+
+
+def test_a_users_thread_list_and_erase_read_their_partition_and_the_shared_one(
+    routed_savers: tuple[VaultSaver, VaultSaver], pg_uri: str, schema: str
+) -> None:
+    """``list_threads`` and ``delete_user_threads`` name the user's tenant and the shared one
+    (a thread created with no user and written by the user since is the user's, but stays in
+    the shared tenant): no other partition is read."""
+    warm, cold = routed_savers
+    shared = _partition(pg_uri, schema, SHARED_TENANT)
+    user = next(u for u in reversed(USERS) if u != "u3" and _partition(pg_uri, schema, u) != shared)
+    mine = _partition(pg_uri, schema, user)
+    graph = chat_graph(warm)
+    adopted = {"thread_id": f"adopted-{user}"}
+    graph.invoke({"messages": [HumanMessage("made with no user")]}, {"configurable": adopted})
+    graph.invoke({"messages": [HumanMessage("mine now")]}, conf(user, **adopted))
+    for name, call in (
+        ("list_threads", lambda: [t.thread_id for t in cold.list_threads(user)]),
+        ("delete_user_threads", lambda: cold.delete_user_threads(user).thread_ids),
+    ):
+        with recorded() as sent:
+            threads = call()
+        assert sorted(threads) == sorted([f"chat-{user}", f"adopted-{user}"]), name
+        reads = partitions_read(pg_uri, schema, sent, "saver_", _PARTITION)
+        assert reads, f"{name}: no statement read the saver's tables"
+        for scanned in reads:
+            assert {p for _, p in scanned} <= {mine, shared}, f"{name}: read {sorted(scanned)}"
+        assert any((mine_read := {p for _, p in s}) and mine in mine_read for s in reads), name

@@ -12,8 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from langmem_vault._tenants import SHARED_TENANT
 from langmem_vault.checkpointers._config import render
 from langmem_vault.checkpointers._delta import replay_ancestors_plan
+from langmem_vault.checkpointers._tenancy import new_tenant
 from langmem_vault.checkpointers._text import from_db, opt_from_db, to_db
 from langmem_vault.db._runner import Plan, Query
 
@@ -39,13 +41,19 @@ SELECT (SELECT count(*) FROM c) AS checkpoints, (SELECT count(*) FROM w) AS writ
        (SELECT count(*) FROM b) AS blobs,
        (SELECT count(*) FROM e) + (SELECT coalesce(sum(n), 0) FROM p) AS elements"""
 
-USER_THREADS_LOCK_SQL = """
-SELECT thread_id FROM {schema}.saver_threads
-WHERE user_id = %(user_id)s ORDER BY thread_id FOR UPDATE"""
+# A user's threads: those created under the user (the user's tenant) and those created with no
+# user that the user has since written to (adopted: the owner is set, the tenant stays '', as
+# a tenant never changes). So a user's listing and erase read the user's partition and the
+# shared one (an index probe there), never the others.
+USER_THREADS = "tenant = ANY(%(tenants)s) AND user_id = %(user_id)s"
 
-LIST_THREADS_SQL = """
+USER_THREADS_LOCK_SQL = f"""
+SELECT tenant, thread_id FROM {{schema}}.saver_threads
+WHERE {USER_THREADS} ORDER BY thread_id FOR UPDATE"""
+
+LIST_THREADS_SQL = f"""
 SELECT thread_id, user_id, title, message_count, started_at, last_activity
-FROM {schema}.saver_threads WHERE user_id = %(user_id)s
+FROM {{schema}}.saver_threads WHERE {USER_THREADS}
 ORDER BY last_activity DESC, thread_id LIMIT %(limit)s"""
 
 RUN_THREADS_SQL = """
@@ -284,15 +292,21 @@ def delete_threads_plan(
     )
 
 
+def _user_threads(user_id: str) -> dict[str, object]:
+    """The parameters of :data:`USER_THREADS`."""
+    stored = to_db(user_id)
+    return {"user_id": stored, "tenants": [new_tenant(stored), SHARED_TENANT]}
+
+
 def delete_user_threads_plan(schema: str, user_id: str) -> Plan[DeletedThreads]:
     """Remove every thread indexed under ``user_id``."""
     if not isinstance(user_id, str) or not user_id:
         raise ValueError("delete_user_threads: user_id must be a non-empty string")
-    rows = yield Query(render(USER_THREADS_LOCK_SQL, schema), {"user_id": to_db(user_id)})
+    rows = yield Query(render(USER_THREADS_LOCK_SQL, schema), _user_threads(user_id))
     ids = [r["thread_id"] for r in rows or []]
     if not ids:
         return DeletedThreads()
-    return (yield from delete_threads_plan(schema, ids))
+    return (yield from delete_threads_plan(schema, ids, [r["tenant"] for r in rows or []]))
 
 
 def list_threads_plan(schema: str, user_id: str, limit: int) -> Plan[list[ThreadInfo]]:
@@ -301,7 +315,7 @@ def list_threads_plan(schema: str, user_id: str, limit: int) -> Plan[list[Thread
         raise ValueError("list_threads: user_id must be a non-empty string")
     if limit < 1:
         raise ValueError(f"list_threads: limit must be at least 1, got {limit}")
-    params = {"user_id": to_db(user_id), "limit": limit}
+    params = {**_user_threads(user_id), "limit": limit}
     rows = yield Query(render(LIST_THREADS_SQL, schema), params)
     return [
         ThreadInfo(
