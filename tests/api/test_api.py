@@ -167,7 +167,9 @@ async def test_list_filters_search_update_and_soft_delete(api: Api) -> None:
     tea = await add(api, user, "Prefers green tea in the morning", category="preference")
     job = await add(api, user, "Works at Acme as an engineer", category="company", tags=["work"])
     async with api.client("admin-key") as c:
-        page = (await c.get("/memories", params={**params, "category": "company"})).json()
+        page = (
+            await c.get("/memories", params={**params, "category": "company", "exact_total": True})
+        ).json()
         assert (page["total"], [m["key"] for m in page["items"]]) == (1, [job])
         page = (await c.get("/memories", params={**params, "tags": ["work"]})).json()
         assert [m["key"] for m in page["items"]] == [job]
@@ -205,7 +207,9 @@ async def test_confirm_and_reject_pending_memories(api: Api) -> None:
     for key in (keep, drop):
         await api.service.aedit_memory(user, key, status="pending")
     async with api.client("admin-key") as c:
-        pending = (await c.get("/memories", params={**params, "status": "pending"})).json()
+        pending = (
+            await c.get("/memories", params={**params, "status": "pending", "exact_total": True})
+        ).json()
         assert pending["total"] == 2
         assert (await c.post(f"/memories/{keep}/confirm", params=params)).json()["status"] == (
             "active"

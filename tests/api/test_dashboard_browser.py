@@ -263,7 +263,7 @@ def test_analytics_page_draws_its_charts(
     for chart in ("growth", "categories"):
         size = page.locator(f"canvas#{chart}").bounding_box()
         assert size is not None and size["width"] > 100 and size["height"] > 100
-    active = db.list_memories(USER, kind="semantic", status=["active"]).total
+    active = db.list_memories(USER, kind="semantic", status=["active"], exact_total=True).total
     assert page.locator('[data-stat="active"] b').inner_text() == str(active)
     stats = db.stats(USER)
     shown = page.evaluate("JSON.parse(document.getElementById('chart-data').textContent)")

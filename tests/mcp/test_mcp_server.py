@@ -103,7 +103,7 @@ async def test_pending_confirm_reject_instructions_profile(service: MemoryServic
         confirmed = await call(client, "confirm_memory", key=by_text["Works at Acme"])
         rejected = await call(client, "reject_memory", key=by_text["Owns a red bicycle"])
         assert (confirmed["status"], rejected["status"]) == ("active", "forgotten")
-        assert (await call(client, "list_memories", status=["pending"]))["total"] == 0
+        assert (await call(client, "list_memories", status=["pending"]))["items"] == []
 
         added = await call(client, "add_instruction", text="Answer in French", priority=8)
         listed = await call(client, "list_instructions")

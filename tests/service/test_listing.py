@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from langmem_vault.service import InvalidInput
+from langmem_vault.service import _listing as listing
 from langmem_vault.service._memories import MemoriesMixin
 from tests.service.conftest import Driver
 
@@ -56,6 +57,8 @@ async def test_a_filtered_listing_walks_to_its_matches(drive: Driver) -> None:
         await drive("forget_memory", "cy", key)
     forgotten = list(reversed(keys[1::2]))
     page = await drive("list_memories", "cy", status=["forgotten"], limit=2)
+    assert [m.key for m in page.items] == forgotten[:2] and page.total is None  # not asked
+    page = await drive("list_memories", "cy", status=["forgotten"], limit=2, exact_total=True)
     assert [m.key for m in page.items] == forgotten[:2] and page.total == 3
     rest = await drive("list_memories", "cy", status=["forgotten"], limit=2, after=page.next)
     assert [m.key for m in rest.items] == forgotten[2:] and rest.total is None
@@ -63,3 +66,21 @@ async def test_a_filtered_listing_walks_to_its_matches(drive: Driver) -> None:
     with pytest.raises(InvalidInput) as bad:
         await drive("list_memories", "cy", after="not-a-cursor")
     assert bad.value.field == "after"
+
+
+async def test_a_listing_by_kind_counts_up_to_the_limit_unless_asked(
+    drive: Driver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(listing, "TOTAL_LIMIT", 4)
+    for n in range(4):
+        await drive("add_memory", "di", f"Fact {n}")
+    four = await drive("list_memories", "di", limit=2)
+    assert (four.total, four.total_capped) == (4, False)  # exactly the limit: exact
+    await drive("add_memory", "di", "Fact 4")
+    capped = await drive("list_memories", "di", limit=2)
+    assert (capped.total, capped.total_capped, len(capped.items)) == (4, True, 2)
+    later = await drive("list_memories", "di", limit=2, after=capped.next)
+    assert (later.total, later.total_capped, len(later.items)) == (4, True, 2)
+    exact = await drive("list_memories", "di", limit=2, exact_total=True)
+    assert (exact.total, exact.total_capped) == (5, False)
+    assert (await drive("list_memories", "di", kind="semantic", limit=9)).total == 4

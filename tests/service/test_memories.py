@@ -108,7 +108,7 @@ async def test_pending_queue_confirm_and_reject(drive: Driver) -> None:
     assert (await drive("get_memory", "ana", old.key)).status == "superseded"
     rejected = await drive("reject_memory", "ana", maybe.key)
     assert rejected.status == "forgotten"
-    assert (await drive("list_memories", "ana", status=["pending"])).total == 0
+    assert (await drive("list_memories", "ana", status=["pending"])).items == []
     with pytest.raises(InvalidInput) as not_pending:
         await drive("confirm_memory", "ana", old.key)
     assert not_pending.value.field == "status"

@@ -76,6 +76,8 @@ async def test_pages_by_cursor_give_every_match_once_in_creation_order(store: An
     assert [i.key for p in oldest for i in p.items] == odd and oldest[0].total is None
     (jump,) = await _batch(store, [op._replace(offset=7, limit=3)])
     assert [i.key for i in jump.items] == [i.key for i in newest[7:10]]
+    bounded = [op._replace(count_limit=n, filter={"odd": 1}) for n in (3, 16, 17)]
+    assert [p.total for p in await _batch(store, bounded)] == [3, 16, 16]
 
 
 async def test_a_cursor_page_keeps_its_boundary_when_items_are_added(store: Any) -> None:
@@ -94,6 +96,7 @@ async def test_a_bad_page_op_names_what_is_wrong(store: Any) -> None:
     for bad, field in [
         (PageOp(()), "namespaces"),
         (PageOp((FACTS,), limit=0), "limit"),
+        (PageOp((FACTS,), with_total=True, count_limit=0), "count_limit"),
         (PageOp((FACTS,), after=("yesterday", "k")), "after"),  # type: ignore[arg-type]
         (PageOp((FACTS,), filter={"n": {"$near": 1}}), "$near"),
     ]:

@@ -180,7 +180,10 @@ def build_router() -> APIRouter:
         view.colours = {c.name: c.colour for c in categories}
         counts = {}
         for tab, statuses in TABS.items():
-            page = await svc.alist_memories(uid, status=statuses, limit=1, **filters)
+            # A count by status walks the user's memories (service/_listing.py): asked for.
+            page = await svc.alist_memories(
+                uid, status=statuses, limit=1, exact_total=True, **filters
+            )
             counts[tab] = page.total
         items: list[MemoryRecord]
         if q:
@@ -194,11 +197,14 @@ def build_router() -> APIRouter:
                     **filters,
                 )
             items, total, truncated = list(found.items), len(found.items), found.truncated
+            more = False
         else:
             listed = await svc.alist_memories(
                 uid, status=TABS[status], limit=PAGE, offset=offset, **filters
             )
-            items, total, truncated = listed.items, listed.total or 0, listed.truncated
+            # the tab's count is the listing's total (same filters), counted above
+            items, total, truncated = listed.items, counts[status] or 0, listed.truncated
+            more = listed.next is not None
         return view.render(
             "memories.html",
             page="memories",
@@ -212,6 +218,7 @@ def build_router() -> APIRouter:
             categories=[c for c in categories if c.builtin or c.count],
             items=items,
             total=total,
+            more=more,
             truncated=truncated,
             max_rows=svc.max_rows,
             offset=offset,
@@ -351,7 +358,11 @@ def build_router() -> APIRouter:
         svc = view.service
         report = await svc.aanalytics(view.user_id, latency=request.app.state.vault_latency)
         totals = {
-            tab: (await svc.alist_memories(view.user_id, kind="semantic", status=s, limit=1)).total
+            tab: (
+                await svc.alist_memories(
+                    view.user_id, kind="semantic", status=s, limit=1, exact_total=True
+                )
+            ).total
             for tab, s in TABS.items()
         }
         view.colours = {c.name: c.colour for c in await svc.alist_categories(view.user_id)}

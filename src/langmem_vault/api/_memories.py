@@ -75,6 +75,13 @@ async def list_memories(
     after: Annotated[
         str | None, Query(max_length=1000, description="a page's next: the page after it")
     ] = None,
+    exact_total: Annotated[
+        bool,
+        Query(
+            description="count every match for total (default: a listing by kind counts up "
+            "to 1,000, total_capped beyond; one with other filters gives total null)"
+        ),
+    ] = False,
 ) -> MemoryPage:
     if status is None and not include_expired:
         status = ["active", "pending", "disabled"]
@@ -89,6 +96,7 @@ async def list_memories(
         limit=limit,
         offset=offset,
         after=after,
+        exact_total=exact_total,
     )
 
 

@@ -60,6 +60,9 @@ def list_(
     after: Annotated[
         str | None, typer.Option(help="the next cursor a listing printed: the page after it")
     ] = None,
+    exact_total: Annotated[
+        bool, typer.Option(help="count every match (else up to 1,000; none with filters)")
+    ] = False,
     dsn: DsnOption = None,
     schema: SchemaOption = None,
     as_json: JsonOption = False,
@@ -75,13 +78,14 @@ def list_(
         "limit": limit,
         "offset": offset,
         "after": after,
+        "exact_total": exact_total,
     }
     with service_for(dsn, schema, user) as service:
         page = service.list_memories(user, **filters)
     if as_json:
         print_json(page)
         return
-    of = "" if page.total is None else f" of {page.total}"
+    of = "" if page.total is None else f" of {page.total}{'+' if page.total_capped else ''}"
     shown = f"{offset + 1}-{offset + len(page.items)}{of}" if page.items else "none"
     if page.next:
         shown += f"; next page: --after {page.next}"

@@ -119,8 +119,9 @@ def build_server(caller: Caller | None = None) -> MCPServer:
         limit: int = 20,
         offset: int = 0,
     ) -> MemoryPage:
-        """List the user's memories, newest first, with the total count (``status``: e.g.
-        ``["pending"]`` for the facts waiting for the user's confirmation)."""
+        """List the user's memories, newest first (``status``: e.g. ``["pending"]`` for the
+        facts waiting for the user's confirmation). ``total`` counts up to 1,000 matches
+        (``total_capped`` when more) for a listing by kind, none with a status."""
         return await _call(
             lambda s, u: s.alist_memories(u, kind=kind, status=status, limit=limit, offset=offset)
         )

@@ -37,6 +37,7 @@ from langmem_vault.memory._writes import is_private
 __all__ = [
     "KINDS",
     "STATUSES",
+    "TOTAL_LIMIT",
     "Identity",
     "Kind",
     "MatchType",
@@ -124,9 +125,20 @@ class SearchHit(MemoryRecord):
     match_type: MatchType
 
 
+#: how many matches a listing by kind counts unless asked for the exact total
+TOTAL_LIMIT = 1000
+
+
 class MemoryPage(BaseModel):
-    """A page of a listing: ``total`` counts every match (None on a page asked for by
-    cursor when the query filters by more than kind), ``items`` holds this page."""
+    """A page of a listing: ``items`` holds this page; ``total`` counts the matches.
+
+    On VaultStore a listing by kind alone counts at most ``TOTAL_LIMIT`` (1,000) matches
+    unless the query asks for ``exact_total``: when more match, ``total`` is 1,000 and
+    ``total_capped`` True (show "1,000+"). A listing with a filter on a derived field
+    (``status``, ``category``, ``tags``, ``since``/``until``) counts only when asked
+    (``exact_total``, on a page asked for without a cursor): else ``total`` is None. Either
+    way a page costs what its rows cost, not what the user holds. Whether a next page exists
+    is ``next``, never ``total``."""
 
     total: int | None
     limit: int
@@ -135,6 +147,8 @@ class MemoryPage(BaseModel):
     #: True when the user holds more memories than one call reads (the service's
     #: ``max_rows``): ``total`` and ``items`` then come from the part that was read
     truncated: bool = False
+    #: True when more than ``total`` match (the count stopped at ``TOTAL_LIMIT``)
+    total_capped: bool = False
     #: the cursor of the next page (pass it as ``after``); None on the last page
     next: str | None = None
 
@@ -169,6 +183,8 @@ class MemoryQuery(BaseModel):
     #: a page's ``next`` cursor: the page after it (boundaries stay put while memories
     #: are added); ``offset`` then counts from there
     after: str | None = Field(default=None, max_length=1000)
+    #: count every match for ``total`` (:class:`MemoryPage` says what it costs)
+    exact_total: bool = False
 
     @field_validator("tags")
     @classmethod

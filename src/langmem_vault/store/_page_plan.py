@@ -43,8 +43,11 @@ def item_time(s: str) -> str:
 
 
 def _count_sql(s: str, where: str) -> str:
-    return f"""SELECT count(*) AS n FROM {s}.store_items AS i
-WHERE {q.TENANTS} AND i.prefix = ANY(%(prefixes)s::text[]) AND {where}"""
+    """The matches, counted up to %(count_limit)s (NULL: LIMIT ALL)."""
+    return f"""SELECT count(*) AS n FROM (
+    SELECT FROM {s}.store_items AS i
+    WHERE {q.TENANTS} AND i.prefix = ANY(%(prefixes)s::text[]) AND {where}
+    LIMIT %(count_limit)s) AS m"""
 
 
 def page_plan(op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[Page]:
@@ -56,6 +59,7 @@ def page_plan(op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[
         "cut": op.offset + op.limit + 1,
         "limit": op.limit + 1,
         "offset": op.offset,
+        "count_limit": op.count_limit,
     }
     where = f"{q.NOT_EXPIRED} AND {builder.sql()}"
     if op.after is not None:

@@ -13,8 +13,10 @@ namespaces hold.
 
 Paging by ``after`` (the :attr:`Page.next` cursor of the page before) keeps page boundaries
 where they were when items are added or removed elsewhere in the order; ``offset`` is for a
-jump to page N and walks the rows it skips. ``with_total=True`` also counts every match (a second
-statement, sent in the same round trip: an index-only count when there is no filter).
+jump to page N and walks the rows it skips. ``with_total=True`` also counts the matches (a second
+statement, sent in the same round trip: an index-only count when there is no filter), every
+one, or at most ``count_limit`` (the count then reads at most that many index entries, so its
+cost no longer grows with the namespaces' size).
 Reads do not refresh TTLs (as ``GetOp(refresh_ttl=False)``).
 
 VaultStore and AsyncVaultStore run it in ``batch``, beside any other ops; other stores do not
@@ -58,13 +60,16 @@ class PageOp(NamedTuple):
     newest_first: bool = True
     filter: dict[str, Any] | None = None
     with_total: bool = False
+    #: with ``with_total``: count at most this many matches (None: all)
+    count_limit: int | None = None
     #: also read each item's mirror (store/_mirrors.py: its usage record), in the same statement
     mirror: tuple[str, ...] | None = None
 
 
 class Page(NamedTuple):
     """A page: its items, the cursor of the next page (None on the last one), when counted
-    how many items match in all, and each item's own cursor (a page may end after any)."""
+    how many items match in all (at most the op's ``count_limit``), and each item's own cursor
+    (a page may end after any)."""
 
     items: list[Item]
     next: PageCursor | None
@@ -96,6 +101,10 @@ def check_page_op(op: PageOp) -> None:
         check_namespace(ns)
     check_page("limit", op.limit)
     check_page("offset", op.offset)
+    if op.count_limit is not None:
+        check_page("count_limit", op.count_limit)
+        if op.count_limit < 1:
+            raise InvalidValueError(f"PageOp.count_limit must be >= 1, got {op.count_limit}")
     if op.limit < 1:
         raise InvalidValueError(f"PageOp.limit must be >= 1, got {op.limit}")
     if op.after is not None:
