@@ -166,6 +166,7 @@ def build_router() -> APIRouter:
         category: str | None = None,
         kind: str = "semantic",
         offset: Annotated[int, Query(ge=0)] = 0,
+        after: Annotated[str | None, Query(max_length=1000)] = None,
     ) -> Response:
         try:
             view = await _view(request, user_id)
@@ -197,14 +198,15 @@ def build_router() -> APIRouter:
                     **filters,
                 )
             items, total, truncated = list(found.items), len(found.items), found.truncated
-            more = False
+            following = None
         else:
             listed = await svc.alist_memories(
-                uid, status=TABS[status], limit=PAGE, offset=offset, **filters
+                uid, status=TABS[status], limit=PAGE, offset=offset, after=after, **filters
             )
             # the tab's count is the listing's total (same filters), counted above
             items, total, truncated = listed.items, counts[status] or 0, listed.truncated
-            more = listed.next is not None
+            # the next page by cursor: a walk from this page's end, not over the rows before
+            following = listed.next
         return view.render(
             "memories.html",
             page="memories",
@@ -218,7 +220,7 @@ def build_router() -> APIRouter:
             categories=[c for c in categories if c.builtin or c.count],
             items=items,
             total=total,
-            more=more,
+            following=following,
             truncated=truncated,
             max_rows=svc.max_rows,
             offset=offset,
