@@ -101,6 +101,7 @@ def _shapes(service: Any, store: Any, user: str, memories: int, sql_only: bool) 
 
         return call
 
+    exact = exact_total_supported()
     shapes: list[tuple[str, Callable[[], Any]]] = [
         ("SQL: first page + total", lambda: service.list_memories(user, limit=10)),
         ("SQL: next page by cursor", lambda: service.list_memories(user, limit=10, after=second)),
@@ -109,17 +110,36 @@ def _shapes(service: Any, store: Any, user: str, memories: int, sql_only: bool) 
             lambda: service.list_memories(user, limit=10, offset=half),
         ),
         (
+            "SQL: status=active, first page",
+            lambda: service.list_memories(user, limit=10, status=["active"]),
+        ),
+        (
             "SQL: status=active, by cursor",
             lambda: service.list_memories(user, limit=10, status=["active"], after=second),
         ),
         ("SQL: MemoryVault.list (oldest first)", lambda: service._vault(user).list(limit=10)),
     ]
+    if exact:  # the count every page paid before issue 28's session 10, in the same run
+        shapes.insert(
+            1,
+            (
+                "SQL: first page + exact total",
+                lambda: service.list_memories(user, limit=10, exact_total=True),
+            ),
+        )
     if not sql_only:
         shapes += [
             ("old: read 5,000 (max_rows), sort, cut", old(service)),
             (f"old: read all {memories:,}, sort, cut", old(whole)),
         ]
     return shapes
+
+
+def exact_total_supported() -> bool:
+    """Whether this package's listing takes ``exact_total`` (a bounded total by default)."""
+    from langmem_vault.service._records import MemoryQuery
+
+    return "exact_total" in MemoryQuery.model_fields
 
 
 def main() -> None:
