@@ -134,7 +134,9 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         """Add to counter records atomically (see :meth:`VaultStore.increment`)."""
         rows = prepare_increments(increments)
         # One statement, autocommitted: no transaction stays open if the caller is cut off.
-        n = await self._db.run_direct(lambda: increment_plan(self.schema, rows))
+        n = await self._db.run_direct(
+            lambda: increment_plan(self.schema, rows, self.settings.tenants)
+        )
         await arun_steps(self._written())
         return n
 

@@ -10,7 +10,7 @@ an ordinary store item (namespace, key, JSON value, never indexed), so ``get`` a
 
 >>> stamp = "2026-01-01T00:00:00Z"
 >>> increments = [(("usage", "u1"), "k1", {"access_count": 1, "last_accessed": stamp})]
->>> plan = increment_plan("langmem_vault", prepare_increments(increments))
+>>> plan = increment_plan("langmem_vault", prepare_increments(increments), TenantRule())
 >>> "ON CONFLICT" in next(plan).sql
 True
 """
@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from langmem_vault._tenants import TenantRule
 from langmem_vault.db._runner import Plan, Query
 from langmem_vault.store._validation import InvalidValueError, check_key, check_namespace
 
@@ -32,12 +33,16 @@ Increment = tuple[tuple[str, ...], str, Mapping[str, Any]]
 
 # Rows go in (prefix, key) order, so two concurrent batches lock shared rows in the same
 # order and cannot deadlock. A field whose stored value is not a number counts from 0; a
-# stored timestamp that is not a string is replaced.
+# stored timestamp that is not a string is replaced. Each row's tenant comes from the store's
+# rule in Python, as the reads route by it: the schema's tenant_of, a CASE over the tenant
+# templates evaluated row by row, nearly doubled the statement's time (inject's access
+# stamps, 29 rows: 1.72 against 0.94 ms before the tenant column; bench/RESULTS.md, issue 28
+# session 10).
 _UPSERT = """
 INSERT INTO {s}.store_items AS i (tenant, prefix, key, namespace, value)
-SELECT {s}.tenant_of(string_to_array(u.prefix, '.')), u.prefix, u.key,
-       string_to_array(u.prefix, '.'), u.value
-FROM unnest(%(prefixes)s::text[], %(keys)s::text[], %(values)s::jsonb[]) AS u(prefix, key, value)
+SELECT u.tenant, u.prefix, u.key, string_to_array(u.prefix, '.'), u.value
+FROM unnest(%(tenants)s::text[], %(prefixes)s::text[], %(keys)s::text[], %(values)s::jsonb[])
+    AS u(tenant, prefix, key, value)
 ORDER BY u.prefix COLLATE "C", u.key COLLATE "C"  -- as sql.write_items locks rows
 ON CONFLICT (tenant, prefix, key) DO UPDATE SET
     value = i.value || (
@@ -97,14 +102,19 @@ def prepare_increments(increments: Iterable[Increment]) -> dict[tuple[str, str],
     return merged
 
 
-def increment_plan(schema: str, rows: Mapping[tuple[str, str], Mapping[str, Any]]) -> Plan[int]:
-    """Apply prepared increments in one statement; returns how many records were touched."""
+def increment_plan(
+    schema: str, rows: Mapping[tuple[str, str], Mapping[str, Any]], rule: TenantRule
+) -> Plan[int]:
+    """Apply prepared increments in one statement, each record under its tenant by ``rule``
+    (the store's); returns how many records were touched."""
     if not rows:
         return 0
     ordered = sorted(rows.items())
     yield Query(
         _UPSERT.format(s=schema),
         {
+            # labels never hold ".", so the prefix splits back into its namespace
+            "tenants": [rule.tenant_of(prefix.split(".")) for (prefix, _), _ in ordered],
             "prefixes": [prefix for (prefix, _), _ in ordered],
             "keys": [key for (_, key), _ in ordered],
             "values": [json.dumps(fields) for _, fields in ordered],

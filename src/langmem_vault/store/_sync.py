@@ -148,7 +148,7 @@ class VaultStore(VaultStoreBase, BaseStore):
         """
         rows = prepare_increments(increments)
         # One statement, autocommitted: no transaction stays open if the caller is cut off.
-        n = self._db.run_direct(lambda: increment_plan(self.schema, rows))
+        n = self._db.run_direct(lambda: increment_plan(self.schema, rows, self.settings.tenants))
         run_steps(self._written())
         return n
 
