@@ -5,9 +5,12 @@ namespace's newer rows."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+import pytest
 from langgraph.store.base import PutOp, SearchOp
 
 from langmem_vault.db._migrations import load_migrations
@@ -65,30 +68,48 @@ async def test_newest_first_across_sub_namespaces_async(pg_uri: str, schema: str
         assert _keys(found) == ["k6", "k5", "k1"]
 
 
-def test_newest_read_skips_other_namespaces_rows(pg_uri: str, schema: str) -> None:
-    """Another user's 3,000 newer rows: the read walks this namespace's rows only."""
+def _plan_as_run(conn: psycopg.Connection[Any], steps: Any) -> dict[str, Any]:
+    """EXPLAIN ANALYZE of a newest-first read as the store runs it: its settings statement,
+    then the read (on its generic plan), in one transaction."""
+    settings, query, restore = steps.queries
+    assert query.prepare is True and "force_generic_plan" in settings.sql
+    with conn.transaction():
+        conn.execute(settings.sql)
+        text = query.sql if isinstance(query.sql, str) else query.sql.as_string(conn)
+        (plan,) = conn.execute(  # type: ignore[misc]
+            f"EXPLAIN (ANALYZE, FORMAT JSON) {text}", query.params
+        ).fetchone()
+        conn.execute(restore.sql)
+    return plan[0]  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("flt", [None, {"active": True}], ids=["all", "filtered"])
+def test_newest_read_skips_other_namespaces_rows(
+    pg_uri: str, schema: str, flt: dict[str, Any] | None
+) -> None:
+    """Another user's 3,000 newer rows: the read walks this namespace's rows only, on the
+    generic plan it is prepared with, whatever a filter's value (instructions: active)."""
     ns = ("memories", "u1", "semantic")
     with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
         store.setup()
-        store.batch([PutOp(ns, f"f{i}", {"text": f"fact {i}"}, index=False) for i in range(300)])
+        value = {"active": True}
+        store.batch([PutOp(ns, f"f{i}", {"n": i, **value}, index=False) for i in range(300)])
         other = ("memories", "u2", "semantic")
-        store.batch([PutOp(other, f"f{i}", {"text": f"x {i}"}, index=False) for i in range(3000)])
-        op = SearchOp(ns, limit=50)
-        query = next(search_plan(op, store.settings, {}, StatsCache()))
-        with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store.batch([PutOp(other, f"f{i}", {"n": i, **value}, index=False) for i in range(3000)])
+        op = SearchOp(ns, filter=flt, limit=50)
+        steps = next(search_plan(op, store.settings, {}, StatsCache()))
+        with psycopg.connect(pg_uri) as conn:
             conn.execute(f"ANALYZE {schema}.store_items")
-            text = query.sql if isinstance(query.sql, str) else query.sql.as_string(conn)
-            (plan,) = conn.execute(  # type: ignore[misc]
-                f"EXPLAIN (ANALYZE, FORMAT JSON) {text}", query.params
-            ).fetchone()
+            conn.commit()
+            plan = _plan_as_run(conn, steps)
         shown = json.dumps(plan)
         assert "store_items_prefix_updated_idx" in shown
         assert "store_items_updated_idx" not in shown
         # every scan of store_items stops at the page: no row of u2, no sort of u1's 300
-        scans = [n for n in _nodes(plan[0]["Plan"]) if n.get("Relation Name") == "store_items"]
+        scans = [n for n in _nodes(plan["Plan"]) if n.get("Relation Name") == "store_items"]
         assert scans and all(n["Actual Rows"] <= 50 for n in scans)
         assert all(n.get("Rows Removed by Filter", 0) == 0 for n in scans)
-        found = store.search(ns, limit=50)
+        found = store.search(ns, filter=flt, limit=50)
         assert len(found) == 50 and all(tuple(i.namespace) == ns for i in found)
 
 
@@ -116,3 +137,83 @@ def test_a_store_at_version_2_upgrades_with_its_data(pg_uri: str, schema: str) -
         # every store migration is applied again, 3 and the later ones
         assert sorted(v for (v,) in versions) == [m.version for m in load_migrations("store")]
         assert _keys(store.search(("a", "b"), limit=10)) == NEWEST_UNDER_AB
+
+
+# inject's every-turn reads without a query: instructions (by filter), episodes, private facts
+USER = ("memories", "u1")
+TURN_READS = [
+    SearchOp((*USER, "instructions"), filter={"active": True}, limit=100),
+    SearchOp((*USER, "episodes"), limit=500),
+    SearchOp((*USER, "semantic"), filter={"private": True}, limit=50),
+]
+TURN_WRITES = [
+    *(PutOp((*USER, "instructions"), f"i{n}", {"active": n % 3 > 0}) for n in range(6)),
+    *(PutOp((*USER, "episodes"), f"e{n}", {"summary": f"talk {n}"}) for n in range(5)),
+    *(PutOp((*USER, "semantic"), f"f{n}", {"private": n < 2}, index=False) for n in range(8)),
+]
+TURNS = 8
+# each read's plans on the connection
+PREPARED = (
+    "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+    " WHERE statement LIKE '%UNION ALL%' ORDER BY statement"
+)
+PROBE = "SELECT current_setting('plan_cache_mode'), current_setting('enable_sort')"
+
+
+@contextmanager
+def _probed() -> Iterator[list[tuple[str, Any]]]:
+    """After each newest-first read a sync cursor sends, and after each statement that puts
+    the settings back, a probe of the settings on the same connection, in the same pipeline
+    (so the same transaction)."""
+    probes: list[tuple[str, Any]] = []
+    original = psycopg.Cursor.execute
+
+    def execute(self: psycopg.Cursor[Any], query: Any, params: Any = None, **kw: Any) -> Any:
+        out = original(self, query, params, **kw)
+        text = query if isinstance(query, str) else ""
+        if "UNION ALL" in text:
+            probes.append(("read", self.connection.execute(PROBE)))
+        elif text.startswith("SELECT set_config('plan_cache_mode', current_setting("):
+            probes.append(("after", self.connection.execute(PROBE)))
+        return out
+
+    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+    try:
+        yield probes
+    finally:
+        psycopg.Cursor.execute = original  # type: ignore[method-assign]
+
+
+def _check_turns(found: list[list[Any]]) -> None:
+    assert [sorted(_keys(items)) for items in found] == [
+        ["i1", "i2", "i4", "i5"],
+        [f"e{n}" for n in range(5)],
+        ["f0", "f1"],
+    ]
+
+
+def test_newest_reads_are_planned_once_per_connection(pg_uri: str, schema: str) -> None:
+    """Each of a turn's newest-first reads is prepared on its first run and runs its generic
+    plan from then on: no custom plan, made on every call before (issue 28, session 10); the
+    settings it is planned under end with it."""
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(conn, schema=schema)  # type: ignore[arg-type]
+        store.setup()
+        store.batch(TURN_WRITES)
+        for _ in range(TURNS - 1):
+            _check_turns(store.batch(TURN_READS))
+        with _probed() as probes:
+            _check_turns(store.batch(TURN_READS))
+        assert conn.execute(PREPARED).fetchall() == [(TURNS, 0)] * 3
+        seen = [(when, probe.fetchone()) for when, probe in probes]
+        assert seen == [("read", ("force_generic_plan", "off")), ("after", ("auto", "on"))] * 3
+
+
+async def test_newest_reads_are_planned_once_per_connection_async(pg_uri: str, schema: str) -> None:
+    async with await psycopg.AsyncConnection.connect(pg_uri, autocommit=True) as conn:
+        store = AsyncVaultStore(conn, schema=schema)  # type: ignore[arg-type]
+        await store.setup()
+        await store.abatch(TURN_WRITES)
+        for _ in range(TURNS):
+            _check_turns(await store.abatch(TURN_READS))
+        assert await (await conn.execute(PREPARED)).fetchall() == [(TURNS, 0)] * 3

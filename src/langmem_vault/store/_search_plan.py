@@ -150,9 +150,17 @@ def _recent_plan(
     if op.namespace_prefix:
         sql = sq.search_recent_in(schema, where)
         params.update(namespace_params(op.namespace_prefix))
+        # planned once per connection (sq.RECENT_PLAN_SETTINGS)
+        _, rows, _ = yield Pipelined(
+            (
+                Query(sq.RECENT_READ_SETTINGS),
+                Query(_mirrored(settings, sql, params, mirror), params, prepare=True),
+                Query(sq.RESTORE_RECENT_PLAN),
+            )
+        )
     else:
         sql = sq.search_recent(schema, where)
-    rows = yield Query(_mirrored(settings, sql, params, mirror), params)
+        rows = yield Query(_mirrored(settings, sql, params, mirror), params)
     return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
 
 

@@ -59,20 +59,30 @@ PLAIN_PLAN_SETTINGS = (
     ("enable_hashjoin", "off"),
     ("enable_mergejoin", "off"),
 )
-PLAIN_SEARCH_SETTINGS = (
-    "SELECT "
-    + ", ".join(f"set_config('{name}', '{value}', true)" for name, value in PLAIN_PLAN_SETTINGS)
-    + " FROM (SELECT "
-    + ", ".join(
+
+
+def plan_settings(settings: tuple[tuple[str, str], ...]) -> tuple[str, str]:
+    """The statement that sets the planner ``settings`` (name, value) for the rest of the
+    transaction, saving the current values first (the subquery runs before the outer
+    set_config), and the one that puts them back.
+
+    >>> on, off = plan_settings((("enable_sort", "off"),))
+    >>> off
+    "SELECT set_config('enable_sort', current_setting('langmem_vault.enable_sort'), true)"
+    """
+    saved = ", ".join(
         f"set_config('langmem_vault.{name}', current_setting('{name}'), true)"
-        for name, _ in PLAIN_PLAN_SETTINGS
+        for name, _ in settings
     )
-    + ") AS saved"
-)
-RESTORE_PLAN_MODE = "SELECT " + ", ".join(
-    f"set_config('{name}', current_setting('langmem_vault.{name}'), true)"
-    for name, _ in PLAIN_PLAN_SETTINGS
-)
+    values = ", ".join(f"set_config('{name}', '{value}', true)" for name, value in settings)
+    restore = ", ".join(
+        f"set_config('{name}', current_setting('langmem_vault.{name}'), true)"
+        for name, _ in settings
+    )
+    return f"SELECT {values} FROM (SELECT {saved}) AS saved", f"SELECT {restore}"
+
+
+PLAIN_SEARCH_SETTINGS, RESTORE_PLAN_MODE = plan_settings(PLAIN_PLAN_SETTINGS)
 
 
 def literal_k(statement: str, k: int) -> str:
@@ -83,6 +93,31 @@ def literal_k(statement: str, k: int) -> str:
     'LIMIT 50 OFFSET %(wanted)s'
     """
     return statement.replace("%(k)s", str(int(k)))
+
+
+# A namespace's newest-first read (search_recent_in) runs on its generic plan, prepared: inject
+# sends three or four every turn (instructions, episodes, private facts; the newest facts
+# without a message), and Postgres custom-planned the instructions' and episodes' on every
+# call (0.2-0.5 ms each, more than the read; dearer with the tenant conditions:
+# bench/RESULTS.md, issue 28 session 10): the generic plan's guesses cost more than the
+# custom plans it saw. The plan wanted holds at any size: walk the namespace's rows in
+# store_items_prefix_updated_idx, in the page's order, and stop at the page; the
+# sub-namespaces' range is read from the prefix indexes and sorted. A generic plan is made
+# once per connection from whatever statistics the table has then, and its guesses (a filter
+# on an unknown value keeps almost nothing) made it walk the global updated_at index through
+# every user's rows (80 ms at 12k items), AND the whole table's jsonb GIN postings with the
+# namespace's rows, or, on a small table, scan it and sort. With sorts, bitmap scans (the only
+# way to a GIN index) and sequential scans disabled, the ordered walk is the plan left.
+# With partitions, the tenant is pruned at run time (the plan holds every partition; only
+# the tenant's is read).
+RECENT_PLAN_SETTINGS = (
+    ("plan_cache_mode", "force_generic_plan"),
+    ("enable_sort", "off"),
+    ("enable_incremental_sort", "off"),
+    ("enable_bitmapscan", "off"),
+    ("enable_seqscan", "off"),
+)
+RECENT_READ_SETTINGS, RESTORE_RECENT_PLAN = plan_settings(RECENT_PLAN_SETTINGS)
 
 
 def search_recent(s: str, where: str) -> str:
