@@ -56,25 +56,24 @@ def test_private_read_uses_the_partial_index(pg_uri: str, schema: str) -> None:
         ]
         store.batch(ops)
         op = SearchOp(NS, filter={"private": True}, limit=200)
-        settings, query, _ = next(search_plan(op, store.settings, {}, StatsCache())).queries
-        assert query.prepare is True  # prepared: planned once, not every turn
+        query = next(search_plan(op, store.settings, {}, StatsCache()))
+        assert query.prepare is None  # prepared like any read: planned once, not every turn
         with psycopg.connect(pg_uri, autocommit=True, prepare_threshold=0) as conn:
             conn.execute(f"ANALYZE {schema}.store_items")
-            with conn.transaction():
-                # The plan the store runs the read on: generic, without the values.
-                conn.execute(settings.sql)
-                text = query.sql if isinstance(query.sql, str) else query.sql.as_string(conn)
-                conn.execute(text, query.params).fetchall()
-                (name,) = conn.execute(  # type: ignore[misc]
-                    "SELECT name FROM pg_prepared_statements WHERE statement LIKE %s",
-                    ("%UNION ALL%",),  # the read above (the only such statement)
-                ).fetchone()
-                names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", text)))
-                values = sql.SQL(", ").join(sql.Literal(query.params[n]) for n in names)
-                explain = sql.SQL("EXPLAIN (FORMAT JSON) EXECUTE {}({})")
-                (plan,) = conn.execute(  # type: ignore[misc]
-                    explain.format(sql.Identifier(name), values)
-                ).fetchone()
+            # The plan a prepared statement settles on: generic, without the values.
+            conn.execute("SET plan_cache_mode = force_generic_plan")
+            text = query.sql if isinstance(query.sql, str) else query.sql.as_string(conn)
+            conn.execute(text, query.params).fetchall()
+            (name,) = conn.execute(  # type: ignore[misc]
+                "SELECT name FROM pg_prepared_statements WHERE statement LIKE %s",
+                ("%UNION ALL%",),  # the read above (the only such statement)
+            ).fetchone()
+            names = list(dict.fromkeys(re.findall(r"%\((\w+)\)s", text)))
+            values = sql.SQL(", ").join(sql.Literal(query.params[n]) for n in names)
+            explain = sql.SQL("EXPLAIN (FORMAT JSON) EXECUTE {}({})")
+            (plan,) = conn.execute(  # type: ignore[misc]
+                explain.format(sql.Identifier(name), values)
+            ).fetchone()
         shown = json.dumps(plan)
         assert "store_items_private_idx" in shown
         assert sorted(i.key for i in store.search(NS, filter={"private": True})) == [

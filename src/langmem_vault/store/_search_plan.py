@@ -139,28 +139,31 @@ def _recent_plan(
     op: SearchOp, settings: StoreSettings, mirror: MirrorSearchOp | None = None
 ) -> Plan[SearchPage]:
     """A search without a query: the newest matching items first. Within a namespace, an
-    ordered walk of the namespace's own rows (``sql.search_recent_in``)."""
+    ordered walk of the namespace's own rows (``sql.search_recent_in``), on its generic plan
+    (planned once per connection: ``sq.RECENT_PLAN_SETTINGS``); the private read walks the
+    partial index of the private items instead."""
     schema = settings.schema
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
     where = _tenant_where(op, settings.tenants, params, _filter_where(op, params))
-    if (op.filter or {}).get("private") is True:
+    private = (op.filter or {}).get("private") is True
+    if private:
         # Implied by the filter; lets a prepared (generic) plan use store_items_private_idx,
-        # so inject's every-turn private read is not planned again each turn.
+        # so inject's every-turn private read settles on its generic plan by itself (the
+        # plan settings below would rule that walk out: it sorts ties by key).
         where += f" AND {q.PRIVATE_PREDICATE}"
     if op.namespace_prefix:
         sql = sq.search_recent_in(schema, where)
         params.update(namespace_params(op.namespace_prefix))
-        # planned once per connection (sq.RECENT_PLAN_SETTINGS)
-        _, rows, _ = yield Pipelined(
-            (
-                Query(sq.RECENT_READ_SETTINGS),
-                Query(_mirrored(settings, sql, params, mirror), params, prepare=True),
-                Query(sq.RESTORE_RECENT_PLAN),
-            )
-        )
     else:
         sql = sq.search_recent(schema, where)
-        rows = yield Query(_mirrored(settings, sql, params, mirror), params)
+    generic = bool(op.namespace_prefix) and not private
+    query = Query(_mirrored(settings, sql, params, mirror), params, prepare=generic or None)
+    if generic:
+        _, rows, _ = yield Pipelined(
+            (Query(sq.RECENT_READ_SETTINGS), query, Query(sq.RESTORE_RECENT_PLAN))
+        )
+    else:
+        rows = yield query
     return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
 
 
