@@ -101,7 +101,8 @@ def literal_k(statement: str, k: int) -> str:
 # each, more than the read; dearer with the tenant conditions: bench/RESULTS.md, issue 28
 # session 10): the generic plan's guesses cost more than the custom plans it saw. (The
 # private read, on store_items_private_idx, settles on its generic plan by itself and is
-# not run under these settings: that index's ties need a sort by key.) The plan wanted holds at any size: walk the namespace's rows in
+# not run under these settings: that index's ties need a sort by key.)
+# The plan wanted holds at any size: walk the namespace's rows in
 # store_items_prefix_updated_idx, in the page's order, and stop at the page; the
 # sub-namespaces' range is read from the prefix indexes and sorted. A generic plan is made
 # once per connection from whatever statistics the table has then, and its guesses (a filter
