@@ -35,9 +35,8 @@ Increment = tuple[tuple[str, ...], str, Mapping[str, Any]]
 # order and cannot deadlock. A field whose stored value is not a number counts from 0; a
 # stored timestamp that is not a string is replaced. Each row's tenant comes from the store's
 # rule in Python, as the reads route by it: the schema's tenant_of, a CASE over the tenant
-# templates evaluated row by row, nearly doubled the statement's time (inject's access
-# stamps, 29 rows: 1.72 against 0.94 ms before the tenant column; bench/RESULTS.md, issue 28
-# session 10).
+# templates evaluated row by row, cost inject's 29 access stamps 1.51 ms against 1.30
+# (bench/RESULTS.md, issue 28 session 10).
 _UPSERT = """
 INSERT INTO {s}.store_items AS i (tenant, prefix, key, namespace, value)
 SELECT u.tenant, u.prefix, u.key, string_to_array(u.prefix, '.'), u.value
