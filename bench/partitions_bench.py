@@ -54,6 +54,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent / "data"))
 
 import common
+import vector_layouts
 
 SCHEMA = "bench"
 #: puts per batch: a batch's rows are written in key order, so a batch of one fact per user
@@ -91,6 +92,7 @@ def db_name(items: int, system: str) -> str:
 
 def systems_of(args: argparse.Namespace) -> list[str]:
     systems = [f"p{n}" for n in args.partitions]
+    systems += ["n0"] if args.namespace_index else []
     return systems + (["c0"] if args.clustered else []) + (["pg"] if args.postgres else [])
 
 
@@ -99,6 +101,8 @@ def label(system: str) -> str:
         return "PostgresStore"
     if system == "c0":
         return "VaultStore, partitions off, CLUSTERed by tenant"
+    if system == "n0":
+        return "VaultStore, partitions off, store_vectors_namespace_idx"
     n = int(system[1:])
     return f"VaultStore, {n} partitions" if n else "VaultStore, partitions off"
 
@@ -269,6 +273,10 @@ def load(args: argparse.Namespace) -> None:
             rate = fill(open_system(stack, uri, "p0"), args.items, args.users)
         print(f"{label('p0')}: {args.items} items at {rate:.0f} items/s", flush=True)
         _finish(uri, "p0")
+    with ExitStack() as stack, _connect(make_conninfo(server, dbname=base)) as conn:
+        # p0 and its copies are main's layout: without the namespace index (issue 28)
+        open_system(stack, make_conninfo(server, dbname=base), "p0")
+        vector_layouts.without_namespace_index(conn, SCHEMA)
     for system in systems_of(args):
         if system == "p0":
             continue
@@ -285,7 +293,11 @@ def load(args: argparse.Namespace) -> None:
             continue
         t0 = time.perf_counter()
         uri = _copy_database(server, base, name)
-        if system == "c0":
+        if system == "n0":
+            with _connect(uri) as conn:
+                took = vector_layouts.regrow(conn, SCHEMA)
+            print(f"{label(system)}: vectors written again in {took:.0f} s", flush=True)
+        elif system == "c0":
             with _connect(uri) as conn:
                 conn.execute(f"CLUSTER {SCHEMA}.store_items USING store_items_pkey")
                 conn.execute(f"CLUSTER {SCHEMA}.store_vectors USING store_vectors_pkey")
@@ -465,6 +477,40 @@ def buffers(args: argparse.Namespace) -> None:
     common.print_table(("store", "searches", "buffers p50", "buffers p95"), rows)
 
 
+def cold(args: argparse.Namespace) -> None:
+    """Blocks one user's namespace search reads from disk, cold (``cold_reads.py``): per
+    store, the median and p95 over ``--queries`` users (a cold restart before each), and
+    where the median user's reads went."""
+    import cold_reads
+
+    data_dir = Path(args.data_dir).resolve()
+    questions = [q["question"] for q in common.load_dataset()["questions"]]
+    rng = random.Random(13)
+    spare = user_label(args.users - 1)
+    users = [user_label(u) for u in rng.sample(range(args.users - 1), args.queries)]
+    found: dict[str, list[Any]] = {s: [] for s in systems_of(args) if s != "pg"}
+    for user in users:
+        query = rng.choice(questions)
+        server = cold_restart(data_dir)
+        for system, uris in _uris(server, args.items, list(found)).items():
+            with ExitStack() as stack, _connect(uris) as conn:
+                store = open_system(stack, uris, system)
+                with common.captured_statements() as statements:
+                    store.search(("memories", spare), query=query, limit=10)
+                found[system].append(cold_reads.reads(conn, statements, spare, user))
+    print(
+        f"\nblocks read cold by one user's namespace search, {args.items:,} items, "
+        f"{len(users)} users (a cold restart before each)"
+    )
+    rows = []
+    for system, counts in found.items():
+        totals = [sum(c.values()) for c in counts]
+        median = sorted(counts, key=lambda c: sum(c.values()))[len(counts) // 2]
+        where = ", ".join(f"{k} {n}" for k, n in median.most_common(4))
+        rows.append((label(system), _summary(totals), where))
+    common.print_table(("store", "blocks read p50 / p95", "the median user's, by scan"), rows)
+
+
 def sizes(args: argparse.Namespace) -> None:
     """Bytes per memory of every relation (a partition's under its table's name) of each
     store's database: capacity_bench.py's query."""
@@ -564,7 +610,7 @@ def erase(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=["load", "search", "erase", "buffers", "sizes"])
+    parser.add_argument("command", choices=["load", "search", "erase", "buffers", "cold", "sizes"])
     parser.add_argument("--data-dir", required=True)
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--users", type=int, default=100)
@@ -574,6 +620,11 @@ def main() -> None:
         "--clustered",
         action="store_true",
         help="beside: partitions off, the tables CLUSTERed by their key (tenant first)",
+    )
+    parser.add_argument(
+        "--namespace-index",
+        action="store_true",
+        help="beside: partitions off, store_vectors_namespace_idx grown with the rows",
     )
     parser.add_argument("--no-hnsw", action="store_true", help="load --grow-from: no HNSW")
     parser.add_argument("--grow-from", type=int, help="load: copy the databases of this size")
@@ -591,6 +642,7 @@ def main() -> None:
         "search": search,
         "erase": erase,
         "buffers": buffers,
+        "cold": cold,
         "sizes": sizes,
     }
     commands[args.command](args)

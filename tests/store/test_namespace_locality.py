@@ -1,0 +1,147 @@
+"""One user's vectors read together (issue 28): users' items arrive interleaved, so the heap
+holds a user's vectors one per page, and a namespace's exact search read every one of those
+pages cold. ``store_vectors_namespace_idx`` (store_vectors/0004) carries the embedding in a
+B-tree on the vectors' key, so the search reads them by an index-only scan of the user's own
+leaf pages. Counted from the plans Postgres ran (auto_explain), not timed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+from langgraph.store.base import PutOp
+
+from langmem_vault.store import VaultStore
+from tests.store.test_search_cost import COMMON_QUERY, _explaining, _search_plan, _texts
+from tests.support.embeddings import TrigramEmbeddings, index_config
+
+USERS = 8
+PER_USER = 120
+INDEX = "store_vectors_namespace_idx"
+
+
+def _interleaved() -> list[PutOp]:
+    texts = _texts(USERS * PER_USER, seed=7)
+    return [
+        PutOp(("memories", f"u{n % USERS}", "semantic"), f"k{n:04d}", {"text": t})
+        for n, t in enumerate(texts)
+    ]
+
+
+def _nodes(node: dict[str, Any]) -> list[dict[str, Any]]:
+    return [node, *(n for child in node.get("Plans", []) for n in _nodes(child))]
+
+
+def _heap_pages(conn: psycopg.Connection[Any], schema: str, user: str) -> int:
+    row = conn.execute(
+        f"SELECT count(DISTINCT (ctid::text::point)[0]) FROM {schema}.store_vectors"
+        " WHERE tenant = %s",
+        [user],
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _index_and_partitions(conn: psycopg.Connection[Any], schema: str) -> set[str]:
+    rows = conn.execute(
+        "SELECT c.relname FROM pg_partition_tree(%s::regclass) AS t"
+        " JOIN pg_class AS c ON c.oid = t.relid",
+        [f"{schema}.{INDEX}"],
+    ).fetchall()
+    return {INDEX, *(name for (name,) in rows)}  # empty tree when not partitioned
+
+
+@pytest.mark.parametrize("partitions", [0, 4])
+def test_a_user_s_vectors_are_read_from_their_own_index_pages(
+    pg_uri: str, schema: str, partitions: int
+) -> None:
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(conn, schema=schema, index=index_config(TrigramEmbeddings()))  # type: ignore[arg-type]
+        store.setup(partitions=partitions)
+        store.batch(_interleaved())
+        conn.execute(f"VACUUM {schema}.store_vectors")  # what autovacuum does (0004 says when)
+        store.analyze()
+        user = "u3"
+        scattered = _heap_pages(conn, schema, user)
+        if not partitions:  # interleaved: the user's vectors on most of the table's pages
+            assert scattered >= PER_USER // 4
+        store.search(("memories", user), query=COMMON_QUERY, limit=10)
+        plans = _explaining(conn)
+        conn.execute("SET auto_explain.log_buffers = on")
+        hits = store.search(("memories", user), query=COMMON_QUERY, limit=10)
+        assert len(hits) == 10 and {h.namespace[1] for h in hits} == {user}
+        scans = [
+            n
+            for n in _nodes(_search_plan(plans))
+            if n.get("Relation Name", "").startswith("store_vectors")
+            and n.get("Actual Loops", 0) > 0
+            and n.get("Actual Rows", 0) > 0
+        ]
+        # The user's vectors come from one index-only scan of the new index, no heap page read,
+        # and from a few leaf pages (about 20 vectors of 64 dimensions a page): fewer than the
+        # heap pages they lie on.
+        [scan] = [n for n in scans if n.get("Actual Rows") == PER_USER]
+        assert scan["Node Type"] == "Index Only Scan"
+        assert scan["Index Name"] in _index_and_partitions(conn, schema)
+        assert scan["Heap Fetches"] == 0
+        read = scan["Shared Hit Blocks"] + scan["Shared Read Blocks"]
+        assert read <= PER_USER // 10 and read < scattered, (read, scattered)
+
+
+def _before_0004(conn: psycopg.Connection[Any], schema: str) -> None:
+    """The schema as store_vectors/0003 left it: no namespace index, default vacuum settings."""
+    conn.execute(f"DROP INDEX {schema}.{INDEX}")
+    for table in _vacuum_settings(conn, schema):
+        conn.execute(f"ALTER TABLE {schema}.{table} RESET (autovacuum_vacuum_insert_scale_factor)")
+    conn.execute(
+        f"DELETE FROM {schema}.vault_migrations WHERE track = 'store_vectors' AND version = 4"
+    )
+
+
+def _vacuum_settings(conn: psycopg.Connection[Any], schema: str) -> dict[str, list[str] | None]:
+    rows = conn.execute(
+        "SELECT c.relname, c.reloptions FROM pg_class AS c"
+        " WHERE c.relnamespace = %s::regnamespace AND c.relkind = 'r'"
+        " AND c.relname LIKE 'store_vectors%%'",
+        [schema],
+    ).fetchall()
+    return dict(rows)
+
+
+@pytest.mark.parametrize("partitions", [0, 3])
+def test_the_migration_adds_the_index_to_an_existing_store(
+    pg_uri: str, schema: str, partitions: int
+) -> None:
+    # A store made before store_vectors/0004, plain or already partitioned, holding vectors:
+    # setup() builds the index (on every partition) and sets each table's vacuum threshold,
+    # and the namespace search then reads the user's vectors from it.
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(conn, schema=schema, index=index_config(TrigramEmbeddings()))  # type: ignore[arg-type]
+        store.setup(partitions=partitions)
+        store.batch(_interleaved()[: USERS * 30])
+        _before_0004(conn, schema)
+        assert set(_vacuum_settings(conn, schema).values()) == {None}
+        store.setup(partitions=partitions)
+        settings = _vacuum_settings(conn, schema)
+        assert len(settings) == max(partitions, 1)
+        assert set(map(tuple, settings.values())) == {  # type: ignore[arg-type]
+            ("autovacuum_vacuum_insert_scale_factor=0.02",)
+        }
+        [(valid, parts)] = conn.execute(
+            "SELECT i.indisvalid, (SELECT count(*) FROM pg_inherits WHERE inhparent = i.indexrelid)"
+            " FROM pg_index AS i WHERE i.indexrelid = %s::regclass",
+            [f"{schema}.{INDEX}"],
+        ).fetchall()
+        assert valid and parts == partitions
+        conn.execute(f"VACUUM {schema}.store_vectors")
+        plans = _explaining(conn)
+        hits = store.search(("memories", "u2"), query=COMMON_QUERY, limit=5)
+        assert len(hits) == 5 and {h.namespace[1] for h in hits} == {"u2"}
+        [scan] = [
+            n
+            for n in _nodes(_search_plan(plans))
+            if n.get("Actual Rows") == 30 and n.get("Relation Name", "").startswith("store_vectors")
+        ]
+        assert scan["Node Type"] == "Index Only Scan"
+        assert scan["Index Name"] in _index_and_partitions(conn, schema)
