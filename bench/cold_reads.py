@@ -25,15 +25,16 @@ def _for_user(value: Any, old: str, new: str) -> Any:
 
 
 def _scans(node: dict[str, Any]) -> list[dict[str, Any]]:
-    own = [node] if "Scan" in node["Node Type"] else []
+    # scans of a table or an index (a CTE or subquery scan counts its CTE's blocks again)
+    own = [node] if "Relation Name" in node or "Index Name" in node else []
     return own + [n for child in node.get("Plans", []) for n in _scans(child)]
 
 
 def reads(
     conn: psycopg.Connection[Any], statements: list[tuple[Any, Any]], old: str, new: str
 ) -> Counter[str]:
-    """Blocks read from disk by each scan (``relation/index``) of ``statements`` for ``new``:
-    the settings statements run first, in one transaction rolled back per SELECT."""
+    """Blocks read from disk by each scan of ``statements`` for ``new`` (by index, or by
+    table for its heap); the settings statements run first, in a transaction rolled back."""
     found: Counter[str] = Counter()
     settings: list[tuple[str, Any]] = []
     for query, params in statements:
@@ -57,7 +58,6 @@ def reads(
                 c.get("Shared Read Blocks", 0) for c in scan.get("Plans", [])
             )
             if own:
-                where = scan.get("Relation Name") or scan["Node Type"]
-                found[f"{where}/{scan.get('Index Name', 'heap')}"] += own
+                found[scan.get("Index Name") or scan["Relation Name"]] += own
         settings = []
     return found

@@ -93,6 +93,7 @@ def db_name(items: int, system: str) -> str:
 def systems_of(args: argparse.Namespace) -> list[str]:
     systems = [f"p{n}" for n in args.partitions]
     systems += ["n0"] if args.namespace_index else []
+    systems += ["r0"] if args.rebuilt else []
     return systems + (["c0"] if args.clustered else []) + (["pg"] if args.postgres else [])
 
 
@@ -103,6 +104,8 @@ def label(system: str) -> str:
         return "VaultStore, partitions off, CLUSTERed by tenant"
     if system == "n0":
         return "VaultStore, partitions off, store_vectors_namespace_idx"
+    if system == "r0":
+        return "VaultStore, partitions off, store_vectors_namespace_idx rebuilt"
     n = int(system[1:])
     return f"VaultStore, {n} partitions" if n else "VaultStore, partitions off"
 
@@ -292,8 +295,12 @@ def load(args: argparse.Namespace) -> None:
         if _exists(server, name) and not args.reload:
             continue
         t0 = time.perf_counter()
-        uri = _copy_database(server, base, name)
-        if system == "n0":
+        uri = _copy_database(server, db_name(args.items, "n0") if system == "r0" else base, name)
+        if system == "r0":
+            with _connect(uri) as conn:
+                took = vector_layouts.rebuild(conn, SCHEMA)
+            print(f"{label(system)}: REINDEX CONCURRENTLY in {took:.0f} s", flush=True)
+        elif system == "n0":
             with _connect(uri) as conn:
                 took = vector_layouts.regrow(conn, SCHEMA)
             print(f"{label(system)}: vectors written again in {took:.0f} s", flush=True)
@@ -625,6 +632,11 @@ def main() -> None:
         "--namespace-index",
         action="store_true",
         help="beside: partitions off, store_vectors_namespace_idx grown with the rows",
+    )
+    parser.add_argument(
+        "--rebuilt",
+        action="store_true",
+        help="beside: the --namespace-index copy with that index rebuilt (REINDEX CONCURRENTLY)",
     )
     parser.add_argument("--no-hnsw", action="store_true", help="load --grow-from: no HNSW")
     parser.add_argument("--grow-from", type=int, help="load: copy the databases of this size")

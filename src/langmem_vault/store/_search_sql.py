@@ -217,11 +217,13 @@ def _vectors_of_items(s: str, columns: str, where: str) -> str:
 
 
 def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
-    # Exact, for a small namespace: its vectors' distances first (the CTE ``nv``: one bitmap
-    # scan of the vector table's primary key, (tenant, prefix, ...): a namespace names its
-    # tenant, or the scan walks each tenant's range; each page is read
-    # once however many of its rows match; narrow rows, sorted), then the items of the nearest,
-    # in that order, until k match. Same rows and order as _vectors_of_items.
+    # Exact, for a small namespace: its vectors' distances first (the CTE ``nv``: one
+    # index-only scan of store_vectors_namespace_idx, (tenant, prefix, key, field) carrying the
+    # embedding: a user's vectors lie together in its leaves, about four to a page, where the
+    # heap holds them one per page as users' items arrive interleaved; store_vectors/0004. A
+    # namespace names its tenant, or the scan walks each tenant's range; narrow rows, sorted),
+    # then the items of the nearest, in that order, until k match. Same rows and order as
+    # _vectors_of_items.
     # LIMIT 1 (one item per key anyway) keeps the planner from flattening the lateral into a
     # hash join of every item of the namespace (4.5 ms at 1,000 items): one primary-key probe
     # per nearest vector, stopping at k.
