@@ -6,13 +6,18 @@ leaf pages. Counted from the plans Postgres ran (auto_explain), not timed."""
 
 from __future__ import annotations
 
+import math
+import random
+import string
 from typing import Any
 
 import psycopg
 import pytest
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 
 from langmem_vault.store import VaultStore
+from langmem_vault.store._search_sql import namespace_key_bytes
 from tests.store.test_search_cost import COMMON_QUERY, _explaining, _search_plan, _texts
 from tests.support.embeddings import TrigramEmbeddings, index_config
 
@@ -145,3 +150,80 @@ def test_the_migration_adds_the_index_to_an_existing_store(
         ]
         assert scan["Node Type"] == "Index Only Scan"
         assert scan["Index Name"] in _index_and_partitions(conn, schema)
+
+
+class _Seeded(Embeddings):
+    """Unit vectors of ``dims`` dimensions seeded by the text."""
+
+    def __init__(self, dims: int) -> None:
+        self.dims = dims
+
+    def _one(self, text: str) -> list[float]:
+        rng = random.Random(text)
+        v = [rng.gauss(0, 1) for _ in range(self.dims)]
+        norm = math.sqrt(sum(x * x for x in v))
+        return [x / norm for x in v]
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._one(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._one(text)
+
+
+def test_keys_too_long_for_an_entry_beside_the_vector_are_searched_from_their_own_index(
+    pg_uri: str, schema: str
+) -> None:
+    # Keys and namespaces may hold up to 1 kB each: beside a 384-dimension vector that is more
+    # than a B-tree entry holds (2,704 bytes). Such rows go to the index of long keys; the put
+    # succeeds, and the namespace search finds them beside the others, scored exactly.
+    dims = 384
+    room = namespace_key_bytes(dims)
+    rng = random.Random(5)
+
+    def noise(n: int) -> str:  # what pglz cannot shrink (an index entry is compressed first)
+        return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n))
+
+    ns = ("memories", "u1", noise(200))
+    used = len("u1") + len(".".join(ns)) + len("text")
+    keys = ["short", noise(room - used), noise(room - used + 1), noise(1024)]  # fit, fit, not
+    index = {"dims": dims, "embed": _Seeded(dims), "fields": ["text"]}
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(conn, schema=schema, index=index)  # type: ignore[arg-type]
+        store.setup()
+        texts = ["tea in the garden", "cake by the train", "music in the rain", "a dog at home"]
+        store.batch([PutOp(ns, k, {"text": t}) for k, t in zip(keys, texts, strict=True)])
+        store.put(("memories", "u2"), "other", {"text": "tea in the garden"})
+        conn.execute(f"VACUUM {schema}.store_vectors")
+        placed = dict(
+            conn.execute(
+                f"SELECT length(key), octet_length(tenant) + octet_length(prefix)"
+                f" + octet_length(key) + octet_length(field) <= {room}"
+                f" FROM {schema}.store_vectors WHERE tenant = 'u1'"
+            ).fetchall()
+        )
+        assert placed == {5: True, len(keys[1]): True, len(keys[2]): False, 1024: False}
+        plans = _explaining(conn)
+        for query, key in (("tea garden", keys[0]), ("music rain", keys[2])):
+            hits = store.search(("memories", "u1"), query=query, limit=10)
+            assert sorted(h.key for h in hits) == sorted(keys)
+            assert hits[0].key == key  # the keyword match, a long key's row in the second
+        searches = [p["Plan"] for p in plans if "kw AS" in p["Query Text"]]
+        indexes = {n.get("Index Name") for plan in searches for n in _nodes(plan)}
+        assert {INDEX, "store_vectors_long_keys_idx"} <= indexes
+
+
+def test_vectors_too_large_for_an_entry_have_no_namespace_index(pg_uri: str, schema: str) -> None:
+    dims = 700  # 2,808 bytes: no room for a key beside it
+    assert namespace_key_bytes(dims) == 0
+    index = {"dims": dims, "embed": _Seeded(dims), "fields": ["text"]}
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(conn, schema=schema, index=index)  # type: ignore[arg-type]
+        store.setup()
+        store.batch([PutOp(("memories", "u1"), f"k{n}", {"text": f"fact {n}"}) for n in range(5)])
+        assert len(store.search(("memories", "u1"), query="fact", limit=10)) == 5
+        found = conn.execute(
+            "SELECT count(*) FROM pg_indexes WHERE schemaname = %s AND indexname IN (%s, %s)",
+            [schema, INDEX, "store_vectors_long_keys_idx"],
+        ).fetchone()
+        assert found == (0,)

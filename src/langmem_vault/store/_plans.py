@@ -42,6 +42,7 @@ from langmem_vault.store._page_plan import page_plan
 from langmem_vault.store._pages import PageOp
 from langmem_vault.store._prepare import Key, PreparedBatch, StoreSettings, prefix_of
 from langmem_vault.store._search_plan import like_prefix, search_plan
+from langmem_vault.store._search_sql import namespace_key_bytes
 from langmem_vault.store._validation import InvalidValueError, check_namespace
 
 #: the tables ``setup(partitions=N)`` partitions by tenant: the items, then their vectors
@@ -266,7 +267,8 @@ def setup_plan(settings: StoreSettings, partitions: int = 0) -> Plan[list[int]]:
         yield from partition_plan(settings.schema, PARTITIONED[:1], partitions)
         return applied
     dims = settings.index["dims"]
-    applied += yield from migrate_plan(settings.schema, "store_vectors", {"dims": dims})
+    params: dict[str, object] = {"dims": dims, "key_bytes": namespace_key_bytes(dims)}
+    applied += yield from migrate_plan(settings.schema, "store_vectors", params)
     rows = yield Query(q.vector_type(settings.schema))
     found = rows[0]["type"] if rows else None
     if found != f"vector({dims})":

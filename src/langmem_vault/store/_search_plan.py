@@ -213,8 +213,17 @@ def search_plan(
     tenant = "tenant" in params
     # A namespace's verdict is a parameter of its one statement (search_ranked).
     shape = None if scope == "namespace" else small
+    key_bytes = sq.namespace_key_bytes(settings.index["dims"]) if settings.index else 0
     sql = sq.search_ranked(
-        schema, where, score, order, hybrid=settings.hybrid, scope=scope, small=shape, tenant=tenant
+        schema,
+        where,
+        score,
+        order,
+        hybrid=settings.hybrid,
+        scope=scope,
+        small=shape,
+        tenant=tenant,
+        key_bytes=key_bytes,
     )
     sql = _mirrored(settings, sql, params, mirror)
     if settings.hybrid:

@@ -243,16 +243,60 @@ def _vectors_of_namespace(s: str, columns: str, where: str) -> str:
 # Gated by the namespace's verdict (``small``), so a large namespace's vectors are not all
 # read and sorted for the exact branch it gates off (20,000 vectors, 930 buffers for
 # ("mem",) at 20k items, at every first search of the minute; issue 26).
+# Two branches when the store has store_vectors_namespace_idx (namespace_key_bytes): the rows
+# whose key fits beside the vector in a B-tree entry, from that index (index-only), and the
+# rest, from the small index of long keys (store_vectors/0004); their conditions are the
+# indexes' own predicates, written out, so the planner can use each.
 _NAMESPACE_VECTORS = """
 nv AS MATERIALIZED (
-    SELECT * FROM (
-        SELECT v.tenant, v.prefix, v.key, v.embedding <=> %(qv)s::vector AS d
-        FROM {s}.store_vectors AS v
-        WHERE (SELECT yes FROM small) AND {tenant}v.prefix >= %(ns)s AND v.prefix < %(ns_end)s
-          AND (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s)
+    SELECT * FROM ({branches}
         OFFSET 0) AS v
     ORDER BY d
 ),"""
+_NAMESPACE_BRANCH = """
+        SELECT v.tenant, v.prefix, v.key, v.embedding <=> %(qv)s::vector AS d
+        FROM {s}.store_vectors AS v
+        WHERE (SELECT yes FROM small) AND {tenant}v.prefix >= %(ns)s AND v.prefix < %(ns_end)s
+          AND (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s){fits}"""
+
+# A B-tree entry holds at most 2,704 bytes (BTMaxItemSize, 8 kB pages): the vector (4 bytes a
+# dimension and 8 of header), the four key columns' headers, the entry's header and alignment
+# (48 bytes, rounded up) leave this many for the key columns' text. Below 256 bytes (vectors of
+# about 600 dimensions and more) the store has no namespace index.
+_BTREE_MAX_ENTRY = 2704
+_ENTRY_OVERHEAD = 48
+_MIN_KEY_BYTES = 256
+_KEY_LENGTH = (
+    "octet_length(v.tenant) + octet_length(v.prefix) + octet_length(v.key) + octet_length(v.field)"
+)
+
+
+def namespace_key_bytes(dims: int) -> int:
+    """Bytes of key text (tenant, prefix, key, field together) a vector of ``dims`` leaves in
+    an entry of store_vectors_namespace_idx; 0 when too few to have the index (store_vectors/0004
+    is rendered with it: rows with longer keys go to the index of long keys instead).
+
+    >>> namespace_key_bytes(384), namespace_key_bytes(1536)
+    (1112, 0)
+    """
+    room = _BTREE_MAX_ENTRY - _ENTRY_OVERHEAD - 4 * dims - 8
+    return room if room >= _MIN_KEY_BYTES else 0
+
+
+def _namespace_vectors(s: str, tenant: str, key_bytes: int) -> str:
+    if not key_bytes:
+        return _NAMESPACE_VECTORS.format(
+            branches=_NAMESPACE_BRANCH.format(s=s, tenant=tenant, fits="")
+        )
+    fits = f"\n          AND {_KEY_LENGTH} <= {int(key_bytes)}"
+    long = f"\n          AND {_KEY_LENGTH} > {int(key_bytes)}"
+    branches = (
+        _NAMESPACE_BRANCH.format(s=s, tenant=tenant, fits=fits)
+        + "\n        UNION ALL"
+        + _NAMESPACE_BRANCH.format(s=s, tenant=tenant, fits=long)
+    )
+    return _NAMESPACE_VECTORS.format(branches=branches)
+
 
 # Items in a namespace, by a range of the primary key (tenant, prefix, key) when the namespace
 # names its tenant (index-only once vacuumed).
@@ -282,6 +326,7 @@ def search_ranked(
     scope: str | None = None,
     small: bool | None = None,
     tenant: bool = False,
+    key_bytes: int = 0,
 ) -> str:
     """The whole search in one statement: the query's terms, candidates from each retriever,
     re-scored exactly, best first.
@@ -304,6 +349,7 @@ def search_ranked(
     Each retriever returns whole rows, so candidates need no second visit to store_items, and
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
     ``tenant``: ``where`` names one tenant (``%(tenant)s``); the vector-only reads name it too.
+    ``key_bytes``: the store's :func:`namespace_key_bytes` (0: no namespace index).
     """
     columns = f"i.tenant, i.prefix, {ITEM_COLUMNS}, i.search_tsv"
     alone = "v.tenant = %(tenant)s AND " if tenant else ""
@@ -331,7 +377,7 @@ small AS MATERIALIZED (
         SELECT count(*) <= %(exact_rows)s FROM ({count} LIMIT %(exact_rows)s + 1) AS x)) AS yes
 ),"""
             if scope == "namespace":
-                counted += _NAMESPACE_VECTORS.format(s=s, tenant=alone)
+                counted += _namespace_vectors(s, alone, key_bytes)
                 ann = _vectors_ann(s, columns, f"{where} AND NOT (SELECT yes FROM small)")
             else:
                 ann = _vectors_ann_filtered(s, columns, where, "NOT (SELECT yes FROM small)")
