@@ -302,7 +302,7 @@ def load(args: argparse.Namespace) -> None:
             print(f"{label(system)}: REINDEX CONCURRENTLY in {took:.0f} s", flush=True)
         elif system == "n0":
             with _connect(uri) as conn:
-                took = vector_layouts.regrow(conn, SCHEMA)
+                took = vector_layouts.regrow(conn, SCHEMA, common.DIMS)
             print(f"{label(system)}: vectors written again in {took:.0f} s", flush=True)
         elif system == "c0":
             with _connect(uri) as conn:

@@ -14,15 +14,30 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from langmem_vault.store._search_sql import namespace_key_bytes
+
 INDEX = "store_vectors_namespace_idx"
+LONG_KEYS = "store_vectors_long_keys_idx"
+_LENGTH = "octet_length(tenant) + octet_length(prefix) + octet_length(key) + octet_length(field)"
+
+
+def _create(conn: Any, schema: str, dims: int) -> None:
+    """The two indexes as store_vectors/0004 makes them."""
+    room = namespace_key_bytes(dims)
+    key = f"ON {schema}.store_vectors (tenant, prefix, key, field)"
+    conn.execute(
+        f"CREATE INDEX IF NOT EXISTS {INDEX} {key} INCLUDE (embedding) WHERE {_LENGTH} <= {room}"
+    )
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {LONG_KEYS} {key} WHERE {_LENGTH} > {room}")
 
 
 def without_namespace_index(conn: Any, schema: str) -> None:
-    """Main's layout: the index gone, its migration kept as applied (so setup() leaves it)."""
+    """Main's layout: the indexes gone, their migration kept as applied (setup() leaves it)."""
     conn.execute(f"DROP INDEX IF EXISTS {schema}.{INDEX}")
+    conn.execute(f"DROP INDEX IF EXISTS {schema}.{LONG_KEYS}")
 
 
-def regrow(conn: Any, schema: str) -> float:
+def regrow(conn: Any, schema: str, dims: int) -> float:
     """Write ``schema.store_vectors`` again in arrival order under every index of a store set
     up by this tree (the namespace index included); returns the seconds it took."""
     s = schema
@@ -32,10 +47,7 @@ def regrow(conn: Any, schema: str) -> float:
         f" FROM {s}.store_vectors"
     )
     conn.execute(f"TRUNCATE {s}.store_vectors")
-    conn.execute(
-        f"CREATE INDEX IF NOT EXISTS {INDEX} ON {s}.store_vectors (tenant, prefix, key, field)"
-        " INCLUDE (embedding)"
-    )
+    _create(conn, s, dims)
     conn.execute(
         f"INSERT INTO {s}.store_vectors (tenant, prefix, key, field, embedding)"
         " SELECT tenant, prefix, key, field, embedding FROM arrival ORDER BY n"
