@@ -262,7 +262,9 @@ _NAMESPACE_BRANCH = """
 # A B-tree entry holds at most 2,704 bytes (BTMaxItemSize, 8 kB pages): the vector (4 bytes a
 # dimension and 8 of header), the four key columns' headers, the entry's header and alignment
 # (48 bytes, rounded up) leave this many for the key columns' text. Below 256 bytes (vectors of
-# about 600 dimensions and more) the store has no namespace index.
+# about 600 dimensions and more) the store has no namespace index. The bound is written into
+# the indexes' predicates by store_vectors/0004: a new bound needs a migration that remakes
+# them (with another, the search stays right, its branches cover every row, but slow).
 _BTREE_MAX_ENTRY = 2704
 _ENTRY_OVERHEAD = 48
 _MIN_KEY_BYTES = 256
