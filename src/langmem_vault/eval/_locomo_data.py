@@ -37,7 +37,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +79,9 @@ class Turn:
     speaker: str
     text: str
     session: int
-    #: the session's date: when this was said (None when the file gives no date)
+    #: when this was said: the session's date, a second later per turn before it in the
+    #: session (LoCoMo dates sessions, not turns; the seconds keep the turns' order, which
+    #: recall's neighbour branch reads); None when the file gives no date
     said_at: datetime | None
 
 
@@ -160,7 +162,7 @@ def _turns(where: str, conv: Mapping[str, Any]) -> list[Turn]:
                     speaker=_need(f"{place}[{j}]", raw, "speaker", str),
                     text=text,
                     session=n,
-                    said_at=said_at,
+                    said_at=None if said_at is None else said_at + timedelta(seconds=j),
                 )
             )
     return turns

@@ -18,7 +18,10 @@ Then, in process, each branch ranks what it knows and :func:`~.fusion.fuse` fuse
   cities ..."), the candidates that name instances of it (``instances.instance_ranked``:
   in process, an offline lexicon);
 - one list per extra :class:`Branch`: entity expansion (:class:`EntityBranch`) on stores
-  with the entity index.
+  with the entity index;
+- ``neighbour``: after a first fusion, what was said just before or after its best
+  candidates in the same conversation (``neighbours.neighbour_ranked``), fused again with
+  the others: the answer is often the reply to the sentence that matches the question.
 
 The fused score, scaled to [0, 1] across the candidates, takes the place of search relevance
 in the usual blend with confidence, recency, utility and layer (``recall.scoring``): the
@@ -44,6 +47,7 @@ from langmem_vault.db._store_plans import Batch, StorePlan
 from langmem_vault.memory._recall.expansion import expansion_op
 from langmem_vault.memory._recall.fusion import DEFAULT_K, fuse
 from langmem_vault.memory._recall.instances import asked_instances, instance_ranked
+from langmem_vault.memory._recall.neighbours import neighbour_ranked
 from langmem_vault.memory._recall.retrieval import fact_search_op, fact_value
 from langmem_vault.memory._recall.scoring import (
     DEFAULT_WEIGHTS,
@@ -91,17 +95,21 @@ DEFAULT_BRANCH_WEIGHTS: Mapping[str, float] = {
     "thread": 0.8,
     "time": 1.5,
     "instances": 1.5,
+    "neighbour": 0.6,
 }
 
 
 @dataclass(frozen=True)
 class RecallSettings:
     """How the branches are fused: their weights (a branch not named weighs 1), the rank
-    constant ``k``, and how many of a thread's best matches score it (``thread_top``)."""
+    constant ``k``, how many of a thread's best matches score it (``thread_top``), and how
+    many of the first fusion's best lend their score to their neighbours
+    (``neighbour_sources``)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_BRANCH_WEIGHTS))
     k: float = DEFAULT_K
     thread_top: int = 3
+    neighbour_sources: int = 40
 
 
 DEFAULT_SETTINGS = RecallSettings()
@@ -286,6 +294,19 @@ def _thread_list(
     return [(target, thread) for target, thread, _ in scored]
 
 
+def _said(
+    kept: Mapping[Target, tuple[Candidate, Mapping[str, Any]]],
+) -> dict[Target, tuple[str, float]]:
+    """Each kept candidate said in a thread: the thread, and when (for its neighbours)."""
+    said = {}
+    for target, (candidate, fact) in kept.items():
+        thread = fact.get("source_thread_id")
+        moment = said_at(fact) or getattr(candidate.item, "created_at", None)
+        if thread and moment is not None:
+            said[target] = (str(thread), moment.timestamp())
+    return said
+
+
 def _lists(
     found: RecallFound,
     kept: Mapping[Target, tuple[Candidate, Mapping[str, Any]]],
@@ -360,7 +381,12 @@ def rank_found(
     fused = {}
     if asked is not None:  # without a query no branch has anything to rank
         lists = _lists(found, kept, settings, asked, window)
-        fused = {f.key: f for f in fuse(lists, settings.weights, k=settings.k)}
+        first = fuse(lists, settings.weights, k=settings.k)
+        if settings.weights.get("neighbour", 1.0):
+            sources = [(f.key, f.score) for f in first[: settings.neighbour_sources]]
+            lists["neighbour"] = neighbour_ranked(sources, _said(kept))
+            first = fuse(lists, settings.weights, k=settings.k)
+        fused = {f.key: f for f in first}
     spread = [fused[t].score if t in fused else 0.0 for t in kept]
     low, high = (min(spread), max(spread)) if spread else (0.0, 0.0)
     scored: list[ScoredMemory] = []
