@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,10 @@ def test_the_file_is_read_with_categories_dates_and_loose_evidence() -> None:
     assert first.turns[4].said_at is not None and first.turns[4].said_at.isoformat() == (
         "2023-06-12T16:30:00+00:00"
     )
+    # a session's turns are said a second apart, in order
+    assert [t.said_at - first.turns[4].said_at for t in first.turns[4:7]] == [
+        timedelta(seconds=n) for n in range(3)
+    ]
     assert first.turns[3].text.endswith("[shares a photo of a chess board]")
     questions = {q.question: q for q in first.questions}
     moved = questions["Where did Ana move?"]
@@ -136,12 +141,13 @@ def test_recall_coverage_and_tokens_by_category(store: VaultStore, embeddings: A
     assert rows["adversarial"].coverage is None
     assert all(row.tokens > 20 for row in rows.values())
     assert len(seen) == 24 and seen[-1] == "mini-2: asking"
-    # Each turn is one fact, dated by its session, its turn named as its source.
+    # Each turn is one fact, dated by its session (a second per turn before it there, so the
+    # session's turns keep their order), its turn named as its source.
     facts = MemoryVault(store, user_id="locomo-mini-1").list(limit=50)
     assert len(facts) == 12
     fact = next(f for f in facts if f.value.source_message_ids == ["D2:4"])
     assert fact.value.text == "Ben: I won the chess tournament at the club yesterday!"
-    assert fact.value.observed_at.isoformat() == "2023-06-12T16:30:00+00:00"
+    assert fact.value.observed_at.isoformat() == "2023-06-12T16:30:03+00:00"  # the 4th
     assert fact.value.valid_from.isoformat() == "2023-06-11T00:00:00+00:00"  # "yesterday"
     row = next(q for q in result.questions if q.question == "What is Cleo's cat called?")
     assert (row.sample_id, row.found[0], row.recall) == ("mini-2", "D1:1", 1.0)

@@ -235,3 +235,47 @@ async def test_a_question_for_a_category_finds_its_instances_async(astore: BaseS
     for text in INSTRUMENTS:
         await vault.aremember(text)
     _check_instances(await vault.arecall("Which instruments does Maya play?", limit=2))
+
+
+# one conversation (a question and its answer), then five other threads
+CHAT = [
+    ("chat", "Ana: How has your family supported you during the move?"),
+    ("chat", "Maya: Honestly, I could not have done it without them."),
+    ("a", "Maya: My parents relocated to Porto last year."),
+    ("b", "Maya: Relocating across the country is stressful."),
+    ("c", "Maya: My cousins live near the new flat."),
+    ("d", "Maya: Packing boxes took the whole weekend."),
+    ("e", "Maya: My relatives phoned me every day last week."),
+]
+SUPPORT = "How did I feel about my family's support during the move?"
+
+
+def _said(n: int) -> datetime:
+    return datetime(2024, 3, 2, 18, 0, n, tzinfo=UTC)
+
+
+def _check_neighbours(best: Sequence[Recalled], every: Sequence[Recalled]) -> None:
+    # the reply shares no word with the question: it ranks by being said right after the
+    # best match, in the same conversation
+    assert {h.value.text for h in best} == {CHAT[0][1], CHAT[1][1]}
+    reply = next(h for h in best if h.value.text == CHAT[1][1])
+    assert reply.parts["neighbour"].rank == 1
+    # said just after the answer, but in another thread: no neighbour of it
+    porto = next(h for h in every if h.value.text == CHAT[2][1])
+    assert "neighbour" not in porto.parts
+
+
+def test_the_reply_to_the_best_match_ranks_beside_it(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    for n, (thread, text) in enumerate(CHAT):
+        vault.remember(text, thread_id=thread, observed_at=_said(n))
+    _check_neighbours(vault.recall(SUPPORT, limit=2), vault.recall(SUPPORT, limit=len(CHAT)))
+
+
+async def test_the_reply_to_the_best_match_ranks_beside_it_async(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    for n, (thread, text) in enumerate(CHAT):
+        await vault.aremember(text, thread_id=thread, observed_at=_said(n))
+    _check_neighbours(
+        await vault.arecall(SUPPORT, limit=2), await vault.arecall(SUPPORT, limit=len(CHAT))
+    )

@@ -233,15 +233,15 @@ class MemoryVault(VaultInstructions, VaultEpisodes):
         as_of: datetime | None = None,
         categories: Sequence[str] | None = None,
         include_pending: bool = False,
-        candidates: int = 200,
+        candidates: int = 300,
     ) -> _List[Recalled]:
         """The facts that answer ``query`` best (or the most useful overall), best first,
         each with its score parts.
 
         One store round trip on VaultStore: the hybrid search's ``candidates`` (with each
         one's vector and keyword score and usage record), ranked by reciprocal rank fusion of
-        the branches (vector, keyword, thread, and entity on VaultStore; see
-        :mod:`langmem_vault.memory._recall.recall_plan`). The fused score stands in for search
+        the branches (vector, keyword, thread, time, instances, neighbour, and entity on
+        VaultStore; see :mod:`langmem_vault.memory._recall.recall_plan`). The fused score stands in for search
         relevance in the usual blend with confidence x 0.7 + recency x 0.3 and utility, with
         category balance. ``as_of`` (an aware datetime) asks what held then: facts valid at
         that moment, superseded since or not.
@@ -269,7 +269,7 @@ class MemoryVault(VaultInstructions, VaultEpisodes):
         as_of: datetime | None = None,
         categories: Sequence[str] | None = None,
         include_pending: bool = False,
-        candidates: int = 200,
+        candidates: int = 300,
     ) -> _List[Recalled]:
         """Async :meth:`recall`."""
         plan = self._recall_plan(query, limit, as_of, categories, include_pending, candidates)

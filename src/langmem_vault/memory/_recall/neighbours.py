@@ -20,6 +20,7 @@ already read: no statement, no model.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
+from itertools import pairwise
 from typing import TypeVar
 
 __all__ = ["neighbour_ranked"]
@@ -40,7 +41,7 @@ def neighbour_ranked(
     beside: dict[K, list[K]] = {}
     for told in by_thread.values():
         told.sort(key=lambda t: (t[0], t[1]))
-        for (_, _, before), (_, _, after) in zip(told, told[1:], strict=False):
+        for (_, _, before), (_, _, after) in pairwise(told):
             beside.setdefault(before, []).append(after)
             beside.setdefault(after, []).append(before)
     lent: dict[K, float] = {}
