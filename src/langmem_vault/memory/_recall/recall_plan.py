@@ -384,8 +384,10 @@ def rank_found(
         first = fuse(lists, settings.weights, k=settings.k)
         if settings.weights.get("neighbour", 1.0):
             sources = [(f.key, f.score) for f in first[: settings.neighbour_sources]]
-            lists["neighbour"] = neighbour_ranked(sources, _said(kept))
-            first = fuse(lists, settings.weights, k=settings.k)
+            beside = neighbour_ranked(sources, _said(kept))
+            if beside:  # facts said in no thread have no neighbours: nothing to fuse again
+                lists["neighbour"] = beside
+                first = fuse(lists, settings.weights, k=settings.k)
         fused = {f.key: f for f in first}
     spread = [fused[t].score if t in fused else 0.0 for t in kept]
     low, high = (min(spread), max(spread)) if spread else (0.0, 0.0)
