@@ -9,7 +9,7 @@ candidates beside it in its conversation: the same ``source_thread_id``, the one
 before and the one just after it among the candidates (by when it was said: ``observed_at``,
 else ``created_at``). The branch ranks those neighbours by the best score lent to them and
 a second fusion adds it to the others (measured on LoCoMo conversations 0-4: single-hop
-questions +2.7 points, bench/RESULTS.md). In process, over the candidates recall's batch
+questions +2.4 points, bench/RESULTS.md). In process, over the candidates recall's batch
 already read: no statement, no model.
 
 >>> at = {"a": ("t1", 1.0), "b": ("t1", 2.0), "c": ("t1", 3.0), "d": ("t2", 1.0)}
