@@ -243,8 +243,8 @@ class MemoryVault(VaultInstructions, VaultEpisodes):
         the branches (vector, keyword, thread, time, instances, neighbour, and entity on
         VaultStore; see :mod:`langmem_vault.memory._recall.recall_plan`). The fused score
         stands in for search relevance in the usual blend with confidence x 0.7 + recency x
-        0.3 and utility, with category balance. ``as_of`` (an aware datetime) asks what held then: facts valid at
-        that moment, superseded since or not.
+        0.3 and utility, with category balance. ``as_of`` (an aware datetime) asks what held
+        then: facts valid at that moment, superseded since or not.
 
         >>> from datetime import datetime, UTC
         >>> from langgraph.store.memory import InMemoryStore
