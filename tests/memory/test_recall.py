@@ -7,12 +7,13 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from langgraph.store.base import BaseStore, Item, SearchItem
 
 from langmem_vault.db._steps import run_steps
 from langmem_vault.memory import MemoryVault, Recalled
 from langmem_vault.memory._models import utcnow
-from langmem_vault.memory._recall.fusion import fuse
+from langmem_vault.memory._recall.fusion import fuse, fuse_more
 from langmem_vault.memory._recall.recall_plan import Candidate, RecallQuery, recall_plan
 from langmem_vault.offline import find_entities
 from langmem_vault.store import AsyncVaultStore, VaultStore
@@ -57,6 +58,20 @@ def test_fusion_puts_two_branches_above_one() -> None:
     fused = fuse({"vector": [("b", 0.9), ("a", 0.8)], "keyword": [("a", 0.4)]})
     assert [f.key for f in fused] == ["a", "b"]
     assert set(fused[0].parts) == {"vector", "keyword"} and set(fused[1].parts) == {"vector"}
+
+
+def test_fusing_one_more_list_ranks_as_fusing_all_at_once() -> None:
+    lists = {
+        "vector": [("a", 0.9), ("b", 0.8), ("c", 0.7)],
+        "keyword": [("c", 0.6), ("a", 0.5)],
+        "neighbour": [("d", 0.3), ("b", 0.2), ("b", 0.1)],
+    }
+    weights = {"keyword": 1.5, "neighbour": 0.6}
+    first = fuse({n: lists[n] for n in ("vector", "keyword")}, weights)
+    more = fuse_more(first, "neighbour", lists["neighbour"], 0.6)
+    assert [(f.key, pytest.approx(f.score), f.parts) for f in more] == [
+        (f.key, pytest.approx(f.score), f.parts) for f in fuse(lists, weights)
+    ]
 
 
 def _dated(vault: MemoryVault) -> tuple[str, str]:

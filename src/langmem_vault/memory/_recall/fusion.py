@@ -15,6 +15,8 @@ each list count for more, which is what recall@10 rewards (measured on LoCoMo co
 [('b', 0.1742), ('a', 0.0909)]
 >>> fused[0].parts["keyword"]
 BranchHit(rank=1, score=0.5)
+>>> [(f.key, round(f.score, 4)) for f in fuse_more(fused, "thread", [("a", 0.7)])]
+[('a', 0.1818), ('b', 0.1742)]
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-__all__ = ["DEFAULT_K", "BranchHit", "Fused", "fuse", "ranked"]
+__all__ = ["DEFAULT_K", "BranchHit", "Fused", "fuse", "fuse_more", "ranked"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -81,5 +83,31 @@ def fuse(
             rank += 1
             scores[key] = scores.get(key, 0.0) + weight / (k + rank)
             parts.setdefault(key, {})[name] = BranchHit(rank, float(score))
+    order = sorted(scores, key=lambda key: scores[key], reverse=True)
+    return [Fused(key, scores[key], parts[key]) for key in order]
+
+
+def fuse_more(
+    fused: Sequence[Fused[K]],
+    name: str,
+    hits: Sequence[tuple[K, float]],
+    weight: float = 1.0,
+    *,
+    k: float = DEFAULT_K,
+) -> list[Fused[K]]:
+    """``fused`` with one more branch's list added: the ranking :func:`fuse` gives all the
+    lists at once, without ranking the others again (a branch that reads the first fusion,
+    such as recall's neighbours)."""
+    if k <= 0:
+        raise ValueError(f"k must be > 0, got {k}")
+    scores = {f.key: f.score for f in fused}
+    parts = {f.key: dict(f.parts) for f in fused}
+    rank = 0
+    for key, score in hits if weight else ():
+        if name in parts.get(key, {}):
+            continue
+        rank += 1
+        scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+        parts.setdefault(key, {})[name] = BranchHit(rank, float(score))
     order = sorted(scores, key=lambda key: scores[key], reverse=True)
     return [Fused(key, scores[key], parts[key]) for key in order]

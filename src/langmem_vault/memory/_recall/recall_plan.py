@@ -45,7 +45,7 @@ from langgraph.store.base import Item, SearchItem
 
 from langmem_vault.db._store_plans import Batch, StorePlan
 from langmem_vault.memory._recall.expansion import expansion_op
-from langmem_vault.memory._recall.fusion import DEFAULT_K, fuse
+from langmem_vault.memory._recall.fusion import DEFAULT_K, fuse, fuse_more
 from langmem_vault.memory._recall.instances import asked_instances, instance_ranked
 from langmem_vault.memory._recall.neighbours import neighbour_ranked
 from langmem_vault.memory._recall.retrieval import fact_search_op, fact_value
@@ -382,12 +382,12 @@ def rank_found(
     if asked is not None:  # without a query no branch has anything to rank
         lists = _lists(found, kept, settings, asked, window)
         first = fuse(lists, settings.weights, k=settings.k)
-        if settings.weights.get("neighbour", 1.0):
+        weight = float(settings.weights.get("neighbour", 1.0))
+        if weight:
             sources = [(f.key, f.score) for f in first[: settings.neighbour_sources]]
             beside = neighbour_ranked(sources, _said(kept))
-            if beside:  # facts said in no thread have no neighbours: nothing to fuse again
-                lists["neighbour"] = beside
-                first = fuse(lists, settings.weights, k=settings.k)
+            if beside:  # facts said in no thread have none
+                first = fuse_more(first, "neighbour", beside, weight, k=settings.k)
         fused = {f.key: f for f in first}
     spread = [fused[t].score if t in fused else 0.0 for t in kept]
     low, high = (min(spread), max(spread)) if spread else (0.0, 0.0)
