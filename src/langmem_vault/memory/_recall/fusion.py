@@ -74,17 +74,8 @@ def fuse(
     parts: dict[K, dict[str, BranchHit]] = {}
     for name, hits in branches.items():
         weight = 1.0 if weights is None else float(weights.get(name, 1.0))
-        if weight == 0.0:
-            continue
-        rank = 0
-        for key, score in hits:
-            if name in parts.get(key, {}):
-                continue
-            rank += 1
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
-            parts.setdefault(key, {})[name] = BranchHit(rank, float(score))
-    order = sorted(scores, key=lambda key: scores[key], reverse=True)
-    return [Fused(key, scores[key], parts[key]) for key in order]
+        _add_branch(scores, parts, name, hits, weight, k)
+    return _ranked(scores, parts)
 
 
 def fuse_more(
@@ -102,12 +93,32 @@ def fuse_more(
         raise ValueError(f"k must be > 0, got {k}")
     scores = {f.key: f.score for f in fused}
     parts = {f.key: dict(f.parts) for f in fused}
+    _add_branch(scores, parts, name, hits, weight, k)
+    return _ranked(scores, parts)
+
+
+def _add_branch(
+    scores: dict[K, float],
+    parts: dict[K, dict[str, BranchHit]],
+    name: str,
+    hits: Sequence[tuple[K, float]],
+    weight: float,
+    k: float,
+) -> None:
+    """Add one branch's reciprocal ranks to ``scores`` and its hits to ``parts`` (a weight of
+    0 turns it off; a key listed twice keeps its best rank)."""
+    if weight == 0.0:
+        return
     rank = 0
-    for key, score in hits if weight else ():
+    for key, score in hits:
         if name in parts.get(key, {}):
             continue
         rank += 1
         scores[key] = scores.get(key, 0.0) + weight / (k + rank)
         parts.setdefault(key, {})[name] = BranchHit(rank, float(score))
+
+
+def _ranked(scores: dict[K, float], parts: dict[K, dict[str, BranchHit]]) -> list[Fused[K]]:
+    # sorted() is stable: ties keep first-seen order
     order = sorted(scores, key=lambda key: scores[key], reverse=True)
     return [Fused(key, scores[key], parts[key]) for key in order]
