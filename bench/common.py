@@ -334,11 +334,16 @@ def captured_statements() -> Iterator[list[tuple[Any, Any]]]:
     profile scripts to run again under EXPLAIN (ANALYZE, BUFFERS)."""
     import psycopg
 
+    from langmem_vault.db._placeholders import named
+
     found: list[tuple[Any, Any]] = []
     execute = psycopg.Cursor.execute
 
     def capture(self: Any, query: Any, params: Any = None, **kw: Any) -> Any:
-        found.append((query, params))
+        # the store's named-parameter statements travel converted on a raw cursor
+        # (db/_placeholders.py): recorded as psycopg's default cursor takes them
+        raw = isinstance(self, psycopg.RawCursor) and params is not None
+        found.append(named(query, params) if raw else (query, params))
         return execute(self, query, params, **kw)
 
     psycopg.Cursor.execute = capture  # type: ignore[method-assign]

@@ -13,15 +13,20 @@ from typing import Any
 
 import psycopg
 
+from langmem_vault.db._placeholders import named
+
 
 @contextmanager
 def recorded() -> Iterator[list[tuple[Any, Any]]]:
-    """The (statement, parameters) every sync cursor executes meanwhile."""
+    """The (statement, parameters) every sync cursor executes meanwhile, as psycopg's default
+    cursor takes them (the store sends its named-parameter statements converted, on a raw
+    cursor: db/_placeholders.py)."""
     sent: list[tuple[Any, Any]] = []
     original = psycopg.Cursor.execute
 
     def execute(self: psycopg.Cursor[Any], query: Any, params: Any = None, **kw: Any) -> Any:
-        sent.append((query, params))
+        raw = isinstance(self, psycopg.RawCursor) and params is not None
+        sent.append(named(query, params) if raw else (query, params))
         return original(self, query, params, **kw)
 
     psycopg.Cursor.execute = execute  # type: ignore[method-assign]

@@ -16,14 +16,15 @@ delay as well as the network, so round trips, not statements, set the latency of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from psycopg import AsyncCursor, Cursor, sql
+from psycopg import AsyncCursor, AsyncRawCursor, Cursor, RawCursor, sql
 from psycopg.pq import ExecStatus
 from psycopg.rows import DictRow
 
+from langmem_vault.db._placeholders import raw
 from langmem_vault.db._steps import Step, Steps
 
 T = TypeVar("T")
@@ -41,6 +42,42 @@ def _returns_rows(cur: Cursor[DictRow] | AsyncCursor[DictRow]) -> bool:
     return res is not None and (res.nfields > 0 or res.status in _ROW_STATUSES)
 
 
+# psycopg's default cursors and their twins that send a statement's text as it is.
+_RAW_TWIN: dict[type, type] = {Cursor: RawCursor, AsyncCursor: AsyncRawCursor}
+
+
+def _converted(cur: Any, query: Query) -> tuple[type, str, list[Any]] | None:
+    """For a statement with named parameters on one of psycopg's default cursors: the raw
+    cursor class, the text converted once (``_placeholders.raw``) and the values in order;
+    None leaves the statement to psycopg (another cursor class, %-forms or parameters it
+    does not convert, a missing parameter: psycopg then says which)."""
+    twin = _RAW_TWIN.get(type(cur))
+    if twin is None or not isinstance(query.sql, str) or not isinstance(query.params, Mapping):
+        return None
+    found = raw(query.sql)
+    if found is None:
+        return None
+    text, names = found
+    params = query.params
+    if not all(name in params for name in names):
+        return None
+    return twin, text, [params[name] for name in names]
+
+
+def _cursor_for(cur: Any, query: Query) -> tuple[Any, Any, Any]:
+    """A new cursor of ``cur``'s connection, row factory and format for ``query``, and the
+    statement and parameters to execute on it."""
+    conn = cur.connection
+    converted = _converted(cur, query)
+    if converted is None:
+        each, text, params = conn.cursor(row_factory=cur.row_factory), query.sql, query.params
+    else:
+        twin, text, params = converted
+        each = twin(conn, row_factory=cur.row_factory)
+    each.format = cur.format
+    return each, text, params
+
+
 @dataclass(slots=True)
 class Statements:
     """The context SQL steps run in: a dict-row cursor, and the connection's pipeline when
@@ -53,21 +90,18 @@ class Statements:
 
 
 def _pipelined(ctx: Statements, queries: tuple[Query, ...]) -> list[Rows]:
-    cur = ctx.cur
-    conn = cur.connection
-    cursors = [conn.cursor(row_factory=cur.row_factory) for _ in queries]
+    bound = [_cursor_for(ctx.cur, query) for query in queries]
+    cursors = [each for each, _, _ in bound]
     try:
         if ctx.pipe is not None:  # the whole plan runs in pipeline mode: one Sync for the step
-            for each, query in zip(cursors, queries, strict=True):
-                each.format = cur.format
-                each.execute(query.sql, query.params, prepare=query.prepare)
+            for (each, text, params), query in zip(bound, queries, strict=True):
+                each.execute(text, params, prepare=query.prepare)
             ctx.pipe.sync()
             return [each.fetchall() if _returns_rows(each) else None for each in cursors]
         # Leaving the block sends one Sync and reads every result.
-        with conn.pipeline():
-            for each, query in zip(cursors, queries, strict=True):
-                each.format = cur.format
-                each.execute(query.sql, query.params, prepare=query.prepare)
+        with ctx.cur.connection.pipeline():
+            for (each, text, params), query in zip(bound, queries, strict=True):
+                each.execute(text, params, prepare=query.prepare)
         return [each.fetchall() if _returns_rows(each) else None for each in cursors]
     finally:
         for each in cursors:
@@ -75,20 +109,17 @@ def _pipelined(ctx: Statements, queries: tuple[Query, ...]) -> list[Rows]:
 
 
 async def _apipelined(ctx: Statements, queries: tuple[Query, ...]) -> list[Rows]:
-    cur = ctx.cur
-    conn = cur.connection
-    cursors = [conn.cursor(row_factory=cur.row_factory) for _ in queries]
+    bound = [_cursor_for(ctx.cur, query) for query in queries]
+    cursors = [each for each, _, _ in bound]
     try:
         if ctx.pipe is not None:
-            for each, query in zip(cursors, queries, strict=True):
-                each.format = cur.format
-                await each.execute(query.sql, query.params, prepare=query.prepare)
+            for (each, text, params), query in zip(bound, queries, strict=True):
+                await each.execute(text, params, prepare=query.prepare)
             await ctx.pipe.sync()
             return [await each.fetchall() if _returns_rows(each) else None for each in cursors]
-        async with conn.pipeline():
-            for each, query in zip(cursors, queries, strict=True):
-                each.format = cur.format
-                await each.execute(query.sql, query.params, prepare=query.prepare)
+        async with ctx.cur.connection.pipeline():
+            for (each, text, params), query in zip(bound, queries, strict=True):
+                await each.execute(text, params, prepare=query.prepare)
         return [await each.fetchall() if _returns_rows(each) else None for each in cursors]
     finally:
         for each in cursors:
@@ -115,9 +146,10 @@ class Query(Step):
             return None
         if ctx.pipe is not None:
             return _pipelined(ctx, (self,))[0]
-        cur = ctx.cur
-        cur.execute(self.sql, self.params, prepare=self.prepare)
-        return cur.fetchall() if _returns_rows(cur) else None
+        each, text, params = _cursor_for(ctx.cur, self)
+        with each:
+            each.execute(text, params, prepare=self.prepare)
+            return each.fetchall() if _returns_rows(each) else None
 
     async def arun(self, ctx: Statements) -> Rows:
         if self.many:
@@ -125,9 +157,10 @@ class Query(Step):
             return None
         if ctx.pipe is not None:
             return (await _apipelined(ctx, (self,)))[0]
-        cur = ctx.cur
-        await cur.execute(self.sql, self.params, prepare=self.prepare)
-        return await cur.fetchall() if _returns_rows(cur) else None
+        each, text, params = _cursor_for(ctx.cur, self)
+        async with each:
+            await each.execute(text, params, prepare=self.prepare)
+            return await each.fetchall() if _returns_rows(each) else None
 
 
 @dataclass(frozen=True, slots=True)
