@@ -4,7 +4,7 @@ per statement text, so a long statement is not parsed again at every run.
 psycopg converts a statement's placeholders at every ``execute`` and caches the conversion
 only for statements up to 4 KiB and 50 parameters (psycopg discussion #628: ORMs' generated
 texts rarely repeat). The store's search statements are longer (the namespace search about
-6 KiB, 20 parameters) and repeat at every search: converting one cost 0.2-0.3 ms of client
+6 KiB, 20 parameters) and repeat at every search: converting one cost 0.1-0.4 ms of client
 CPU per search, about a tenth of a warm namespace search at 20k items (issue 26). Converted
 here once, the statement runs on a :class:`psycopg.RawCursor`, which sends its text as it is
 and binds the parameters in order; dumping the values is the same either way.
