@@ -5,8 +5,6 @@ namespace's newer rows."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -17,6 +15,7 @@ from langmem_vault.db._migrations import load_migrations
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from langmem_vault.store._lexemes import StatsCache
 from langmem_vault.store._search_plan import search_plan
+from tests.support.probes import probed
 
 # One batch each, in this order, so each has its own updated_at (its transaction's time).
 WRITES: list[tuple[tuple[str, ...], str, dict[str, Any]]] = [
@@ -165,28 +164,13 @@ PREPARED = (
 PROBE = "SELECT current_setting('plan_cache_mode'), current_setting('enable_sort')"
 
 
-@contextmanager
-def _probed() -> Iterator[list[tuple[str, Any]]]:
-    """After each newest-first read a sync cursor sends, and after each statement that puts
-    the settings back, a probe of the settings on the same connection, in the same pipeline
-    (so the same transaction)."""
-    probes: list[tuple[str, Any]] = []
-    original = psycopg.Cursor.execute
-
-    def execute(self: psycopg.Cursor[Any], query: Any, params: Any = None, **kw: Any) -> Any:
-        out = original(self, query, params, **kw)
-        text = query if isinstance(query, str) else ""
-        if "UNION ALL" in text:
-            probes.append(("read", self.connection.execute(PROBE)))
-        elif text.startswith("SELECT set_config('plan_cache_mode', current_setting("):
-            probes.append(("after", self.connection.execute(PROBE)))
-        return out
-
-    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
-    try:
-        yield probes
-    finally:
-        psycopg.Cursor.execute = original  # type: ignore[method-assign]
+def _read_or_restore(text: str) -> str | None:
+    """A newest-first read, or the statement that puts the settings back after it."""
+    if "UNION ALL" in text:
+        return "read"
+    if text.startswith("SELECT set_config('plan_cache_mode', current_setting("):
+        return "after"
+    return None
 
 
 def _check_turns(found: list[list[Any]]) -> None:
@@ -207,7 +191,7 @@ def test_newest_reads_are_planned_once_per_connection(pg_uri: str, schema: str) 
         store.batch(TURN_WRITES)
         for _ in range(TURNS - 1):
             _check_turns(store.batch(TURN_READS))
-        with _probed() as probes:
+        with probed(_read_or_restore, PROBE) as probes:
             _check_turns(store.batch(TURN_READS))
         assert sorted(conn.execute(PREPARED).fetchall()) == PLANS
         seen = [(when, probe.fetchone()) for when, probe in probes]

@@ -8,17 +8,13 @@ batch, the store's only pooled connection is asked for them again."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from typing import Any
-
-import psycopg
 import pytest
 from langgraph.store.base import SearchOp
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from langmem_vault.store._ranking import MAX_EF_SEARCH, SearchRanking
 from tests.support.embeddings import TrigramEmbeddings
+from tests.support.probes import aprobed, probed
 
 NS = ("memories", "u1", "semantic")
 PROBE = (
@@ -36,49 +32,9 @@ OPS = {
 }
 
 
-def _is_search(query: Any) -> bool:
+def _search(text: str) -> str | None:
     """A statement that may walk the HNSW index (ordered by distance, not exact: "+ 0")."""
-    return isinstance(query, str) and "ORDER BY v.embedding <=>" in query
-
-
-@contextmanager
-def _probed() -> Iterator[list[Any]]:
-    """After each search statement a sync cursor sends, the probe on the same connection."""
-    probes: list[Any] = []
-    original = psycopg.Cursor.execute
-
-    def execute(self: psycopg.Cursor[Any], query: Any, params: Any = None, **kw: Any) -> Any:
-        out = original(self, query, params, **kw)
-        if _is_search(query):
-            probes.append(self.connection.execute(PROBE))
-        return out
-
-    psycopg.Cursor.execute = execute  # type: ignore[method-assign]
-    try:
-        yield probes
-    finally:
-        psycopg.Cursor.execute = original  # type: ignore[method-assign]
-
-
-@asynccontextmanager
-async def _aprobed() -> AsyncIterator[list[Any]]:
-    """:func:`_probed` for async cursors."""
-    probes: list[Any] = []
-    original = psycopg.AsyncCursor.execute
-
-    async def execute(
-        self: psycopg.AsyncCursor[Any], query: Any, params: Any = None, **kw: Any
-    ) -> Any:
-        out = await original(self, query, params, **kw)
-        if _is_search(query):
-            probes.append(await self.connection.execute(PROBE))
-        return out
-
-    psycopg.AsyncCursor.execute = execute  # type: ignore[method-assign]
-    try:
-        yield probes
-    finally:
-        psycopg.AsyncCursor.execute = original  # type: ignore[method-assign]
+    return "search" if "ORDER BY v.embedding <=>" in text else None
 
 
 def _expected(op: SearchOp) -> dict[str, str]:
@@ -95,11 +51,11 @@ def test_settings_hold_in_the_search_and_end_with_it(pg_uri: str, schema: str, n
         store.setup()
         for n in range(40):
             store.put(NS, f"k{n}", {"text": f"tea in the garden {n}", "kind": "ab"[n % 2]})
-        with _probed() as probes:
+        with probed(_search, PROBE) as probes:
             found = store.batch([OPS[name]])[0]
         assert found, "the search found nothing"
         assert probes, "no search statement was sent"
-        for probe in probes:
+        for _, probe in probes:
             row = probe.fetchone()
             assert {"ef": row[0], "scan": row[1]} == _expected(OPS[name])
         with store._db.conn.connection() as conn:  # the pool's one connection
@@ -119,10 +75,10 @@ async def test_async_settings_hold_in_the_search_and_end_with_it(
         await store.setup()
         for n in range(40):
             await store.aput(NS, f"k{n}", {"text": f"tea in the garden {n}", "kind": "ab"[n % 2]})
-        async with _aprobed() as probes:
+        async with aprobed(_search, PROBE) as probes:
             found = (await store.abatch([OPS[name]]))[0]
         assert found and probes
-        for probe in probes:
+        for _, probe in probes:
             row = await probe.fetchone()
             assert {"ef": row[0], "scan": row[1]} == _expected(OPS[name])
         async with store._db.conn.connection() as conn:
