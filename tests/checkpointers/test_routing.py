@@ -26,7 +26,7 @@ from langmem_vault._tenants import SHARED_TENANT
 from langmem_vault.checkpointers import VaultSaver
 from langmem_vault.checkpointers._base import TABLES
 from tests.checkpointers.test_graphs import chat_graph
-from tests.support.routing import partition_of, partitions_read, recorded
+from tests.support.routing import assert_reads_within, partition_of, partitions_read, recorded
 
 PARTITIONS = 4
 USERS = [f"u{n}" for n in range(6)]
@@ -141,10 +141,7 @@ def test_each_hot_statement_reads_one_partition(
     with recorded() as sent:
         OPS[name](warm, cold, "u3")
     reads = partitions_read(pg_uri, schema, sent, "saver_", _PARTITION)
-    assert reads, f"{name}: no statement read the saver's tables"
-    for scanned in reads:
-        assert {p for _, p in scanned} <= {mine}, f"{name}: read {sorted(scanned)}"
-    assert any(scanned for scanned in reads), f"{name}: read no partition at all"
+    assert_reads_within(reads, {mine}, name, "saver's tables")
 
 
 def test_a_users_thread_list_and_erase_read_their_partition_and_the_shared_one(

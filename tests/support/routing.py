@@ -87,6 +87,15 @@ def partitions_read(
     return reads
 
 
+def assert_reads_within(reads: list[set[Any]], allowed: set[int], name: str, what: str) -> None:
+    """Statement ``name`` read ``what`` (``reads``: :func:`partitions_read`), every statement
+    only partitions in ``allowed``, and at least one a partition at all."""
+    assert reads, f"{name}: no statement read the {what}"
+    for scanned in reads:
+        assert {p for _, p in scanned} <= allowed, f"{name}: read {sorted(scanned)}"
+    assert any(scanned for scanned in reads), f"{name}: read no partition at all"
+
+
 def partition_of(uri: str, schema: str, table: str, tenant: str) -> str:
     """The partition of ``table`` that holds ``tenant``'s rows."""
     with psycopg.connect(uri) as conn:
