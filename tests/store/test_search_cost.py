@@ -11,6 +11,7 @@ import psycopg
 from langgraph.store.base import PutOp
 
 from langmem_vault.store import AsyncVaultStore, SearchRanking, VaultStore
+from langmem_vault.store import _keyword_sql as keyword_sql
 from langmem_vault.store._sql import SEARCH_ANALYZED, lexeme_stats
 from tests.store.test_plain_search import REPEATS, _flat
 from tests.support.embeddings import DIMS, TrigramEmbeddings, index_config
@@ -261,6 +262,104 @@ def test_rare_words_with_fewer_matches_than_candidates_take_one_index_scan(
         assert hits[0].key == "r3"  # two of the words
         scans = _loops(_search_plan(plans), lambda n: n.get("Index Name") == "store_items_tsv_idx")
         assert scans == 1
+
+
+# Rare words in a few items each, put one at a time (distinct updated_at: ties on score are
+# ordered, not arbitrary), after common filler: 8 items hold the rare words, between the 4
+# candidates a search of 2 results takes per retriever and twice that. The one with all three
+# words comes after four with two of them.
+_HELD = [
+    *(f"a quokka with an axolotl, number {i}" for i in range(4)),
+    *(f"a quokka, number {i}" for i in range(2)),
+    "a zeppelin, a quokka and an axolotl",
+    "a zeppelin",
+]
+HELD_QUERIES = ["zeppelin quokka axolotl?", "quokka axolotl?", "zeppelin quokka?", "quokka?"]
+
+
+def _held_store_ops() -> tuple[list[PutOp], list[PutOp]]:
+    filler = [PutOp(("d",), f"f{i:03d}", {"text": f"the bakery on street {i}"}) for i in range(60)]
+    return filler, [PutOp(("d",), f"h{i}", {"text": t}) for i, t in enumerate(_HELD)]
+
+
+def _held_store_kw() -> dict[str, Any]:
+    # Flat vectors: every cosine 0, so the keyword candidates alone make each page.
+    ranking = SearchRanking(candidates=4, common_rows=10_000, exact_scan_rows=0)
+    return {"index": {"dims": DIMS, "embed": _flat, "fields": ["text"]}, "ranking": ranking}
+
+
+def _page(hits: list[Any]) -> list[tuple[str, float]]:
+    return [(h.key, round(h.score, 9)) for h in hits]
+
+
+def test_rare_matches_held_from_the_first_scan_make_the_levels_candidates(
+    pg_uri: str, schema: str, monkeypatch: Any
+) -> None:
+    # Between k and 2k matches: the first scan read them all, and the levels' candidates are
+    # chosen from its rows (one index scan) instead of read again level by level. Every page
+    # must be the one the levels make (HELD_MATCHES = 1: the first scan cut at k + 1).
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(conn, schema=schema, **_held_store_kw())
+        store.setup()
+        filler, held = _held_store_ops()
+        store.batch(filler)
+        for op in held:
+            store.batch([op])
+        store.analyze()
+        plans = _explaining(conn)
+        got = {
+            (q, n): _page(store.search(("d",), query=q, limit=n))
+            for q in HELD_QUERIES
+            for n in (1, 2)
+        }
+        plans.clear()
+        store.search(("d",), query="quokka?", limit=2)  # 7 matches, 4 candidates
+        # Rows read from store_items besides the vector candidates' probes: the 7 matches, once.
+        read = _rows(
+            _search_plan(plans),
+            lambda n: (
+                n.get("Relation Name") == "store_items"
+                and n.get("Index Name") != "store_items_pkey"
+            ),
+        )
+        assert read == 7
+        # One rare word in 7 items, 4 candidates: the table's first 4 (an item put later wins
+        # a tie on score), as the levels take them; three words come before two.
+        assert [k for k, _ in got[("quokka?", 2)]] == ["h3", "h2"]
+        assert [k for k, _ in got[("zeppelin quokka axolotl?", 1)]] == ["h6"]
+        monkeypatch.setattr(keyword_sql, "HELD_MATCHES", 1)
+        want = {
+            (q, n): _page(store.search(("d",), query=q, limit=n))
+            for q in HELD_QUERIES
+            for n in (1, 2)
+        }
+        assert got == want
+
+
+async def test_rare_matches_held_from_the_first_scan_async(
+    pg_uri: str, schema: str, monkeypatch: Any
+) -> None:
+    async with await psycopg.AsyncConnection.connect(pg_uri, autocommit=True) as conn:
+        store = AsyncVaultStore(conn, schema=schema, **_held_store_kw())
+        await store.setup()
+        filler, held = _held_store_ops()
+        await store.abatch(filler)
+        for op in held:
+            await store.abatch([op])
+        await store.analyze()
+        got = [
+            _page(await store.asearch(("d",), query=q, limit=n))
+            for q in HELD_QUERIES
+            for n in (1, 2)
+        ]
+        monkeypatch.setattr(keyword_sql, "HELD_MATCHES", 1)
+        want = [
+            _page(await store.asearch(("d",), query=q, limit=n))
+            for q in HELD_QUERIES
+            for n in (1, 2)
+        ]
+        assert got == want
+        assert [k for k, _ in got[-1]] == ["h3", "h2"]
 
 
 def _prepared(conn: psycopg.Connection[Any], like: str) -> list[tuple[int, int]]:

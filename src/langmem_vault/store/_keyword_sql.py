@@ -92,6 +92,19 @@ levels AS MATERIALIZED (
 MAX_LEVEL_LEXEMES = 6
 
 
+# A hybrid search reads up to this many times ``%(k)s`` rows holding any of the query's rare
+# lexemes in its first scan (``kw_every``): when that is all of them, the keyword levels are
+# chosen from those rows (``_LEVEL``) instead of read again level by level (up to eight more
+# scans: 161 of a rare-word search's 1,870 buffers at 20k items, issue 26).
+HELD_MATCHES = 2
+
+# An item's keyword level (see _KEYWORD_LEVELS) from its tsvector: 0 with three or more of the
+# query's rare lexemes, 1 with exactly two, else 1 + the rank of the one it holds.
+_LEVEL = """CASE (SELECT count(*) FROM rq WHERE i.search_tsv @@ rq.q::tsquery)
+        WHEN 0 THEN NULL WHEN 1 THEN 1 + (SELECT rq.n FROM rq WHERE i.search_tsv @@ rq.q::tsquery)
+        WHEN 2 THEN 1 ELSE 0 END"""
+
+
 def keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> str:
     """CTE ``kw``: the ``%(k)s`` items that best match the query's keywords.
 
@@ -106,11 +119,14 @@ def keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> str
     a level, items come in the table's order. A query with more than ``MAX_LEVEL_LEXEMES`` rare
     lexemes (a long message) ranks by ``ts_rank``; one-time filters run only one branch.
 
-    First, one scan for items holding any rare lexeme, cut at ``%(k)s`` + 1 (``kw_every``):
-    when it finds at most ``%(k)s``, they are every match, which is what the levels would
-    return, and the levels never run (rare words often match fewer items than a page's
-    candidates: one index scan instead of up to eight, and no levels built; ~0.5 ms of
-    server CPU at 20k items). Past ``%(k)s``, the levels choose as above.
+    First, one scan for items holding any rare lexeme, cut at ``HELD_MATCHES * %(k)s`` + 1
+    (``kw_every``): when it finds at most ``%(k)s``, they are every match, which is what the
+    levels would return, and the levels never run (rare words often match fewer items than a
+    page's candidates: one index scan instead of up to eight, and no levels built; ~0.5 ms of
+    server CPU at 20k items). Up to ``HELD_MATCHES * %(k)s``, they are still every match: the
+    best ``%(k)s`` by level, then table order (``ctid``: the order each level's bitmap scan
+    returns), are the levels' rows, taken without reading them again. Past that, the levels
+    choose as above.
     """
     tq = "(SELECT tq FROM terms)"
     by_rank = f"""SELECT {columns} FROM {s}.store_items AS i
@@ -121,15 +137,21 @@ def keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> str
         return f"\nkw AS (\n    {by_rank}\n)"
     few = f"(SELECT count(*) <= {MAX_LEVEL_LEXEMES} FROM rq)"
     fits = "(SELECT count(*) <= %(k)s FROM kw_every)"
+    held = f"(SELECT count(*) <= {HELD_MATCHES} * %(k)s FROM kw_every)"
     return f"""{_KEYWORD_LEVELS},
 kw_every AS MATERIALIZED (
-    SELECT {columns} FROM {s}.store_items AS i
-    WHERE i.search_tsv @@ {tq} AND {where} LIMIT %(k)s + 1
+    SELECT {columns}, i.ctid AS at FROM {s}.store_items AS i
+    WHERE i.search_tsv @@ {tq} AND {where} LIMIT {HELD_MATCHES} * %(k)s + 1
 ),
 kw AS (
-    SELECT * FROM kw_every WHERE {fits}
+    SELECT {columns} FROM kw_every AS i WHERE {fits}
     UNION ALL
-    (SELECT i.* FROM (SELECT n, tq FROM levels WHERE NOT {fits} AND {few} ORDER BY n) AS lv
+    (SELECT {columns} FROM kw_every AS i WHERE NOT {fits} AND {held} AND {few}
+     ORDER BY {_LEVEL}, i.at
+     LIMIT %(k)s)
+    UNION ALL
+    (SELECT i.* FROM (SELECT n, tq FROM levels
+                      WHERE NOT {held} AND {few} ORDER BY n) AS lv
      CROSS JOIN LATERAL (
          SELECT {columns} FROM {s}.store_items AS i
          WHERE i.search_tsv @@ lv.tq AND {where} LIMIT %(k)s) AS i
