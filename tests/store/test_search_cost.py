@@ -265,16 +265,18 @@ def test_rare_words_with_fewer_matches_than_candidates_take_one_index_scan(
 
 
 # Rare words in a few items each, put one at a time (distinct updated_at: ties on score are
-# ordered, not arbitrary), after common filler: 8 items hold the rare words, between the 4
-# candidates a search of 2 results takes per retriever and twice that. The one with all three
-# words comes after four with two of them.
+# ordered, not arbitrary), after common filler. A search of 2 results takes 4 candidates per
+# retriever; each query below has more matches than that, and (but the last) its words' rows
+# add up to at most twice that: the first scan holds every match. The one item with three
+# words comes last; "walrus" alone is one level, cut.
 _HELD = [
-    *(f"a quokka with an axolotl, number {i}" for i in range(4)),
+    "a quokka with an axolotl",
+    "an axolotl",
     *(f"a quokka, number {i}" for i in range(2)),
     "a zeppelin, a quokka and an axolotl",
-    "a zeppelin",
+    *(f"a walrus, number {i}" for i in range(6)),
 ]
-HELD_QUERIES = ["zeppelin quokka axolotl?", "quokka axolotl?", "zeppelin quokka?", "quokka?"]
+HELD_QUERIES = ["zeppelin quokka axolotl?", "quokka axolotl?", "walrus?", "quokka walrus?"]
 
 
 def _held_store_ops() -> tuple[list[PutOp], list[PutOp]]:
@@ -286,6 +288,16 @@ def _held_store_kw() -> dict[str, Any]:
     # Flat vectors: every cosine 0, so the keyword candidates alone make each page.
     ranking = SearchRanking(candidates=4, common_rows=10_000, exact_scan_rows=0)
     return {"index": {"dims": DIMS, "embed": _flat, "fields": ["text"]}, "ranking": ranking}
+
+
+def _keyword_rows(plans: list[dict[str, Any]]) -> int:
+    """Rows the search read from store_items besides its vector candidates' probes."""
+    return _rows(
+        _search_plan(plans),
+        lambda n: (
+            n.get("Relation Name") == "store_items" and n.get("Index Name") != "store_items_pkey"
+        ),
+    )
 
 
 def _page(hits: list[Any]) -> list[tuple[str, float]]:
@@ -313,20 +325,18 @@ def test_rare_matches_held_from_the_first_scan_make_the_levels_candidates(
             for n in (1, 2)
         }
         plans.clear()
-        store.search(("d",), query="quokka?", limit=2)  # 7 matches, 4 candidates
-        # Rows read from store_items besides the vector candidates' probes: the 7 matches, once.
-        read = _rows(
-            _search_plan(plans),
-            lambda n: (
-                n.get("Relation Name") == "store_items"
-                and n.get("Index Name") != "store_items_pkey"
-            ),
-        )
-        assert read == 7
-        # One rare word in 7 items, 4 candidates: the table's first 4 (an item put later wins
-        # a tie on score), as the levels take them; three words come before two.
-        assert [k for k, _ in got[("quokka?", 2)]] == ["h3", "h2"]
-        assert [k for k, _ in got[("zeppelin quokka axolotl?", 1)]] == ["h6"]
+        store.search(("d",), query="walrus?", limit=2)  # 6 matches, 4 candidates
+        # Rows read from store_items besides the vector candidates' probes: the 6 matches, once.
+        assert _keyword_rows(plans) == 6
+        # 10 rows estimated, more than twice the candidates: the first scan stops at 5, and the
+        # levels read their 4 (the first scan did not hold every match).
+        plans.clear()
+        store.search(("d",), query="quokka walrus?", limit=2)
+        assert _keyword_rows(plans) == 5 + 4
+        # One rare word in 6 items, 4 candidates: the table's first 4 (an item put later wins
+        # a tie on score), as the levels take them; three words before two, before one.
+        assert [k for k, _ in got[("walrus?", 2)]] == ["h8", "h7"]
+        assert [k for k, _ in got[("zeppelin quokka axolotl?", 1)]] == ["h4"]
         monkeypatch.setattr(keyword_sql, "HELD_MATCHES", 1)
         want = {
             (q, n): _page(store.search(("d",), query=q, limit=n))
@@ -359,7 +369,7 @@ async def test_rare_matches_held_from_the_first_scan_async(
             for n in (1, 2)
         ]
         assert got == want
-        assert [k for k, _ in got[-1]] == ["h3", "h2"]
+        assert [k for k, _ in got[5]] == ["h8", "h7"]  # "walrus?", 2 results
 
 
 def _prepared(conn: psycopg.Connection[Any], like: str) -> list[tuple[int, int]]:

@@ -93,9 +93,11 @@ MAX_LEVEL_LEXEMES = 6
 
 
 # A hybrid search reads up to this many times ``%(k)s`` rows holding any of the query's rare
-# lexemes in its first scan (``kw_every``): when that is all of them, the keyword levels are
-# chosen from those rows (``_LEVEL``) instead of read again level by level (up to eight more
-# scans: 161 of a rare-word search's 1,870 buffers at 20k items, issue 26).
+# lexemes in its first scan (``kw_every``) when the statistics say there are no more: that is
+# then all of them, and the keyword levels are chosen from those rows (``_LEVEL``) instead of
+# read again level by level (up to eight more scans: 161 of a rare-word search's 1,870
+# buffers at 20k items, issue 26). When they say more, the scan stops at ``%(k)s`` + 1 as
+# before: reading 2k rows to throw them away cost 35-44 buffers a search.
 HELD_MATCHES = 2
 
 # An item's keyword level (see _KEYWORD_LEVELS) from its tsvector: 0 with three or more of the
@@ -119,14 +121,15 @@ def keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> str
     a level, items come in the table's order. A query with more than ``MAX_LEVEL_LEXEMES`` rare
     lexemes (a long message) ranks by ``ts_rank``; one-time filters run only one branch.
 
-    First, one scan for items holding any rare lexeme, cut at ``HELD_MATCHES * %(k)s`` + 1
-    (``kw_every``): when it finds at most ``%(k)s``, they are every match, which is what the
+    First, one scan for items holding any rare lexeme (``kw_every``), cut at ``%(k)s`` + 1,
+    or at ``HELD_MATCHES * %(k)s`` + 1 when the lexemes' estimated rows add up to no more
+    (``held_rows``): when it finds at most ``%(k)s``, they are every match, which is what the
     levels would return, and the levels never run (rare words often match fewer items than a
     page's candidates: one index scan instead of up to eight, and no levels built; ~0.5 ms of
-    server CPU at 20k items). Up to ``HELD_MATCHES * %(k)s``, they are still every match: the
-    best ``%(k)s`` by level, then table order (``ctid``: the order each level's bitmap scan
-    returns), are the levels' rows, taken without reading them again. Past that, the levels
-    choose as above.
+    server CPU at 20k items). Up to its cut, they are still every match: the best ``%(k)s`` by
+    level, then table order (``ctid``: the order each level's bitmap scan returns), are the
+    levels' rows, taken without reading them again. Past that, the levels choose as above.
+    The estimate only picks the cut; the rows are the levels' either way.
     """
     tq = "(SELECT tq FROM terms)"
     by_rank = f"""SELECT {columns} FROM {s}.store_items AS i
@@ -137,11 +140,16 @@ def keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> str
         return f"\nkw AS (\n    {by_rank}\n)"
     few = f"(SELECT count(*) <= {MAX_LEVEL_LEXEMES} FROM rq)"
     fits = "(SELECT count(*) <= %(k)s FROM kw_every)"
-    held = f"(SELECT count(*) <= {HELD_MATCHES} * %(k)s FROM kw_every)"
+    held = "(SELECT count(*) <= (SELECT n FROM held_rows) FROM kw_every)"
     return f"""{_KEYWORD_LEVELS},
+held_rows AS MATERIALIZED (
+    SELECT CASE WHEN coalesce(sum(exp(-w)), 0) * %(st_rows)s <= {HELD_MATCHES} * %(k)s
+                THEN {HELD_MATCHES} * %(k)s ELSE %(k)s END AS n
+    FROM rq
+),
 kw_every AS MATERIALIZED (
     SELECT {columns}, i.ctid AS at FROM {s}.store_items AS i
-    WHERE i.search_tsv @@ {tq} AND {where} LIMIT {HELD_MATCHES} * %(k)s + 1
+    WHERE i.search_tsv @@ {tq} AND {where} LIMIT (SELECT n FROM held_rows) + 1
 ),
 kw AS (
     SELECT {columns} FROM kw_every AS i WHERE {fits}
