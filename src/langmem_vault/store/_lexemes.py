@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,10 @@ from langmem_vault.store._scopes import ScopeSizes
 # seen does not weigh infinitely.
 _MIN_FREQ, _MAX_FREQ, _UNIFORM_FREQ = 1e-6, 0.99, 0.01
 STATS_MAX_AGE_SECONDS = 60.0
+# A namespace is taken as small without counting it when the statistics put it at no more
+# than this share of the bound: their sample's error is a few percent, and the table may
+# grow up to twice what they saw before they are read again (_sql.lexeme_stats's staleness).
+_SMALL_MARGIN = 0.5
 
 
 @dataclass(frozen=True)
@@ -41,12 +46,48 @@ class LexemeStats:
     freqs: str = "\x01"
     rows: float = 0.0
     rarest: float | None = None
+    #: the most common namespaces, sorted, and their shares of the rows (pg_stats of the
+    #: prefix column); ``prefix_rest``, the share of every other row; None: never analyzed
+    prefixes: tuple[str, ...] = ()
+    prefix_freqs: tuple[float, ...] = ()
+    prefix_rest: float | None = None
 
     @classmethod
     def of(cls, freqs: dict[str, float], rows: float) -> LexemeStats:
         """The statistics of lexemes ``freqs`` (lexeme -> share of rows)."""
         text = "\x01" + "".join(f"{lex}\x02{freq!r}\x01" for lex, freq in freqs.items())
         return cls(text, rows, min(freqs.values()) if freqs else None)
+
+    def namespace_rows(self, ns: str) -> float | None:
+        """At most how many rows lie in namespace ``ns`` and under it, by the statistics: the
+        listed shares of it and its sub-namespaces, and every unlisted row (any of them may
+        lie under it); None when the namespaces were never analyzed.
+
+        >>> stats = LexemeStats(rows=1000, prefixes=("a.b", "a.b.c", "a.bc"),
+        ...                     prefix_freqs=(0.5, 0.25, 0.125), prefix_rest=0.125)
+        >>> stats.namespace_rows("a.b")
+        875.0
+        """
+        if self.prefix_rest is None:
+            return None
+        start, end = bisect_left(self.prefixes, ns), bisect_left(self.prefixes, ns + "/")
+        listed = sum(
+            freq
+            for name, freq in zip(
+                self.prefixes[start:end], self.prefix_freqs[start:end], strict=True
+            )
+            if name == ns or name.startswith(ns + ".")
+        )
+        return (listed + self.prefix_rest) * self.rows
+
+    def small_namespace(self, ns: str, bound: int) -> bool | None:
+        """True when the statistics say namespace ``ns`` holds well under ``bound`` rows (a
+        scope its search scores exactly: ``scopes``), else None (count it). Never False: a
+        small namespace taken as large would be searched through the HNSW index, whose
+        answers may differ; a large one taken as small is scored exactly (same answers as
+        the index's or better), only slower."""
+        rows = self.namespace_rows(ns)
+        return True if rows is not None and rows <= bound * _SMALL_MARGIN else None
 
     def params(self) -> dict[str, Any]:
         """The statistics as parameters of the search statement, which weighs the query's

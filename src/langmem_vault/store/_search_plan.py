@@ -5,7 +5,7 @@ without a query, and the keyword statistics they weigh words with.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langgraph.store.base import Item, SearchItem, SearchOp
@@ -82,7 +82,13 @@ def _stats(rows: Rows) -> LexemeStats:
         return LexemeStats()
     row = rows[0]
     rarest = None if row["rarest"] is None else float(row["rarest"])
-    return LexemeStats(row["freqs"], float(row["rows"]), rarest)
+    stats = LexemeStats(row["freqs"], float(row["rows"]), rarest)
+    if row.get("prefix_nulls") is None:
+        return stats
+    listed = sorted(zip(row["prefixes"] or [], row["prefix_freqs"] or [], strict=True))
+    rest = max(0.0, 1.0 - float(row["prefix_nulls"]) - sum(f for _, f in listed))
+    names, freqs = tuple(n for n, _ in listed), tuple(float(f) for _, f in listed)
+    return replace(stats, prefixes=names, prefix_freqs=freqs, prefix_rest=rest)
 
 
 def _fresh_stats(schema: str, common_rows: int) -> Plan[LexemeStats]:
@@ -225,6 +231,11 @@ def search_plan(
         flt = json.dumps(op.filter, sort_keys=True, default=repr)
         scope_key = (scope, params.get("ns", ""), flt)
         small = stats_cache.scopes.get(scope_key)
+        if small is None and scope == "namespace":
+            # Known small from the statistics: no count (the first search of each namespace
+            # counted its items, reading the namespace's primary-key range: 0.6 ms a search,
+            # more on a server just started; bench/RESULTS.md, issue 26/28 session 11).
+            small = stats.small_namespace(params["ns"], ranking.exact_scan_rows)
         params["known_small"] = sq.known_small(small)
     if settings.hybrid:
         params["qv"] = QueryVector(query_vectors[op.query])

@@ -38,9 +38,13 @@ def lexeme_stats(s: str) -> str:
     A partitioned table (``setup(partitions=N)``) has no file and no change counts of its
     own, and autovacuum analyzes its partitions, never it: its size is its partitions' rows,
     and it is stale when those are more than twice (plus ``common_rows``) what its own last
-    ANALYZE counted (never analyzed: as soon as it has rows)."""
+    ANALYZE counted (never analyzed: as soon as it has rows).
+
+    Also the most common namespaces and their shares of the rows (``prefixes``,
+    ``prefix_freqs``; ``prefix_nulls`` is NULL when the column was never analyzed): how
+    large a namespace is, without counting it (``lexemes.LexemeStats.namespace_rows``)."""
     return f"""
-SELECT e.freqs, e.rarest, t.rows, t.stale
+SELECT e.freqs, e.rarest, t.rows, t.stale, p.prefixes, p.prefix_freqs, p.prefix_nulls
 FROM (SELECT greatest(c.reltuples, a.n_live_tup, 0) AS rows,
              pg_relation_size(c.oid) / current_setting('block_size')::int > 2 * c.relpages + 16
              OR coalesce(a.n_mod_since_analyze > greatest(c.reltuples, %(common_rows)s), false)
@@ -63,7 +67,14 @@ CROSS JOIN (
     CROSS JOIN LATERAL unnest(st.most_common_elems::text::text[], st.most_common_elem_freqs)
         AS e(elem, freq)
     WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
-      AND st.attname = 'search_tsv' AND e.elem IS NOT NULL) AS e"""
+      AND st.attname = 'search_tsv' AND e.elem IS NOT NULL) AS e
+LEFT JOIN LATERAL (
+    SELECT st.most_common_vals::text::text[] AS prefixes, st.most_common_freqs AS prefix_freqs,
+           st.null_frac AS prefix_nulls
+    FROM pg_stats AS st
+    WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
+      AND st.attname = 'prefix'
+    LIMIT 1) AS p ON true"""
 
 
 def items_partitioned(s: str) -> str:
