@@ -146,7 +146,9 @@ async def test_a_namespace_the_statistics_call_small_is_searched_alike_async(
         told = await store.asearch(("n", "a"), query=QUERY, limit=5)
         stats = store._stats.get()
         assert stats is not None and stats.small_namespace("n.a", BOUND)
+        assert store._stats.scopes.get(("namespace", "n.a", "null")) is None  # not counted
         store._stats.put(replace(stats, prefix_rest=None))
         store._stats.scopes.clear()
         counted = await store.asearch(("n", "a"), query=QUERY, limit=5)
+        assert store._stats.scopes.get(("namespace", "n.a", "null")) is True
         assert [(h.key, h.score) for h in counted] == [(h.key, h.score) for h in told]
