@@ -19,9 +19,8 @@ from tests.support.embeddings import DIMS, TrigramEmbeddings, index_config
 
 
 def _stale(uri: str, schema: str) -> tuple[bool, float]:
-    params = {"schema_name": schema, "common_rows": 500}
     with psycopg.connect(uri) as conn:
-        row = conn.execute(lexeme_stats(schema), params).fetchone()
+        row = conn.execute(lexeme_stats(schema, 500)).fetchone()
     assert row is not None
     return bool(row[3]), float(row[2])
 
@@ -48,7 +47,6 @@ def test_the_statistics_are_read_in_one_row_holding_every_listed_lexeme(
     # The search looks a lexeme up in the text the read builds (LEXEME_FREQ): each listed
     # lexeme must come back with its listed frequency, and the rarest must be the smallest
     # (a lexeme not listed counts as half of it).
-    params = {"schema_name": schema, "common_rows": 500}
     listed_sql = """SELECT e.elem, e.freq FROM pg_stats AS st CROSS JOIN LATERAL
         unnest(st.most_common_elems::text::text[], st.most_common_elem_freqs) AS e(elem, freq)
         WHERE st.schemaname = %s AND st.tablename = 'store_items'
@@ -56,7 +54,7 @@ def test_the_statistics_are_read_in_one_row_holding_every_listed_lexeme(
     with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
         store.setup()
         with psycopg.connect(pg_uri, autocommit=True) as conn:
-            assert conn.execute(lexeme_stats(schema), params).fetchall() == [
+            assert conn.execute(lexeme_stats(schema, 500)).fetchall() == [
                 ("\x01", None, 0.0, False, None, None, None)
             ]
             ns = ("memories", "u1", "semantic")
@@ -64,9 +62,7 @@ def test_the_statistics_are_read_in_one_row_holding_every_listed_lexeme(
             store.batch([PutOp(ns, f"k{n}", {"text": t}) for n, t in enumerate(texts)])
             conn.execute(f"ANALYZE {schema}.store_items")
             listed = dict(conn.execute(listed_sql, [schema]).fetchall())
-            ((freqs, rarest, rows, stale, *_),) = conn.execute(
-                lexeme_stats(schema), params
-            ).fetchall()
+            ((freqs, rarest, rows, stale, *_),) = conn.execute(lexeme_stats(schema, 500)).fetchall()
             found = conn.execute(
                 f"SELECT l, {LEXEME_FREQ} FROM unnest(%(lexemes)s::text[]) AS q(l)",
                 LexemeStats(freqs, rows, rarest).params() | {"lexemes": list(listed)},

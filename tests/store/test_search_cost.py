@@ -167,8 +167,7 @@ def test_a_search_analyzes_only_the_columns_it_plans_by_after_a_bulk_load(
             [schema],
         ).fetchall()
         assert {a for (a,) in analyzed} == set(SEARCH_ANALYZED)
-        params = {"schema_name": schema, "common_rows": 500}
-        stale = {r[3] for r in conn.execute(lexeme_stats(schema), params).fetchall()}
+        stale = {r[3] for r in conn.execute(lexeme_stats(schema, 500)).fetchall()}
         assert stale == {False}
 
 

@@ -98,11 +98,11 @@ def _fresh_stats(schema: str, common_rows: int) -> Plan[LexemeStats]:
     index read each word's whole posting list (a quarter of a 20k store per word, issue 26);
     autovacuum analyzes a fresh bulk load only a minute or more later. At most once a minute
     per store (the statistics are cached), and only when the table changed that much."""
-    params = {"schema_name": schema, "common_rows": common_rows}
-    rows = yield Query(q.lexeme_stats(schema), params)
+    read = Query(q.lexeme_stats(schema, common_rows), prepare=True)
+    rows = yield read
     if rows and rows[0].get("stale"):
         yield Query(q.analyze_items(schema))
-        rows = yield Query(q.lexeme_stats(schema), params)
+        rows = yield read
     return _stats(rows)
 
 

@@ -20,7 +20,7 @@ def tenant_of(s: str, prefix: str) -> str:
     return f"{s}.tenant_of(string_to_array({prefix}, '.'))"
 
 
-def lexeme_stats(s: str) -> str:
+def lexeme_stats(s: str, common_rows: int) -> str:
     """The keyword statistics in one row (see lexemes.py): ``freqs``, the common lexemes of
     the full-text column and their frequencies as one text in the form the search statement
     looks lexemes up in (``_keyword_sql.LEXEME_FREQ``; none listed yet: chr(1) alone),
@@ -42,17 +42,22 @@ def lexeme_stats(s: str) -> str:
 
     Also the most common namespaces and their shares of the rows (``prefixes``,
     ``prefix_freqs``; ``prefix_nulls`` is NULL when the column was never analyzed): how
-    large a namespace is, without counting it (``lexemes.LexemeStats.namespace_rows``)."""
+    large a namespace is, without counting it (``lexemes.LexemeStats.namespace_rows``).
+
+    No parameters (the schema is a validated name, ``common_rows`` an int), so that, prepared,
+    it is planned once per connection: the catalog views it reads took 5.8 ms to plan at each
+    read, for 1.2 ms of execution (bench/RESULTS.md, issue 26/28 session 11)."""
+    common_rows = int(common_rows)
     return f"""
 SELECT e.freqs, e.rarest, t.rows, t.stale, p.prefixes, p.prefix_freqs, p.prefix_nulls
 FROM (SELECT greatest(c.reltuples, a.n_live_tup, 0) AS rows,
              pg_relation_size(c.oid) / current_setting('block_size')::int > 2 * c.relpages + 16
-             OR coalesce(a.n_mod_since_analyze > greatest(c.reltuples, %(common_rows)s), false)
+             OR coalesce(a.n_mod_since_analyze > greatest(c.reltuples, {common_rows}), false)
                  AS stale
       FROM pg_class AS c LEFT JOIN pg_stat_user_tables AS a ON a.relid = c.oid
       WHERE c.oid = '{s}.store_items'::regclass AND c.relkind <> 'p'
       UNION ALL
-      SELECT n.rows, n.rows > 0 AND (c.reltuples < 0 OR n.rows > 2 * c.reltuples + %(common_rows)s)
+      SELECT n.rows, n.rows > 0 AND (c.reltuples < 0 OR n.rows > 2 * c.reltuples + {common_rows})
       FROM pg_class AS c CROSS JOIN LATERAL (
           SELECT coalesce(sum(greatest(p.reltuples, a.n_live_tup, 0)), 0) AS rows
           FROM pg_inherits AS h JOIN pg_class AS p ON p.oid = h.inhrelid
@@ -66,13 +71,13 @@ CROSS JOIN (
     FROM pg_stats AS st
     CROSS JOIN LATERAL unnest(st.most_common_elems::text::text[], st.most_common_elem_freqs)
         AS e(elem, freq)
-    WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
+    WHERE st.schemaname = '{s}' AND st.tablename = 'store_items'
       AND st.attname = 'search_tsv' AND e.elem IS NOT NULL) AS e
 LEFT JOIN LATERAL (
     SELECT st.most_common_vals::text::text[] AS prefixes, st.most_common_freqs AS prefix_freqs,
            st.null_frac AS prefix_nulls
     FROM pg_stats AS st
-    WHERE st.schemaname = %(schema_name)s AND st.tablename = 'store_items'
+    WHERE st.schemaname = '{s}' AND st.tablename = 'store_items'
       AND st.attname = 'prefix'
     LIMIT 1) AS p ON true"""
 
