@@ -106,6 +106,11 @@ def _fresh_stats(schema: str, common_rows: int) -> Plan[LexemeStats]:
     return _stats(rows)
 
 
+def learn_layout(stats_cache: StatsCache, rows: Rows) -> None:
+    """Keep whether the items are partitioned, from the rows of ``sql.items_partitioned``."""
+    stats_cache.partitioned = bool(rows and rows[0]["partitioned"])
+
+
 @dataclass
 class SearchPage:
     """A search's results, and which of them have a TTL (the ones a read refreshes)."""
@@ -189,7 +194,7 @@ def _recent_plan(
         layout, rows = yield Pipelined(
             (Query(q.items_partitioned(schema)), Query(sql, params, prepare=False))
         )
-        stats_cache.partitioned = bool(layout and layout[0]["partitioned"])
+        learn_layout(stats_cache, layout)
     return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
 
 
