@@ -148,3 +148,20 @@ async def test_a_namespace_the_statistics_call_small_is_searched_alike_async(
         counted = await store.asearch(("n", "a"), query=QUERY, limit=5)
         assert store._stats.scopes.get(("namespace", "n.a", "null")) is True
         assert [(h.key, h.score) for h in counted] == [(h.key, h.score) for h in told]
+
+
+def test_the_statistics_read_is_planned_once_per_connection(pg_uri: str, schema: str) -> None:
+    """Planning its catalog views cost 5.8 ms at every read (1.2 ms to run): it is prepared,
+    with no parameters, so a connection plans it once."""
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        store = VaultStore(conn, schema=schema)  # type: ignore[arg-type]
+        store.setup()
+        store.batch(_puts())
+        for _ in range(3):
+            store._stats.clear()  # as a minute later
+            assert store.search(("n", "a"), query=QUERY)
+        plans = conn.execute(
+            "SELECT generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE statement LIKE '%most_common_elems%'"
+        ).fetchall()
+    assert plans == [(3, 0)]
