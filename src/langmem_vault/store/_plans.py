@@ -41,7 +41,7 @@ from langmem_vault.store._mirrors import Mirrored, MirrorSearchOp
 from langmem_vault.store._page_plan import page_plan
 from langmem_vault.store._pages import PageOp
 from langmem_vault.store._prepare import Key, PreparedBatch, StoreSettings, prefix_of
-from langmem_vault.store._search_plan import learn_layout, like_prefix, search_plan
+from langmem_vault.store._search_plan import like_prefix, search_plan
 from langmem_vault.store._search_sql import namespace_key_bytes
 from langmem_vault.store._validation import InvalidValueError, check_namespace
 
@@ -266,7 +266,8 @@ def setup_plan(
     newest-first reads: _search_plan._recent_plan)."""
     applied = yield from _migrated(settings, check_partitions(partitions))
     if stats_cache is not None:
-        learn_layout(stats_cache, (yield Query(q.items_partitioned(settings.schema))))
+        rows = yield Query(q.items_partitioned(settings.schema))
+        stats_cache.partitioned = bool(rows and rows[0]["partitioned"])
     return applied
 
 

@@ -106,11 +106,6 @@ def _fresh_stats(schema: str, common_rows: int) -> Plan[LexemeStats]:
     return _stats(rows)
 
 
-def learn_layout(stats_cache: StatsCache, rows: Rows) -> None:
-    """Keep whether the items are partitioned, from the rows of ``sql.items_partitioned``."""
-    stats_cache.partitioned = bool(rows and rows[0]["partitioned"])
-
-
 @dataclass
 class SearchPage:
     """A search's results, and which of them have a TTL (the ones a read refreshes)."""
@@ -194,7 +189,7 @@ def _recent_plan(
         layout, rows = yield Pipelined(
             (Query(q.items_partitioned(schema)), Query(sql, params, prepare=False))
         )
-        learn_layout(stats_cache, layout)
+        stats_cache.partitioned = bool(layout and layout[0]["partitioned"])
     return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
 
 
