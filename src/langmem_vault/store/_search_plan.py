@@ -155,8 +155,8 @@ def _recent_plan(
     Not on a partitioned store: a generic plan holds every partition, and its first run on a
     connection plans them all (81 ms at 64 partitions, against 19 ms for a custom plan of the
     tenant's one; bench/RESULTS.md, issue 28), so there each read is planned for its values.
-    The store learns its layout in ``setup`` (``StatsCache.partitioned``) or, opened without
-    it, with its first such reads, which run custom-planned, as on either layout they may."""
+    The store learns its layout with its first such read (``StatsCache.partitioned``), which
+    runs custom-planned, as on either layout it may."""
     schema = settings.schema
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
     where = _tenant_where(op, settings.tenants, params, _filter_where(op, params))
