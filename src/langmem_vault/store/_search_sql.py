@@ -110,9 +110,9 @@ def literal_k(statement: str, k: int) -> str:
 # every user's rows (120 buffers for 10 instructions at 12k items, 12 walking the
 # namespace), AND the whole table's jsonb GIN postings with the namespace's rows, or, on a
 # small table, scan it and sort. With sorts, bitmap scans (the only way to a GIN index) and
-# sequential scans disabled, the ordered walk is the plan left. Not on a partitioned store:
-# there a generic plan holds every partition, and a connection's first run planned them all
-# (80 ms at 64: bench/RESULTS.md), so each read is custom-planned (_search_plan._recent_plan).
+# sequential scans disabled, the ordered walk is the plan left. With partitions, the tenant
+# is pruned at run time (the plan holds every partition; only the tenant's is read), and a
+# connection's first run plans every partition (80 ms at 64: bench/RESULTS.md).
 RECENT_PLAN_SETTINGS = (
     ("plan_cache_mode", "force_generic_plan"),
     ("enable_sort", "off"),
