@@ -96,9 +96,7 @@ def test_newest_read_skips_other_namespaces_rows(
         other = ("memories", "u2", "semantic")
         store.batch([PutOp(other, f"f{i}", {"n": i, **value}, index=False) for i in range(3000)])
         op = SearchOp(ns, filter=flt, limit=50)
-        known = StatsCache()
-        known.partitioned = False  # as setup() found it
-        steps = next(search_plan(op, store.settings, {}, known))
+        steps = next(search_plan(op, store.settings, {}, StatsCache()))
         with psycopg.connect(pg_uri) as conn:
             conn.execute(f"ANALYZE {schema}.store_items")
             conn.commit()
@@ -208,80 +206,3 @@ async def test_newest_reads_are_planned_once_per_connection_async(pg_uri: str, s
         for _ in range(TURNS):
             _check_turns(await store.abatch(TURN_READS))
         assert sorted(await (await conn.execute(PREPARED)).fetchall()) == PLANS
-
-
-# The layout probe (_sql.items_partitioned), sent with a store's first read when setup() did
-# not tell it; the plan-mode statements, sent around a read on its generic plan.
-def _layout_or_settings(text: str) -> str | None:
-    if "relkind = 'p' AS partitioned" in text:
-        return "probe"
-    if "force_generic_plan" in text:
-        return "generic"
-    return None
-
-
-@pytest.mark.parametrize("partitions", [0, 4])
-def test_a_store_learns_its_layout_without_setup(pg_uri: str, schema: str, partitions: int) -> None:
-    """A store opened without setup() probes the layout once, with its first read (custom
-    planned, as on either layout it may be); then reads on their generic plan unpartitioned,
-    custom-planned partitioned. The same answers every time."""
-    with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
-        store.setup(partitions=partitions)
-        store.batch(TURN_WRITES)
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
-        store = VaultStore(conn, schema=schema)  # type: ignore[arg-type]
-        with probed(_layout_or_settings, "SELECT 1") as probes:
-            for _ in range(3):
-                _check_turns(store.batch(TURN_READS))
-        # the first turn's 3 reads (sent together) custom-planned, each with the probe; the
-        # next two turns' reads generic
-        later = [] if partitions else ["generic"] * 6
-        assert [when for when, _ in probes] == ["probe"] * 3 + later
-        prepared = sorted(conn.execute(PREPARED).fetchall())
-        assert prepared == ([] if partitions else [(2, 0), (4, 0)])
-        assert store._stats.partitioned is bool(partitions)
-
-
-def test_partitioned_newest_reads_are_custom_planned(pg_uri: str, schema: str) -> None:
-    """With partitions, setup() tells the store: no read is prepared (a generic plan would
-    hold, and plan, every partition), each is planned for its tenant's one."""
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
-        store = VaultStore(conn, schema=schema)  # type: ignore[arg-type]
-        store.setup(partitions=4)
-        store.batch(TURN_WRITES)
-        with probed(_layout_or_settings, "SELECT 1") as probes:
-            for _ in range(TURNS):
-                _check_turns(store.batch(TURN_READS))
-        assert probes == []
-        assert conn.execute(PREPARED).fetchall() == []
-        # the plan it runs reads one partition of the items
-        (plan,) = conn.execute(  # type: ignore[misc]
-            "EXPLAIN (FORMAT JSON) " + _read_sql(store, conn), _read_params(store)
-        ).fetchone()
-        scanned = {n["Relation Name"] for n in _nodes(plan[0]["Plan"]) if "Relation Name" in n}
-        assert len(scanned) == 1 and scanned.pop().startswith("store_items_p")
-
-
-async def test_partitioned_newest_reads_are_custom_planned_async(pg_uri: str, schema: str) -> None:
-    async with await psycopg.AsyncConnection.connect(pg_uri, autocommit=True) as conn:
-        store = AsyncVaultStore(conn, schema=schema)  # type: ignore[arg-type]
-        await store.setup(partitions=4)
-        await store.abatch(TURN_WRITES)
-        for _ in range(TURNS):
-            _check_turns(await store.abatch(TURN_READS))
-        assert await (await conn.execute(PREPARED)).fetchall() == []
-        assert store._stats.partitioned is True
-
-
-def _read_steps(store: VaultStore) -> Any:
-    return next(search_plan(TURN_READS[1], store.settings, {}, store._stats))
-
-
-def _read_sql(store: VaultStore, conn: psycopg.Connection[Any]) -> str:
-    query = _read_steps(store)
-    assert query.prepare is False
-    return query.sql if isinstance(query.sql, str) else query.sql.as_string(conn)
-
-
-def _read_params(store: VaultStore) -> Any:
-    return _read_steps(store).params

@@ -117,7 +117,7 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
 
         >>> await store.setup(partitions=8)  # doctest: +SKIP
         """
-        await self._db.run(setup_plan(self.settings, partitions, self._stats))
+        await self._db.run(setup_plan(self.settings, partitions))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if self._loop is None:

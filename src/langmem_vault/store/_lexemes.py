@@ -106,14 +106,11 @@ class LexemeStats:
 
 class StatsCache:
     """What one store knows about its data for a minute: the latest :class:`LexemeStats`,
-    refreshed when older, and its searches' scope sizes (:class:`ScopeSizes`); and, for as
-    long as the store is open, whether its items are partitioned (None: not known yet;
-    learned by its first newest-first read, again after ``setup``)."""
+    refreshed when older, and its searches' scope sizes (:class:`ScopeSizes`)."""
 
     def __init__(self, max_age: float = STATS_MAX_AGE_SECONDS) -> None:
         self.max_age = max_age
         self.scopes = ScopeSizes(max_age)
-        self.partitioned: bool | None = None
         self._stats: LexemeStats | None = None
         self._at = 0.0
         self._lock = threading.Lock()

@@ -257,21 +257,10 @@ def _write_plan(
     return None
 
 
-def setup_plan(
-    settings: StoreSettings, partitions: int = 0, stats_cache: StatsCache | None = None
-) -> Plan[list[int]]:
+def setup_plan(settings: StoreSettings, partitions: int = 0) -> Plan[list[int]]:
     """Apply the store's migrations (and the vector table's, for a hybrid store); with
-    ``partitions``, hash-partition the items and vectors by tenant (db/_partitions.py).
-    Then ``stats_cache`` learns whether the items are partitioned (how the store plans its
-    newest-first reads: _search_plan._recent_plan)."""
-    applied = yield from _migrated(settings, check_partitions(partitions))
-    if stats_cache is not None:
-        rows = yield Query(q.items_partitioned(settings.schema))
-        stats_cache.partitioned = bool(rows and rows[0]["partitioned"])
-    return applied
-
-
-def _migrated(settings: StoreSettings, partitions: int) -> Plan[list[int]]:
+    ``partitions``, hash-partition the items and vectors by tenant (db/_partitions.py)."""
+    check_partitions(partitions)
     rule = settings.tenants.tenant_sql("namespace").as_string(None)
     applied = yield from migrate_plan(settings.schema, "store", {"tenant_rule": rule})
     if settings.index is None:

@@ -142,21 +142,12 @@ def _mirrored(
 
 
 def _recent_plan(
-    op: SearchOp,
-    settings: StoreSettings,
-    stats_cache: StatsCache,
-    mirror: MirrorSearchOp | None = None,
+    op: SearchOp, settings: StoreSettings, mirror: MirrorSearchOp | None = None
 ) -> Plan[SearchPage]:
     """A search without a query: the newest matching items first. Within a namespace, an
     ordered walk of the namespace's own rows (``sql.search_recent_in``), on its generic plan
     (planned once per connection: ``sq.RECENT_PLAN_SETTINGS``); the private read walks the
-    partial index of the private items instead.
-
-    Not on a partitioned store: a generic plan holds every partition, and its first run on a
-    connection plans them all (81 ms at 64 partitions, against 19 ms for a custom plan of the
-    tenant's one; bench/RESULTS.md, issue 28), so there each read is planned for its values.
-    The store learns its layout with its first such read (``StatsCache.partitioned``), which
-    runs custom-planned, as on either layout it may."""
+    partial index of the private items instead."""
     schema = settings.schema
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
     where = _tenant_where(op, settings.tenants, params, _filter_where(op, params))
@@ -171,25 +162,14 @@ def _recent_plan(
         params.update(namespace_params(op.namespace_prefix))
     else:
         sql = sq.search_recent(schema, where)
-    sql = _mirrored(settings, sql, params, mirror)
-    partitioned = stats_cache.partitioned
-    if not op.namespace_prefix or private:
-        rows = yield Query(sql, params)
-    elif partitioned is False:
+    generic = bool(op.namespace_prefix) and not private
+    query = Query(_mirrored(settings, sql, params, mirror), params, prepare=generic or None)
+    if generic:
         _, rows, _ = yield Pipelined(
-            (
-                Query(sq.RECENT_READ_SETTINGS),
-                Query(sql, params, prepare=True),
-                Query(sq.RESTORE_RECENT_PLAN),
-            )
+            (Query(sq.RECENT_READ_SETTINGS), query, Query(sq.RESTORE_RECENT_PLAN))
         )
-    elif partitioned:
-        rows = yield Query(sql, params, prepare=False)
     else:
-        layout, rows = yield Pipelined(
-            (Query(q.items_partitioned(schema)), Query(sql, params, prepare=False))
-        )
-        stats_cache.partitioned = bool(layout and layout[0]["partitioned"])
+        rows = yield query
     return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
 
 
@@ -206,7 +186,7 @@ def search_plan(
     runs a batch's searches side by side."""
     schema = settings.schema
     if not op.query:
-        return (yield from _recent_plan(op, settings, stats_cache, mirror))
+        return (yield from _recent_plan(op, settings, mirror))
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
     where = _search_where(op, settings.tenants, params)
     wanted = op.offset + op.limit

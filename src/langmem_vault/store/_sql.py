@@ -82,13 +82,6 @@ LEFT JOIN LATERAL (
     LIMIT 1) AS p ON true"""
 
 
-def items_partitioned(s: str) -> str:
-    """Whether the items table is partitioned (``setup(partitions=N)``): column ``partitioned``."""
-    return f"""
-SELECT c.relkind = 'p' AS partitioned FROM pg_class AS c
-WHERE c.oid = '{s}.store_items'::regclass"""
-
-
 #: The columns a search analyzes when it finds the keyword statistics stale (analyze_items).
 SEARCH_ANALYZED = ("search_tsv", "tenant", "prefix", "key", "expires_at")
 

@@ -127,7 +127,7 @@ class VaultStore(VaultStoreBase, BaseStore):
         >>> store = VaultStore.from_conn_string(dsn)  # doctest: +SKIP
         >>> store.setup(partitions=8)                 # doctest: +SKIP
         """
-        self._db.run(setup_plan(self.settings, partitions, self._stats))
+        self._db.run(setup_plan(self.settings, partitions))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         prepared = prepare_batch(ops, self.settings)
