@@ -1,17 +1,24 @@
 """list_memories pages cut in SQL (service/_listing.py), sync and async: newest first across the
-kinds, a cursor's page keeps its boundary when memories are added, filters on derived fields
-walk the index. The old path (read every memory, sort, cut) is made to fail, so a test passes
-only if the listing does not fall back to it."""
+kinds, a cursor's page keeps its boundary when memories are added, a status is judged in SQL
+(pages, offsets and totals cut there; every status counted in one statement, as Python judges
+it), other filters on derived fields walk the index. The old path (read every memory, sort,
+cut) is made to fail, so a test passes only if the listing does not fall back to it."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import pytest
+from langgraph.store.base import PutOp
 
 from langmem_vault.service import InvalidInput
 from langmem_vault.service import _listing as listing
+from langmem_vault.service import _records as records
 from langmem_vault.service._memories import MemoriesMixin
+from langmem_vault.service._records import STATUSES
+from langmem_vault.store import _plans as plans
+from langmem_vault.store._page_plan import count_plan
 from tests.service.conftest import Driver
 
 
@@ -51,21 +58,42 @@ async def test_cursor_pages_are_stable_and_newest_first(drive: Driver) -> None:
     assert [m.key for m in jump.items] == list(reversed(added))[1:3] and jump.total == 10
 
 
-async def test_a_filtered_listing_walks_to_its_matches(drive: Driver) -> None:
+async def test_a_status_listing_is_cut_and_counted_in_sql(drive: Driver) -> None:
     keys = [(await drive("add_memory", "cy", f"Fact {n}")).key for n in range(6)]
     for key in keys[1::2]:
         await drive("forget_memory", "cy", key)
     forgotten = list(reversed(keys[1::2]))
     page = await drive("list_memories", "cy", status=["forgotten"], limit=2)
-    assert [m.key for m in page.items] == forgotten[:2] and page.total is None  # not asked
-    page = await drive("list_memories", "cy", status=["forgotten"], limit=2, exact_total=True)
-    assert [m.key for m in page.items] == forgotten[:2] and page.total == 3
+    assert [m.key for m in page.items] == forgotten[:2] and page.total == 3  # counted in SQL
     rest = await drive("list_memories", "cy", status=["forgotten"], limit=2, after=page.next)
-    assert [m.key for m in rest.items] == forgotten[2:] and rest.total is None
+    assert [m.key for m in rest.items] == forgotten[2:] and rest.total == 3
     assert rest.next is None
+    jump = await drive("list_memories", "cy", status=["active"], limit=2, offset=1)
+    assert [m.key for m in jump.items] == list(reversed(keys[0::2]))[1:] and jump.total == 3
+    both = await drive("list_memories", "cy", status=["active", "forgotten"], limit=9)
+    assert [m.key for m in both.items] == list(reversed(keys)) and both.total == 6
     with pytest.raises(InvalidInput) as bad:
         await drive("list_memories", "cy", after="not-a-cursor")
     assert bad.value.field == "after"
+
+
+async def test_a_category_listing_walks_to_its_matches(drive: Driver) -> None:
+    cats = ["preference", "general"] * 3
+    keys = [
+        (await drive("add_memory", "cz", f"Fact {n}", category=c)).key for n, c in enumerate(cats)
+    ]
+    liked = list(reversed(keys[0::2]))
+    page = await drive("list_memories", "cz", category="preference", limit=2)
+    assert [m.key for m in page.items] == liked[:2] and page.total is None  # not asked
+    page = await drive("list_memories", "cz", category="preference", limit=2, exact_total=True)
+    assert page.total == 3
+    rest = await drive("list_memories", "cz", category="preference", limit=2, after=page.next)
+    assert [m.key for m in rest.items] == liked[2:] and rest.next is None
+    await drive("forget_memory", "cz", keys[0])
+    live = await drive(
+        "list_memories", "cz", category="preference", status=["active"], exact_total=True
+    )
+    assert [m.key for m in live.items] == liked[:2] and live.total == 2
 
 
 async def test_a_listing_by_kind_counts_up_to_the_limit_unless_asked(
@@ -84,3 +112,87 @@ async def test_a_listing_by_kind_counts_up_to_the_limit_unless_asked(
     exact = await drive("list_memories", "di", limit=2, exact_total=True)
     assert (exact.total, exact.total_capped) == (5, False)
     assert (await drive("list_memories", "di", kind="semantic", limit=9)).total == 4
+
+
+async def _put_raw(drive: Driver, user: str, kind: str, key: str, value: dict[str, Any]) -> None:
+    ns = drive.service._namespace(user, kind)
+    ops = [PutOp(ns, key, {"text": key, "summary": key, **value}, index=False)]
+    if drive.mode == "sync":
+        drive.store.batch(ops)
+    else:
+        await drive.store.abatch(ops)
+
+
+#: stored values at each status's edges: (kind, key, value)
+EDGES: list[tuple[str, str, dict[str, Any]]] = [
+    ("semantic", "plain", {}),
+    ("semantic", "pending", {"status": "pending_confirmation"}),
+    ("semantic", "closed-by-newer", {"status": "superseded", "superseded_by": "plain"}),
+    ("semantic", "closed-by-hand", {"status": "superseded", "superseded_by": ""}),
+    ("semantic", "closed-null", {"status": "superseded", "superseded_by": None}),
+    ("semantic", "ended", {"valid_to": "2020-01-01T00:00:00+00:00"}),
+    ("semantic", "ends-later", {"valid_to": "2999-01-01T00:00:00+00:00"}),
+    ("semantic", "ended-naive", {"valid_to": "2020-01-01T00:00"}),
+    ("semantic", "bad-date", {"valid_to": "2020-02-30"}),
+    ("semantic", "pending-ended", {"status": "pending_confirmation", "valid_to": "2020-01-01"}),
+    ("semantic", "private-closed", {"private": True, "status": "superseded", "superseded_by": "x"}),
+    ("semantic", "private-ended", {"private": True, "valid_to": "2020-01-01T00:00:00Z"}),
+    ("instruction", "rule", {}),
+    ("instruction", "rule-off", {"active": False}),
+    ("instruction", "rule-zero", {"active": 0}),
+    ("instruction", "rule-over", {"expires_at": "2020-01-01T00:00:00+00:00"}),
+    ("instruction", "rule-off-over", {"active": False, "expires_at": "2020-01-01"}),
+    ("episode", "talk", {"status": "superseded", "valid_to": "2020-01-01"}),
+]
+
+
+async def test_every_status_is_counted_in_one_statement_as_python_judges_it(
+    drive: Driver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for kind, key, value in EDGES:
+        await _put_raw(drive, "ed", kind, key, value)
+    everything = await drive("list_memories", "ed", limit=100)  # judged in Python
+    judged = {m.key: m.status for m in everything.items}
+    assert len(judged) == len(EDGES) and set(judged.values()) == set(STATUSES)
+    statements = _statements(drive, monkeypatch)
+    counts = await drive("count_memories", "ed")
+    assert len(statements) == 1 and not counts.capped
+    assert counts.counts == Counter(judged.values())
+    for status in STATUSES:  # each status's listing, cut in SQL, keeps what Python judged
+        page = await drive("list_memories", "ed", status=[status], limit=100)
+        assert sorted(m.key for m in page.items) == sorted(
+            k for k, s in judged.items() if s == status
+        ), status
+        assert page.total == len(page.items) and all(m.status == status for m in page.items)
+    rules = await drive("count_memories", "ed", kind="instruction")
+    assert rules.counts == {"active": 2, "disabled": 2, "expired": 1}  # 0 is not false
+    monkeypatch.setattr(records, "TOTAL_LIMIT", 2)
+    capped = await drive("count_memories", "ed", kind="semantic")
+    assert capped.counts["active"] == 2 and "active" in capped.capped  # 3: plain, later, bad
+    assert capped.total(["superseded", "forgotten"]) == (2, True)  # 2 + 2: more than 2
+    assert capped.total(["pending"]) == (2, False)
+
+
+async def test_counts_by_category_count_that_category_s_facts(drive: Driver) -> None:
+    await drive("add_memory", "fy", "Likes tea", category="preference")
+    await drive("add_memory", "fy", "Works at Acme", category="general")
+    closed = await drive("add_memory", "fy", "Liked coffee", category="preference")
+    await drive("forget_memory", "fy", closed.key)
+    await drive("add_instruction", "fy", "Answer briefly")
+    counts = await drive("count_memories", "fy", category="preference")
+    assert counts.counts == {"active": 1, "forgotten": 1}
+    assert (await drive("count_memories", "fy")).counts == {"active": 3, "forgotten": 1}
+    assert (await drive("count_memories", "fy", kind="episode")).counts == {}
+
+
+def _statements(drive: Driver, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The store statements the next calls run (appended as they run)."""
+    seen: list[str] = []
+    real = count_plan
+
+    def spy(op: Any, *args: Any) -> Any:
+        seen.append(type(op).__name__)
+        return real(op, *args)
+
+    monkeypatch.setattr(plans, "count_plan", spy)
+    return seen

@@ -179,13 +179,13 @@ def build_router() -> APIRouter:
         filters: dict[str, Any] = {"kind": kind or None, "category": category or None}
         categories = await svc.alist_categories(uid)
         view.colours = {c.name: c.colour for c in categories}
-        counts = {}
+        # every tab's count in one statement, capped as a listing's total is
+        by_status = await svc.acount_memories(uid, **filters)
+        counts, capped = {}, set()
         for tab, statuses in TABS.items():
-            # A count by status walks the user's memories (service/_listing.py): asked for.
-            page = await svc.alist_memories(
-                uid, status=statuses, limit=1, exact_total=True, **filters
-            )
-            counts[tab] = page.total
+            counts[tab], more = by_status.total(statuses)
+            if more:
+                capped.add(tab)
         items: list[MemoryRecord]
         if q:
             with request.app.state.vault_latency.timed("search", user_id=uid):
@@ -204,7 +204,7 @@ def build_router() -> APIRouter:
                 uid, status=TABS[status], limit=PAGE, offset=offset, after=after, **filters
             )
             # the tab's count is the listing's total (same filters), counted above
-            items, total, truncated = listed.items, counts[status] or 0, listed.truncated
+            items, total, truncated = listed.items, counts[status], listed.truncated
             # the next page by cursor: a walk from this page's end, not over the rows before
             following = listed.next
         return view.render(
@@ -213,6 +213,7 @@ def build_router() -> APIRouter:
             tabs=list(TABS),
             status=status,
             counts=counts,
+            capped=capped,
             q=q,
             search_type=search_type,
             category=category,
@@ -359,14 +360,8 @@ def build_router() -> APIRouter:
             return view.render("analytics.html", page="analytics")
         svc = view.service
         report = await svc.aanalytics(view.user_id, latency=request.app.state.vault_latency)
-        totals = {
-            tab: (
-                await svc.alist_memories(
-                    view.user_id, kind="semantic", status=s, limit=1, exact_total=True
-                )
-            ).total
-            for tab, s in TABS.items()
-        }
+        by_status = await svc.acount_memories(view.user_id, kind="semantic")
+        totals = {tab: by_status.total(s)[0] for tab, s in TABS.items()}
         view.colours = {c.name: c.colour for c in await svc.alist_categories(view.user_id)}
         return view.render(
             "analytics.html",

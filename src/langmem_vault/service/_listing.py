@@ -5,14 +5,19 @@ kinds asked for, newest first by the time each memory was stored, then key: an o
 of an index that reads the rows it returns, whatever the user holds. Only the page's
 memories are opened (private text decrypted) and their usage records read.
 
-Filters on derived fields (``status``, ``category``, ``tags``, ``since``/``until``) are the
-records' own (:meth:`MemoryQuery.matches`, one rule for every surface), so those listings
-walk the index in chunks and keep the matches: a page costs the rows up to its last match.
-Their ``total`` is counted only when the query asks (``exact_total``, on a page asked for
-without a cursor), by walking on to the end (at most ``max_rows`` rows read, then
-``truncated``). Without such filters the total is a count in SQL, sent with the page: of at
-most ``TOTAL_LIMIT`` matches (one more, to know there are more: ``total_capped``), or every
-one when asked; an index-only count of 10,000 entries cost 2 ms a page, ten times the page.
+``status`` is judged in SQL: its rule (``STATUS_RULES``) is data read in Python and in SQL
+alike (store/_labels.py), so a listing by kind and status is cut in SQL, offset included,
+and its total is a count in SQL, sent with the page: of at most ``TOTAL_LIMIT`` matches (one
+more, to know there are more: ``total_capped``), or every one when asked; an index-only count
+of 10,000 entries cost 2 ms a page, ten times the page. :func:`counts_plan` counts every
+status at once (the dashboard's tabs): one statement.
+
+The other derived fields (``category``, ``tags``, ``since``/``until``) are the records' own
+(:meth:`MemoryQuery.matches`, one rule for every surface), so those listings walk the index in
+chunks (with the status in SQL) and keep the matches: a page costs the rows up to its last
+match. Their ``total`` is counted only when the query asks (``exact_total``, on a page asked
+for without a cursor), by walking on to the end (at most ``max_rows`` rows read, then
+``truncated``).
 
 The cursor (``MemoryPage.next``, passed back as ``after``) is opaque: the stored time and key
 of the page's last memory, so a page's boundary stays put while memories are added.
@@ -35,10 +40,17 @@ from langgraph.store.base import Item
 from langmem_vault.db._store_plans import Batch, StorePlan
 from langmem_vault.memory._recall.usage import USAGE_ROOT, read_usage_plan
 from langmem_vault.service._errors import InvalidInput
-from langmem_vault.service._records import TOTAL_LIMIT, MemoryPage, MemoryQuery, record_of
-from langmem_vault.store._pages import PageCursor, PageOp
+from langmem_vault.service._records import (
+    STATUS_RULES,
+    TOTAL_LIMIT,
+    MemoryPage,
+    MemoryQuery,
+    StatusCounts,
+    record_of,
+)
+from langmem_vault.store._pages import CountOp, PageCursor, PageOp
 
-__all__ = ["decode_cursor", "encode_cursor", "listing_plan"]
+__all__ = ["counts_plan", "decode_cursor", "encode_cursor", "listing_plan"]
 
 #: rows read by a filtered walk's first step (times the page size) and at most by any step;
 #: each step reads twice as many as the one before, so a filter most rows pass costs one
@@ -76,8 +88,12 @@ def listing_plan(
     """The page of ``query`` over ``spaces`` ((kind, namespace) pairs) in SQL."""
     kind_of = {ns: kind for kind, ns in spaces}
     after = None if query.after is None else decode_cursor(query.after)
+    now = datetime.now(UTC)
     op: Any = PageOp(tuple(kind_of), query.limit, after, query.offset)  # Batch takes Any op
-    if _kind_only(query):
+    if query.status is not None:
+        labels = tuple(STATUS_RULES[kind] for kind in kind_of.values())
+        op = op._replace(labels=labels, keep=tuple(query.status), now=now)
+    if _in_sql(query):
         # The usage records come joined in the page's statement: one round trip in all.
         cap = None if query.exact_total else TOTAL_LIMIT + 1
         (page,) = yield Batch([op._replace(with_total=True, count_limit=cap, mirror=USAGE_ROOT)])
@@ -90,10 +106,11 @@ def listing_plan(
             if m is not None
         }
     else:
-        items, total, more, truncated = yield from _filtered(op, query, user_id, kind_of, max_rows)
+        items, total, more, truncated = yield from _filtered(
+            op, query, user_id, kind_of, max_rows, now
+        )
         capped = False
         usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in items)
-    now = datetime.now(UTC)
     records = []
     for item in items:
         ns = tuple(item.namespace)
@@ -110,11 +127,27 @@ def listing_plan(
     )
 
 
-def _kind_only(query: MemoryQuery) -> bool:
-    """Whether the query filters by nothing but kind (its namespaces)."""
+def counts_plan(
+    spaces: Sequence[tuple[str, tuple[str, ...]]], category: str | None = None
+) -> StorePlan[StatusCounts]:
+    """How many memories of ``spaces`` ((kind, namespace) pairs; with ``category``, the facts
+    of that category) have each status: one statement, one walk of their rows."""
+    if not spaces:
+        return StatusCounts(counts={})
+    op: Any = CountOp(
+        tuple(ns for _, ns in spaces),
+        tuple(STATUS_RULES[kind] for kind, _ in spaces),
+        None if category is None else {"category": category},
+        datetime.now(UTC),
+    )
+    (counts,) = yield Batch([op])
+    return StatusCounts.of(counts)
+
+
+def _in_sql(query: MemoryQuery) -> bool:
+    """Whether the query filters by nothing but kind (its namespaces) and status."""
     return not (
-        query.status is not None
-        or query.category is not None
+        query.category is not None
         or query.tags
         or query.since is not None
         or query.until is not None
@@ -127,10 +160,10 @@ def _filtered(
     user_id: str,
     kind_of: dict[tuple[str, ...], str],
     max_rows: int,
+    now: datetime,
 ) -> StorePlan[tuple[list[Item], int | None, PageCursor | None, bool]]:
     """Walk the index in chunks, keeping the matches (judged on the stored values: every
     field a filter reads is stored in clear, so nothing is decrypted to judge it)."""
-    now = datetime.now(UTC)
     skip, wanted = query.offset, query.limit
     counting = query.exact_total and query.after is None
     kept: list[Item] = []

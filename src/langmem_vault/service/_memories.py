@@ -24,7 +24,12 @@ from langmem_vault.memory._sealing import open_or_mark
 from langmem_vault.memory._writes import memory_put
 from langmem_vault.service._base import ServiceBase
 from langmem_vault.service._errors import InvalidInput, NotFound, from_validation
-from langmem_vault.service._listing import decode_cursor, encode_cursor, listing_plan
+from langmem_vault.service._listing import (
+    counts_plan,
+    decode_cursor,
+    encode_cursor,
+    listing_plan,
+)
 from langmem_vault.service._records import (
     KINDS,
     MatchType,
@@ -34,6 +39,7 @@ from langmem_vault.service._records import (
     SearchHit,
     SearchResults,
     SearchType,
+    StatusCounts,
     record_of,
 )
 from langmem_vault.store._pages import runs_pages
@@ -133,6 +139,23 @@ class MemoriesMixin(ServiceBase):
             truncated=truncated,
             next=None if end is None else encode_cursor(end),
         )
+
+    def _count_steps(
+        self, user_id: str, kind: str | None, category: str | None
+    ) -> Steps[StatusCounts]:
+        query = _query(None, {"kind": kind, "category": category})
+        kinds = [query.kind] if query.kind else list(KINDS)
+        if category is not None:
+            kinds = [k for k in kinds if k == "semantic"]
+        if runs_pages(self.store):  # one statement (service/_listing.py)
+            spaces = [(kind, self._namespace(user_id, kind)) for kind in kinds]
+            return (yield Within(self.store, counts_plan(spaces, category)))  # type: ignore[no-any-return]
+        records, _ = yield Within(self.store, self._records_plan(user_id, kinds))
+        exact: dict[str, int] = {}
+        for r in records:
+            if query.matches(r):
+                exact[r.status] = exact.get(r.status, 0) + 1
+        return StatusCounts.of(exact)
 
     def _find_plan(self, user_id: str, key: str) -> StorePlan[MemoryRecord]:
         """The memory with ``key`` in any of the user's three namespaces, or NotFound."""
@@ -321,6 +344,20 @@ class MemoriesMixin(ServiceBase):
         """Async :meth:`list_memories`."""
         uid = self._authorize(user_id)
         return await self._arun(self._list_steps(uid, _query(query, filters)))
+
+    def count_memories(
+        self, user_id: str, *, kind: str | None = None, category: str | None = None
+    ) -> StatusCounts:
+        """How many of the user's memories (of ``kind``, of ``category``) have each status,
+        each count capped as a listing's total is (:class:`StatusCounts`); on VaultStore one
+        statement for every status."""
+        return self._run(self._count_steps(self._authorize(user_id), kind, category))
+
+    async def acount_memories(
+        self, user_id: str, *, kind: str | None = None, category: str | None = None
+    ) -> StatusCounts:
+        """Async :meth:`count_memories`."""
+        return await self._arun(self._count_steps(self._authorize(user_id), kind, category))
 
     def search_memories(
         self,

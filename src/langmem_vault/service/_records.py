@@ -15,6 +15,9 @@ expired    a fact past its ``valid_to``, an instruction past its ``expires_at``
 disabled   an instruction turned off
 ========== =============================================================================
 
+The rule is :data:`STATUS_RULES`, data that :func:`status_of` reads in Python and the listings
+and counts read in SQL (store/_labels.py), so the two cannot drift.
+
 >>> from datetime import UTC, datetime
 >>> status_of("semantic", {"status": "pending_confirmation"}, datetime.now(UTC))
 'pending'
@@ -24,7 +27,7 @@ disabled   an instruction turned off
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, get_args
 
@@ -33,10 +36,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from langmem_vault.memory._models import FactCategory
 from langmem_vault.memory._recall.scoring import as_datetime
 from langmem_vault.memory._writes import is_private
+from langmem_vault.store._labels import Is, Labeling, Past, Rule, Truthy, label_of
 
 __all__ = [
     "KINDS",
     "STATUSES",
+    "STATUS_RULES",
     "TOTAL_LIMIT",
     "Identity",
     "Kind",
@@ -48,6 +53,7 @@ __all__ = [
     "SearchResults",
     "SearchType",
     "Status",
+    "StatusCounts",
     "record_of",
     "status_of",
 ]
@@ -153,6 +159,32 @@ class MemoryPage(BaseModel):
     next: str | None = None
 
 
+class StatusCounts(BaseModel):
+    """How many of a user's memories have each status (a status none has is absent).
+
+    Counted as a listing's total is: a count above ``TOTAL_LIMIT`` (1,000) is 1,000, its
+    status in ``capped`` (show "1,000+").
+
+    >>> StatusCounts.of({"active": 1500, "pending": 2}).total(["active", "pending"])
+    (1000, True)
+    """
+
+    counts: dict[Status, int]
+    capped: list[Status] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, exact: Mapping[Any, int]) -> StatusCounts:
+        """The counts of ``exact`` (status to count), capped."""
+        counts = {s: min(n, TOTAL_LIMIT) for s, n in exact.items() if s in STATUSES}
+        return cls(counts=counts, capped=[s for s in counts if exact[s] > TOTAL_LIMIT])
+
+    def total(self, statuses: Sequence[Status]) -> tuple[int, bool]:
+        """How many memories have one of ``statuses``, and whether more than that do."""
+        n = sum(self.counts.get(s, 0) for s in statuses)
+        capped = n > TOTAL_LIMIT or any(s in self.capped for s in statuses)
+        return min(n, TOTAL_LIMIT), capped
+
+
 class SearchResults(BaseModel):
     """Search hits, best first."""
 
@@ -213,22 +245,27 @@ def _aware(moment: datetime) -> datetime:
     return as_datetime(moment) or moment
 
 
+#: each kind's status rule (the first that holds): the table of the module docstring
+STATUS_RULES: dict[str, Labeling] = {
+    "semantic": (
+        Rule("pending", (Is("status", "pending_confirmation"),)),
+        Rule("superseded", (Is("status", "superseded"), Truthy("superseded_by"))),
+        Rule("forgotten", (Is("status", "superseded"),)),
+        Rule("expired", (Past("valid_to"),)),
+        Rule("active"),
+    ),
+    "instruction": (
+        Rule("disabled", (Is("active", False),)),
+        Rule("expired", (Past("expires_at"),)),
+        Rule("active"),
+    ),
+    "episode": (Rule("active"),),
+}
+
+
 def status_of(kind: str, value: Mapping[str, Any], now: datetime) -> Status:
     """The derived status of a stored value (see the module docstring)."""
-    if kind == "instruction":
-        if value.get("active", True) is False:
-            return "disabled"
-        expires = as_datetime(value.get("expires_at"))
-        return "expired" if expires is not None and expires <= now else "active"
-    if kind == "episode":
-        return "active"
-    stored = value.get("status", "active")
-    if stored == "pending_confirmation":
-        return "pending"
-    if stored == "superseded":
-        return "superseded" if value.get("superseded_by") else "forgotten"
-    valid_to = as_datetime(value.get("valid_to"))
-    return "expired" if valid_to is not None and valid_to <= now else "active"
+    return label_of(STATUS_RULES[kind], value, now)  # type: ignore[return-value]
 
 
 def record_of(

@@ -17,6 +17,11 @@ jump to page N and walks the rows it skips. ``with_total=True`` also counts the 
 statement, sent in the same round trip: an index-only count when there is no filter), every
 one, or at most ``count_limit`` (the count then reads at most that many index entries, so its
 cost no longer grows with the namespaces' size).
+``labels`` gives each namespace a :data:`~langmem_vault.store._labels.Labeling` (a label
+derived from an item's value, in SQL) and ``keep`` the labels a page keeps: the filter is in
+the walk, so a page and its offset are cut on it in SQL (the walk then reads the rows it
+passes over, as any filter's does). A :class:`CountOp` counts the items of namespaces by
+label, every label in one statement.
 Reads do not refresh TTLs (as ``GetOp(refresh_ttl=False)``).
 
 VaultStore and AsyncVaultStore run it in ``batch``, beside any other ops; other stores do not
@@ -35,6 +40,7 @@ from typing import Any, NamedTuple
 from langgraph.store.base import Item
 
 from langmem_vault.store._filters import FilterBuilder
+from langmem_vault.store._labels import Labeling
 from langmem_vault.store._validation import (
     InvalidValueError,
     check_key,
@@ -42,7 +48,7 @@ from langmem_vault.store._validation import (
     check_page,
 )
 
-__all__ = ["Page", "PageCursor", "PageOp", "runs_pages"]
+__all__ = ["CountOp", "Page", "PageCursor", "PageOp", "runs_pages"]
 
 #: where a page ends: the creation time and key of its last item
 PageCursor = tuple[datetime, str]
@@ -64,6 +70,28 @@ class PageOp(NamedTuple):
     count_limit: int | None = None
     #: also read each item's mirror (store/_mirrors.py: its usage record), in the same statement
     mirror: tuple[str, ...] | None = None
+    #: each namespace's labeling (store/_labels.py), in the order of ``namespaces``
+    labels: tuple[Labeling, ...] | None = None
+    #: with ``labels``: keep only the items whose label is one of these
+    keep: tuple[str, ...] | None = None
+    #: the time the labels' ``Past`` conditions compare with (None: the statement's now())
+    now: datetime | None = None
+
+
+class CountOp(NamedTuple):
+    """How many items of ``namespaces`` matching ``filter`` have each label (each namespace
+    labelled by its labeling in ``labels``); its result in ``batch`` is a dict of label to
+    count (labels no item has are absent; items no rule labels count under None).
+
+    One statement walks the namespaces' live items once, whatever the labels: a count of a
+    rare label reads every item either way, so counting each label on its own would read
+    them once per label.
+    """
+
+    namespaces: tuple[tuple[str, ...], ...]
+    labels: tuple[Labeling, ...]
+    filter: dict[str, Any] | None = None
+    now: datetime | None = None
 
 
 class Page(NamedTuple):
@@ -90,15 +118,36 @@ def runs_pages(store: object) -> bool:
     return getattr(type(store), "supports_pages", False) is True
 
 
-def check_page_op(op: PageOp) -> None:
-    """The op's checks, before any I/O."""
+def _check_scope(op: PageOp | CountOp) -> None:
+    name = type(op).__name__
     if not isinstance(op.namespaces, tuple) or not 1 <= len(op.namespaces) <= MAX_NAMESPACES:
         raise InvalidValueError(
-            f"PageOp.namespaces must be a tuple of 1..{MAX_NAMESPACES} namespaces, "
+            f"{name}.namespaces must be a tuple of 1..{MAX_NAMESPACES} namespaces, "
             f"got {op.namespaces!r}"
         )
     for ns in op.namespaces:
         check_namespace(ns)
+    if op.labels is not None and (
+        not isinstance(op.labels, tuple) or len(op.labels) != len(op.namespaces)
+    ):
+        raise InvalidValueError(f"{name}.labels must hold one labeling per namespace")
+    if op.now is not None and (not isinstance(op.now, datetime) or op.now.tzinfo is None):
+        raise InvalidValueError(f"{name}.now must be an aware datetime, got {op.now!r}")
+    FilterBuilder().add(op.filter)
+
+
+def check_count_op(op: CountOp) -> None:
+    """The op's checks, before any I/O."""
+    if op.labels is None:
+        raise InvalidValueError("CountOp.labels must hold one labeling per namespace")
+    _check_scope(op)
+
+
+def check_page_op(op: PageOp) -> None:
+    """The op's checks, before any I/O."""
+    _check_scope(op)
+    if op.keep is not None and (op.labels is None or not all(isinstance(k, str) for k in op.keep)):
+        raise InvalidValueError("PageOp.keep must be a tuple of labels, with labels")
     check_page("limit", op.limit)
     check_page("offset", op.offset)
     if op.count_limit is not None:
@@ -112,7 +161,6 @@ def check_page_op(op: PageOp) -> None:
         if not isinstance(at, datetime) or at.tzinfo is None:
             raise InvalidValueError(f"PageOp.after must be (aware datetime, key), got {op.after!r}")
         check_key(key)
-    FilterBuilder().add(op.filter)
     if op.mirror is not None:
         if not isinstance(op.mirror, tuple) or not op.mirror:
             raise InvalidValueError(

@@ -38,8 +38,8 @@ from langmem_vault.store._entity_plans import (
 )
 from langmem_vault.store._lexemes import StatsCache
 from langmem_vault.store._mirrors import Mirrored, MirrorSearchOp
-from langmem_vault.store._page_plan import page_plan
-from langmem_vault.store._pages import PageOp
+from langmem_vault.store._page_plan import count_plan, page_plan
+from langmem_vault.store._pages import CountOp, PageOp
 from langmem_vault.store._prepare import Key, PreparedBatch, StoreSettings, prefix_of
 from langmem_vault.store._search_plan import like_prefix, search_plan
 from langmem_vault.store._search_sql import namespace_key_bytes
@@ -116,6 +116,8 @@ def batch_plan(
             reads[i] = expand_plan(schema, read, qv, settings.tenants)
         elif isinstance(read, PageOp):
             reads[i] = page_plan(read, schema, settings.tenants)
+        elif isinstance(read, CountOp):
+            reads[i] = count_plan(read, schema, settings.tenants)
     keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
     plans = [_get_plan(settings, keys), *reads.values()] if gets else list(reads.values())
     # Every read of the batch travels together: one round trip per step, not per op.

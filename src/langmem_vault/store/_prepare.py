@@ -26,7 +26,7 @@ from langmem_vault.store._entities import ExpandOp, LinkOp, check_expand, check_
 from langmem_vault.store._entity_plans import link_names
 from langmem_vault.store._filters import FilterBuilder
 from langmem_vault.store._mirrors import MirrorSearchOp, check_mirror
-from langmem_vault.store._pages import PageOp, check_page_op
+from langmem_vault.store._pages import CountOp, PageOp, check_count_op, check_page_op
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._validation import (
     InvalidValueError,
@@ -83,7 +83,7 @@ class PreparedPut:
 
 #: what ``batch`` takes: langgraph's ops, and this store's own (store/_mirrors.py,
 #: store/_entities.py, store/_pages.py)
-StoreOp = Op | MirrorSearchOp | LinkOp | ExpandOp | PageOp
+StoreOp = Op | MirrorSearchOp | LinkOp | ExpandOp | PageOp | CountOp
 
 
 @dataclass
@@ -175,6 +175,8 @@ def _check_read(op: StoreOp) -> None:
         _check_read(op.search)
     elif isinstance(op, PageOp):
         check_page_op(op)
+    elif isinstance(op, CountOp):
+        check_count_op(op)
     elif isinstance(op, GetOp):
         check_namespace(op.namespace)
         check_key(op.key)

@@ -1,0 +1,174 @@
+"""Labels derived from an item's value by ordered rules: one definition, read in Python and SQL.
+
+A :data:`Labeling` is a tuple of :class:`Rule`: the first rule whose conditions all hold names
+the item's label (a rule without conditions always holds). The conditions are few and typed,
+so each has one meaning in both languages:
+
+- ``Is(field, v)``: the field holds the JSON value ``v``, of its JSON type (``false`` is not
+  ``0``; a missing field is nothing);
+- ``Truthy(field)``: the field holds a value Python finds true (not null, false, 0, "", [],
+  {}); a missing field is not truthy;
+- ``Past(field)``: the field holds a timestamp written as :data:`ISO_TIME` allows (no offset
+  means UTC) at or before ``now``; anything else is not past.
+
+:func:`label_of` reads a labeling in Python, :func:`label_sql` writes it as one SQL ``CASE``
+over a jsonb column (every field, value and label a parameter), so a filter or a count by
+label runs in the statement, and a page is cut on it. ``now`` is the caller's, passed to both,
+so a label does not depend on which side read it. :data:`ISO_TIME` is one regular expression
+for both: it admits only the timestamps that Python's ``datetime.fromisoformat`` and Postgres'
+``timestamptz`` read alike (no hour 24, no leap second, at most 6 fractional digits, offsets
+Postgres takes), and ``pg_input_is_valid`` / ``fromisoformat`` then reject the same impossible
+dates.
+
+>>> from datetime import UTC, datetime
+>>> rules = (Rule("old", (Past("valid_to"),)), Rule("live"))
+>>> label_of(rules, {"valid_to": "2020-01-01T00:00:00+00:00"}, datetime.now(UTC))
+'old'
+>>> label_of(rules, {"valid_to": "next week"}, datetime.now(UTC))
+'live'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+__all__ = [
+    "ISO_TIME",
+    "Is",
+    "Labeling",
+    "Past",
+    "Rule",
+    "Truthy",
+    "label_of",
+    "label_sql",
+]
+
+_TWO = "[0-9]{2}"
+_TIME = "([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?"
+_OFFSET = "(Z|[+-](0[0-9]|1[0-5]):[0-5][0-9])"
+#: the timestamps ``Past`` reads: ISO 8601 calendar dates, with a time and an offset or not
+ISO_TIME = f"^[1-9][0-9]{{3}}-{_TWO}-{_TWO}([T ]{_TIME}{_OFFSET}?)?$"
+_HAS_OFFSET = f"{_OFFSET}$"
+_ISO = re.compile(ISO_TIME)
+
+
+class Is(NamedTuple):
+    """The field holds this JSON value (not None: a missing field and null differ)."""
+
+    field: str
+    value: Any
+
+
+class Truthy(NamedTuple):
+    """The field holds a value Python finds true."""
+
+    field: str
+
+
+class Past(NamedTuple):
+    """The field holds an :data:`ISO_TIME` timestamp at or before ``now``."""
+
+    field: str
+
+
+Condition = Is | Truthy | Past
+
+
+class Rule(NamedTuple):
+    """``label`` when every condition holds (always, without conditions)."""
+
+    label: str
+    when: tuple[Condition, ...] = ()
+
+
+#: the rules of one kind of item, the first that holds wins
+Labeling = tuple[Rule, ...]
+
+
+def label_of(rules: Labeling, value: Mapping[str, Any], now: datetime) -> str | None:
+    """The label of ``value`` (None when no rule holds)."""
+    for rule in rules:
+        if all(_holds(c, value, now) for c in rule.when):
+            return rule.label
+    return None
+
+
+def _holds(cond: Condition, value: Mapping[str, Any], now: datetime) -> bool:
+    if cond.field not in value:
+        return False
+    found = value[cond.field]
+    if isinstance(cond, Is):
+        return _json_type(found) == _json_type(cond.value) and found == cond.value
+    if isinstance(cond, Truthy):
+        return bool(found)
+    return (at := _timestamp(found)) is not None and at <= now
+
+
+def _json_type(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    return "number" if isinstance(v, int | float) else type(v).__name__
+
+
+def _timestamp(found: Any) -> datetime | None:
+    if isinstance(found, datetime):  # a value not yet stored (other stores keep objects)
+        return found if found.tzinfo else found.replace(tzinfo=UTC)
+    if not isinstance(found, str) or not _ISO.match(found):
+        return None
+    try:
+        at = datetime.fromisoformat(found)
+    except ValueError:  # an impossible date: 2026-02-30
+        return None
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
+
+
+def label_sql(
+    rules: Labeling, column: str, params: dict[str, Any], *, now: str = "%(label_now)s"
+) -> str:
+    """The labeling as one SQL CASE over the jsonb ``column`` (NULL when no rule holds); the
+    fields, values and labels are added to ``params`` (``now``: the placeholder of the time
+    rules compare with, a timestamptz the caller binds)."""
+
+    def param(v: Any) -> str:
+        name = f"l{len(params)}"
+        params[name] = v
+        return f"%({name})s"
+
+    def cond_sql(cond: Condition) -> str:
+        at = f"({column} -> {param(cond.field)}::text)"
+        if isinstance(cond, Is):
+            if cond.value is None:
+                raise ValueError(f"Is({cond.field!r}, None): a missing field and null differ")
+            return f"{at} = {param(json.dumps(cond.value))}::jsonb"
+        if isinstance(cond, Truthy):
+            return (
+                f"CASE jsonb_typeof{at} WHEN 'string' THEN {at} <> '\"\"'::jsonb "
+                f"WHEN 'boolean' THEN {at} = 'true'::jsonb "
+                f"WHEN 'number' THEN {at} <> '0'::jsonb "
+                f"WHEN 'array' THEN {at} <> '[]'::jsonb "
+                f"WHEN 'object' THEN {at} <> '{{}}'::jsonb ELSE false END"
+            )
+        text = f"({at} #>> '{{}}')"
+        # The regex first: the cast of an impossible date would raise, not be false.
+        return (
+            f"CASE WHEN jsonb_typeof{at} = 'string' AND {text} ~ {param(ISO_TIME)} "
+            f"AND pg_input_is_valid({text}, 'timestamptz') "
+            f"THEN CASE WHEN {text} ~ {param(_HAS_OFFSET)} THEN {text}::timestamptz "
+            f"ELSE {text}::timestamp AT TIME ZONE 'UTC' END <= {now}::timestamptz "
+            "ELSE false END"
+        )
+
+    arms: list[str] = []
+    for rule in rules:
+        label = f"{param(rule.label)}::text"
+        if not rule.when:
+            if not arms:  # CASE needs a WHEN
+                return label
+            arms.append(f"ELSE {label}")
+            break
+        arms.append(f"WHEN {' AND '.join(cond_sql(c) for c in rule.when)} THEN {label}")
+    return f"CASE {' '.join(arms)} END"
