@@ -5,6 +5,7 @@ sort, cut: ``MemoriesMixin._records_plan``), in the same run on one embedded ser
     python bench/list_pages_bench.py [--memories 10000] [--others 10] [--runs 200]
     python bench/list_pages_bench.py --partitions 0 16 64 --data-dir D --load-only  # fill
     python bench/list_pages_bench.py --partitions 0 16 64 --data-dir D --sql-only   # time
+    python bench/list_pages_bench.py --partitions 0 64 --data-dir D --migrate  # setup() again
 
 ``--partitions`` fills one schema per count (``setup(partitions=N)``, 0: none) and times each
 request shape on them in lockstep. The user's namespaces, ``("memories", "u0", ...)``, fit the
@@ -117,7 +118,12 @@ def _shapes(service: Any, store: Any, user: str, memories: int, sql_only: bool) 
             "SQL: status=active, by cursor",
             lambda: service.list_memories(user, limit=10, status=["active"], after=second),
         ),
+        (
+            f"SQL: status=active, page at offset {half}",
+            lambda: service.list_memories(user, limit=10, status=["active"], offset=half),
+        ),
         ("SQL: MemoryVault.list (oldest first)", lambda: service._vault(user).list(limit=10)),
+        ("SQL: the dashboard's 4 status-tab counts", _tab_counts(service, user)),
     ]
     if exact:  # the count every page paid before issue 28's session 10, in the same run
         shapes.insert(
@@ -133,6 +139,18 @@ def _shapes(service: Any, store: Any, user: str, memories: int, sql_only: bool) 
             (f"old: read all {memories:,}, sort, cut", old(whole)),
         ]
     return shapes
+
+
+def _tab_counts(service: Any, user: str) -> Callable[[], Any]:
+    """The dashboard's tab counts (api/_dashboard.TABS) as this package counts them: one
+    statement (``count_memories``), or before issue 28's session 11 one exact count each."""
+    tabs = (["active"], ["pending"], ["superseded", "forgotten"], ["expired"])
+    if hasattr(service, "count_memories"):
+        return lambda: service.count_memories(user, kind="semantic")
+    return lambda: [
+        service.list_memories(user, kind="semantic", status=s, limit=1, exact_total=True)
+        for s in tabs
+    ]
 
 
 def exact_total_supported() -> bool:
@@ -157,6 +175,9 @@ def main() -> None:
     parser.add_argument("--data-dir", help="keep the server here; reuse schemas already filled")
     parser.add_argument("--load-only", action="store_true", help="fill the schemas and stop")
     parser.add_argument("--sql-only", action="store_true", help="skip the old path's shapes")
+    parser.add_argument(
+        "--migrate", action="store_true", help="run this code's migrations on the filled schemas"
+    )
     args = parser.parse_args()
 
     from contextlib import ExitStack
@@ -183,6 +204,16 @@ def main() -> None:
             with psycopg.connect(uri, autocommit=True) as conn:
                 conn.execute(f"VACUUM ANALYZE {schema}.store_items")
             store.analyze()  # a partitioned table's own statistics (docs/scaling.md)
+    if args.migrate:
+        import psycopg
+
+        for n, schema in schemas.items():
+            with VaultStore.from_conn_string(uri, schema=schema) as store:
+                store.setup(partitions=n)
+            with psycopg.connect(uri, autocommit=True) as conn:
+                conn.execute(f"VACUUM ANALYZE {schema}.store_items")
+        print("migrated")
+        return
     if args.load_only:
         print(f"filled {filled}; load average {os.getloadavg()[0]:.1f}")
         return

@@ -15,7 +15,7 @@ import pytest
 from langgraph.store.base import PutOp, SearchOp
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from langmem_vault.store._page_plan import page_plan
+from langmem_vault.store._page_plan import FILTERED_PAGE_SETTINGS, page_plan
 from langmem_vault.store._pages import Page, PageOp, runs_pages
 from langmem_vault.store._validation import InvalidValueError
 
@@ -80,6 +80,31 @@ async def test_pages_by_cursor_give_every_match_once_in_creation_order(store: An
     assert [p.total for p in await _batch(store, bounded)] == [3, 16, 16]
 
 
+async def test_a_page_at_any_offset_is_the_orders_slice_ties_and_all(store: Any) -> None:
+    await _fill(store)
+    # the same key in both namespaces, one transaction (one time): only the namespace breaks
+    # the tie, and a page may start between the two
+    await _batch(
+        store, [PutOp(ns, "tie", {"n": 9, "odd": 1}, index=False) for ns in (FACTS, RULES)]
+    )
+    (everything,) = await _batch(store, [SearchOp(("memories", "u1"), limit=100)])
+    mine = [i for i in everything if i.namespace in (FACTS, RULES)]
+    for newest_first, flt in [(True, None), (False, None), (True, {"odd": 1})]:
+        kept = [i for i in mine if flt is None or i.value["odd"] == 1]
+        kept.sort(key=lambda i: ".".join(i.namespace))  # ties: by namespace, ascending
+        kept.sort(key=lambda i: (i.created_at, i.key), reverse=newest_first)
+        order = [(i.namespace, i.key) for i in kept]
+        op = PageOp((FACTS, RULES), limit=3, newest_first=newest_first, filter=flt)
+        for offset in range(len(order) + 2):
+            (page,) = await _batch(store, [op._replace(offset=offset)])
+            assert [(i.namespace, i.key) for i in page.items] == order[offset : offset + 3]
+            more = offset + 3 < len(order)
+            assert (page.next is not None) == more, (offset, newest_first)
+            if more and page.items[-1].key != "tie":  # a cursor names no namespace
+                (rest,) = await _batch(store, [op._replace(after=page.next, limit=99)])
+                assert [(i.namespace, i.key) for i in rest.items] == order[offset + 3 :]
+
+
 async def test_a_cursor_page_keeps_its_boundary_when_items_are_added(store: Any) -> None:
     await _fill(store)
     op = PageOp((FACTS,), limit=4)
@@ -128,7 +153,7 @@ def test_a_page_reads_only_the_rows_it_returns(pg_uri: str, schema: str) -> None
         # A prepared statement's generic plan (psycopg prepares a statement run 5 times) walks
         # the same index: a filter must not turn it into a read of every match and a sort.
         filtered = PageOp((FACTS,), limit=10, filter={"n": 3}, after=cursor, newest_first=False)
-        query = next(page_plan(filtered, schema))
+        query = next(page_plan(filtered, schema)).queries[1]  # type: ignore[attr-defined]
         names: list[str] = []
 
         def placeholder(m: re.Match[str]) -> str:
@@ -136,10 +161,36 @@ def test_a_page_reads_only_the_rows_it_returns(pg_uri: str, schema: str) -> None
             return f"${len(names)}"
 
         generic = re.sub(r"%\((\w+)\)s", placeholder, str(query.sql))
+        for name, value in FILTERED_PAGE_SETTINGS:  # as page_plan sends it
+            conn.execute(f"SET {name} = {value}")
         plan = conn.execute(f"EXPLAIN (GENERIC_PLAN, FORMAT JSON) {generic}").fetchone()
+        conn.execute("RESET ALL")
         assert plan is not None
         walked = {s.get("Index Name") for s in _scans(plan[0][0]["Plan"])}
         assert walked == {"store_items_prefix_created_idx"}, json.dumps(plan[0])
+
+
+def test_a_page_at_an_offset_skips_its_rows_in_the_index_alone(pg_uri: str, schema: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        store.setup()
+        for b in range(40):
+            ops = [PutOp(FACTS, f"f{b}_{k}", {"n": k}, index=False) for k in range(25)]
+            store.batch([*ops, PutOp(RULES, f"r{b}", {"n": b}, index=False)])
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(f"VACUUM ANALYZE {schema}.store_items")  # pages all-visible, as autovacuum
+        for op in (PageOp((FACTS, RULES), limit=10, offset=900), PageOp((FACTS,), offset=500)):
+            query = next(page_plan(op, schema))
+            row = conn.execute(
+                f"EXPLAIN (ANALYZE, FORMAT JSON) {query.sql}",  # type: ignore[operator]
+                query.params,
+            ).fetchone()
+            assert row is not None
+            scans = list(_scans(row[0][0]["Plan"]))
+            skips = [s for s in scans if s["Node Type"] == "Index Only Scan"]
+            assert sum(s["Actual Rows"] for s in skips) >= op.offset
+            assert all(s["Heap Fetches"] == 0 for s in skips), json.dumps(scans)
+            read = sum(s["Actual Rows"] for s in scans if s not in skips)
+            assert read <= len(op.namespaces) * (op.limit + 2), json.dumps(scans)
 
 
 def _scans(node: dict[str, Any]) -> Any:

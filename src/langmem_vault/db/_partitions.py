@@ -35,6 +35,10 @@ FROM pg_class AS c WHERE c.oid = to_regclass(%(table)s)"""
 # own foreign keys; then the foreign keys of other tables that reference it; its extended
 # statistics. A foreign key to a
 # partitioned table has a child constraint per partition (conparentid): those come with it.
+_STORED_COLUMNS = """
+SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) AS columns FROM pg_attribute
+WHERE attrelid = to_regclass(%(table)s) AND attnum > 0 AND NOT attisdropped AND attgenerated = ''
+"""
 _DEFINITIONS = """
 SELECT 'ALTER TABLE ' || %(table)s || ' ADD CONSTRAINT ' || quote_ident(conname) || ' '
        || pg_get_constraintdef(oid) AS ddl, 1 AS step, conname::text AS name
@@ -129,14 +133,18 @@ def _rebuild(s: str, table: str, partitions: int, options: str | None) -> Plan[N
     storage = f" WITH ({options})" if options else ""
     yield Query(
         f"CREATE TABLE {s}.{table}__new (LIKE {name} INCLUDING DEFAULTS INCLUDING STORAGE"
-        " INCLUDING COMPRESSION INCLUDING CONSTRAINTS) PARTITION BY HASH (tenant)"
+        " INCLUDING COMPRESSION INCLUDING CONSTRAINTS INCLUDING GENERATED)"
+        " PARTITION BY HASH (tenant)"
     )
     for n in range(partitions):
         yield Query(
             f"CREATE TABLE {s}.{table}_p{n} PARTITION OF {s}.{table}__new"
             f" FOR VALUES WITH (MODULUS {partitions}, REMAINDER {n}){storage}"
         )
-    yield Query(f"INSERT INTO {s}.{table}__new SELECT * FROM {name}")
+    # A generated column (store_items.page_at) is computed again, not copied.
+    (found,) = yield Query(_STORED_COLUMNS, {"table": name})
+    columns = found["columns"]
+    yield Query(f"INSERT INTO {s}.{table}__new ({columns}) SELECT {columns} FROM {name}")
     for row in (yield Query(_SEQUENCES, {"table": name, "new": f"{name}__new"})) or []:
         yield Query(row["ddl"])
     yield Query(f"DROP TABLE {name}")

@@ -52,4 +52,6 @@ class MemoryService(
     >>> key = service.add_memory("alice", "Prefers green tea", category="preference").key
     >>> [m.text for m in service.list_memories("alice", status=["active"]).items]
     ['Prefers green tea']
+    >>> service.count_memories("alice").counts
+    {'active': 1}
     """

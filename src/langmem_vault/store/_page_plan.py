@@ -1,6 +1,11 @@
 """The plans of a :class:`~langmem_vault.store._pages.PageOp` (one ordered index walk per
-namespace, store/0005, and the count beside it in the same round trip) and of a
-:class:`~langmem_vault.store._pages.CountOp`."""
+namespace, store/0007, and the count beside it in the same round trip) and of a
+:class:`~langmem_vault.store._pages.CountOp`.
+
+A page at an offset first finds its first row by walking only the index's columns (page time,
+key, namespace, expiry: an index-only scan, reading no row it skips), then walks from there
+as a page by cursor does. A filter on the value (``filter``, ``labels``) reads each row it
+skips, as before."""
 
 from __future__ import annotations
 
@@ -15,33 +20,57 @@ from langmem_vault.store._filters import FilterBuilder
 from langmem_vault.store._labels import label_sql
 from langmem_vault.store._mirrors import mirror_of, mirror_params, mirrored_sql
 from langmem_vault.store._pages import CountOp, Page, PageOp
+from langmem_vault.store._search_sql import plan_settings
 
-__all__ = ["count_plan", "page_plan"]
+__all__ = ["FILTERED_PAGE_SETTINGS", "count_plan", "page_plan"]
+
+#: A page with a filter on the value is planned with these: the planner expects a filter to
+#: keep almost nothing, so it would rather read every row of the range through a bitmap and
+#: sort them than walk the index in order (a plain column orders the index since store/0007,
+#: and a bitmap no longer pays to compute the time of each row it rechecks).
+FILTERED_PAGE_SETTINGS = (("enable_bitmapscan", "off"), ("enable_sort", "off"))
+_FILTERED_ON, _FILTERED_OFF = plan_settings(FILTERED_PAGE_SETTINGS)
 
 
-def _page_sql(s: str, wheres: list[str], *, newest_first: bool) -> str:
-    """One ordered walk of the index per namespace (its own ``wheres``), each cut at
-    offset + limit + 1, merged and cut again (the shape of ``sql.search_recent_in``)."""
-    at = item_time(s)
-    order = f"{at} DESC, i.key DESC" if newest_first else f"{at}, i.key"
-    walks = "\n    UNION ALL\n    ".join(
-        f"""(SELECT {q.ITEM_COLUMNS}, i.prefix, {at} AS page_at FROM {s}.store_items AS i
-    WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where}
-    ORDER BY {order} LIMIT %(cut)s)"""
-        for n, where in enumerate(wheres)
-    )
-    return f"""
+def _page_sql(s: str, wheres: list[str], *, newest_first: bool, skip: bool) -> str:
+    """One ordered walk of the index per namespace (its own ``wheres``), each cut at the
+    page's size + 1, merged and cut again (the shape of ``sql.search_recent_in``); with
+    ``skip``, from the row at %(offset)s, found by a walk of the index's columns alone."""
+    desc = " DESC" if newest_first else ""
+    order = f"i.page_at{desc}, i.key{desc}"
+
+    def walks(columns: str, cut: str, also: str = "") -> str:
+        return "\n    UNION ALL\n    ".join(
+            f"""(SELECT {columns} FROM {s}.store_items AS i
+    WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where}{also}
+    ORDER BY {order} LIMIT {cut})"""
+            for n, where in enumerate(wheres)
+        )
+
+    columns = f"{q.ITEM_COLUMNS}, i.prefix, i.page_at"
+    if not skip:
+        return f"""
 SELECT * FROM (
-    {walks}
+    {walks(columns, "%(cut)s")}
 ) AS i
-ORDER BY {"i.page_at DESC, i.key DESC" if newest_first else "i.page_at, i.key"}, i.prefix
-LIMIT %(limit)s OFFSET %(offset)s"""
-
-
-def item_time(s: str) -> str:
-    """An item's creation time for paging: the expression of store_items_prefix_created_idx
-    (its value's ``created_at`` when a timestamp, else the time it was first stored)."""
-    return f"{s}.item_time(i.value, i.created_at)"
+ORDER BY {order}, i.prefix
+LIMIT %(limit)s"""
+    # Two scalar subqueries, not one row subquery: a row compared with parameters is an
+    # index condition, a row subquery is not.
+    cmp = "<=" if newest_first else ">="
+    start = " AND (i.page_at, i.key) {} ((SELECT page_at FROM start), (SELECT key FROM start))"
+    return f"""
+WITH start AS (
+    SELECT * FROM (
+    {walks("i.page_at, i.key, i.prefix", "%(skip_cut)s")}
+    ) AS i
+    ORDER BY {order}, i.prefix OFFSET %(offset)s LIMIT 1)
+SELECT i.* FROM (
+    {walks(columns, "%(cut)s", start.format(cmp))}
+) AS i, start
+WHERE NOT (i.page_at = start.page_at AND i.key = start.key AND i.prefix < start.prefix)
+ORDER BY {order}, i.prefix
+LIMIT %(limit)s"""
 
 
 def _count_sql(s: str, wheres: list[str]) -> str:
@@ -95,9 +124,12 @@ def _labelled(rules: Any, params: dict[str, Any]) -> str:
 def page_plan(op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[Page]:
     """The page (and the count, pipelined with it): one round trip."""
     params: dict[str, Any] = {
-        "cut": op.offset + op.limit + 1,
+        # with an offset, a namespace's walk may start on rows that tie with the first row
+        # in another namespace and belong before it: one more
+        "cut": op.limit + (2 if op.offset else 1),
         "limit": op.limit + 1,
         "offset": op.offset,
+        "skip_cut": op.offset + 1,
         "count_limit": op.count_limit,
     }
     namespaces, wheres = _scope(op, rule, params)
@@ -105,20 +137,24 @@ def page_plan(op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[
     if op.after is not None:
         params["after_at"], params["after_key"] = op.after
         cmp = "<" if op.newest_first else ">"
-        after = f" AND ({item_time(schema)}, i.key) {cmp} (%(after_at)s, %(after_key)s)"
+        after = f" AND (i.page_at, i.key) {cmp} (%(after_at)s, %(after_key)s)"
         wheres = [w + after for w in wheres]
-    sql = _page_sql(schema, wheres, newest_first=op.newest_first)
+    sql = _page_sql(schema, wheres, newest_first=op.newest_first, skip=op.offset > 0)
     if op.mirror is not None:
         mirror_tenants = [rule.tenant_of((*op.mirror, *ns)) for ns in namespaces]
         params.update(mirror_params(op.mirror, mirror_tenants))
         sql = mirrored_sql(schema, sql, params)
     page = Query(sql, params)
-    if op.with_total:
-        counted = Query(_count_sql(schema, counted_where), params)
+    counted = Query(_count_sql(schema, counted_where), params) if op.with_total else None
+    if op.filter is not None or op.keep is not None:
+        sent = (Query(_FILTERED_ON), page, *([counted] if counted else []), Query(_FILTERED_OFF))
+        _, rows, *answers = yield Pipelined(sent)
+        totals = answers[0] if counted else None
+    elif counted is not None:
         rows, totals = yield Pipelined((page, counted))
-        total = int((totals or [{"n": 0}])[0]["n"])
     else:
-        rows, total = (yield page), None
+        rows, totals = (yield page), None
+    total = None if counted is None else int((totals or [{"n": 0}])[0]["n"])
     rows = rows or []
     items = [
         Item(
