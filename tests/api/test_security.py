@@ -314,7 +314,7 @@ async def test_no_request_reads_or_opens_more_than_max_rows(
     assert read <= 2
     opened = read = 0
     page = await service.alist_memories(user, status=["active"], limit=1, exact_total=True)
-    # A status is judged in SQL: the page cut and counted there, like a listing by kind.
+    # A status is judged in SQL: the page cut there, counted there when asked.
     assert not page.truncated and page.total == 12 and opened == 1 and read <= 2
     opened = read = 0
     page = await service.alist_memories(user, category="general", limit=1, exact_total=True)

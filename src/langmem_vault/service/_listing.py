@@ -6,11 +6,13 @@ of an index that reads the rows it returns, whatever the user holds. Only the pa
 memories are opened (private text decrypted) and their usage records read.
 
 ``status`` is judged in SQL: its rule (``STATUS_RULES``) is data read in Python and in SQL
-alike (store/_labels.py), so a listing by kind and status is cut in SQL, offset included,
-and its total is a count in SQL, sent with the page: of at most ``TOTAL_LIMIT`` matches (one
-more, to know there are more: ``total_capped``), or every one when asked; an index-only count
-of 10,000 entries cost 2 ms a page, ten times the page. :func:`counts_plan` counts every
-status at once (the dashboard's tabs): one statement.
+alike (store/_labels.py), so a listing by kind and status is cut in SQL, offset included.
+A listing by kind alone counts its total in SQL, sent with the page: at most ``TOTAL_LIMIT``
+matches (one more, to know there are more: ``total_capped``), or every one when asked; an
+index-only count of 10,000 entries cost 2 ms a page, ten times the page. With a status the
+count judges every row it counts, so it is made only when asked (``exact_total``: every
+match, in SQL). :func:`counts_plan` counts every status at once (the dashboard's tabs): one
+statement.
 
 The other derived fields (``category``, ``tags``, ``since``/``until``) are the records' own
 (:meth:`MemoryQuery.matches`, one rule for every surface), so those listings walk the index in
@@ -96,10 +98,14 @@ def listing_plan(
     if _in_sql(query):
         # The usage records come joined in the page's statement: one round trip in all.
         cap = None if query.exact_total else TOTAL_LIMIT + 1
-        (page,) = yield Batch([op._replace(with_total=True, count_limit=cap, mirror=USAGE_ROOT)])
+        # A status's count judges each row it counts (1,000 rows: 1-2 ms, the page's cost
+        # again): counted when asked, as the other derived filters are.
+        counted = query.status is None or query.exact_total
+        op = op._replace(with_total=counted, count_limit=cap, mirror=USAGE_ROOT)
+        (page,) = yield Batch([op])
         items, total, more, truncated = page.items, page.total, page.next, False
-        capped = cap is not None and total > TOTAL_LIMIT
-        total = min(total, TOTAL_LIMIT) if capped else total
+        capped = total is not None and cap is not None and total > TOTAL_LIMIT
+        total = min(total, TOTAL_LIMIT) if capped and total is not None else total
         usage = {
             (tuple(i.namespace), i.key): m.value
             for i, m in zip(items, page.mirrors, strict=True)
