@@ -5,10 +5,12 @@ erase)."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from typing import Any
 
 import httpx
+import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import HumanMessage
 from langgraph.graph import START, StateGraph
@@ -17,7 +19,8 @@ from langmem_vault.api import LocalOnlyAuth, create_app
 from langmem_vault.graphs._state import MemoryState
 from langmem_vault.nodes._inject import create_inject_node
 from langmem_vault.nodes._respond import create_respond_node
-from tests.api.conftest import Api
+from langmem_vault.service import _records as records
+from tests.api.conftest import PREFIX, Api
 
 
 def new_user() -> str:
@@ -323,6 +326,27 @@ async def test_analytics_and_csv_export(api: Api) -> None:
     assert report["latency_ms"]["search"]["count"] >= 1
     assert csv.headers["content-type"].startswith("text/csv")
     assert sorted(csv.text.splitlines()[1:])[0].split(",")[1] in ("Has two cats", "Plays the cello")
+
+
+async def test_the_dashboards_tabs_count_each_status_capped(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = new_user()
+    for n in range(3):
+        await add(api, user, f"Fact {n}")
+    closed = await add(api, user, "Old fact")
+    async with api.client("admin-key") as c:
+        assert (await c.delete(f"/memories/{closed}", params={"user_id": user})).status_code == 200
+    monkeypatch.setattr(records, "TOTAL_LIMIT", 2)  # 3 active: more than the cap
+    headers = {"Authorization": "Bearer admin-key"}
+    transport = httpx.ASGITransport(app=api.app)
+    async with httpx.AsyncClient(
+        transport=transport, base_url=f"http://test{PREFIX}", headers=headers
+    ) as c:
+        html = (await c.get("/", params={"user_id": user})).text
+    tabs = dict(re.findall(r'data-tab="(\w+)">\w+<span class="n">([^<]*)</span>', html))
+    assert tabs == {"active": "2+", "pending": "0", "superseded": "1", "expired": "0"}
+    assert 'id="total">2+ memories' in html
 
 
 async def test_openapi_documents_the_routes_under_the_prefix(api: Api) -> None:

@@ -361,7 +361,10 @@ def build_router() -> APIRouter:
         svc = view.service
         report = await svc.aanalytics(view.user_id, latency=request.app.state.vault_latency)
         by_status = await svc.acount_memories(view.user_id, kind="semantic")
-        totals = {tab: by_status.total(s)[0] for tab, s in TABS.items()}
+        totals: dict[str, int | str] = {}
+        for tab, statuses in TABS.items():
+            n, more = by_status.total(statuses)
+            totals[tab] = f"{n}+" if more else n
         view.colours = {c.name: c.colour for c in await svc.alist_categories(view.user_id)}
         return view.render(
             "analytics.html",
