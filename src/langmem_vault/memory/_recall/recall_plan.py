@@ -23,6 +23,9 @@ Then, in process, each branch ranks what it knows and :func:`~.fusion.fuse` fuse
   candidates in the same conversation (``neighbours.neighbour_ranked``), fused again with
   the others: the answer is often the reply to the sentence that matches the question.
 
+Then the facts whose subject is the person the question names ("What does Melanie do?":
+"Melanie: I ...") are lifted part of the way to the best (:mod:`~.subjects`).
+
 The fused score, scaled to [0, 1] across the candidates, takes the place of search relevance
 in the usual blend with confidence, recency, utility and layer (``recall.scoring``): the
 facade's :meth:`~langmem_vault.memory._vault.MemoryVault.recall` and the inject node rank the
@@ -56,6 +59,7 @@ from langmem_vault.memory._recall.scoring import (
     as_datetime,
     score_memory,
 )
+from langmem_vault.memory._recall.subjects import named_subject, said_by
 from langmem_vault.memory._recall.time_filter import (
     QueryTime,
     TimeWindow,
@@ -104,12 +108,14 @@ class RecallSettings:
     """How the branches are fused: their weights (a branch not named weighs 1), the rank
     constant ``k``, how many of a thread's best matches score it (``thread_top``), and how
     many of the first fusion's best lend their score to their neighbours
-    (``neighbour_sources``)."""
+    (``neighbour_sources``), and what share of the way to the best relevance the facts whose
+    subject the question names move (``subject_lift``, :mod:`~.subjects`)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_BRANCH_WEIGHTS))
     k: float = DEFAULT_K
     thread_top: int = 3
     neighbour_sources: int = 40
+    subject_lift: float = 0.5
 
 
 DEFAULT_SETTINGS = RecallSettings()
@@ -389,6 +395,11 @@ def rank_found(
             if beside:  # facts said in no thread have none
                 first = fuse_more(first, "neighbour", beside, weight, k=settings.k)
         fused = {f.key: f for f in first}
+    subject = None
+    if query.text and settings.subject_lift:
+        subject = named_subject(
+            query.text, (str(fact.get("text", "")) for _, fact in kept.values())
+        )
     spread = [fused[t].score if t in fused else 0.0 for t in kept]
     low, high = (min(spread), max(spread)) if spread else (0.0, 0.0)
     scored: list[ScoredMemory] = []
@@ -398,6 +409,8 @@ def rank_found(
         if query.text:
             share = hit.score if hit is not None else 0.0
             relevance = (share - low) / (high - low) if high - low > 1e-12 else 1.0
+            if subject is not None and said_by(str(value.get("text", "")), subject):
+                relevance += settings.subject_lift * (1.0 - relevance)
         raw = _score(candidate.item)
         scored.append(
             ScoredMemory(
