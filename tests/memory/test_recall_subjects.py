@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from langgraph.store.base import BaseStore
 
 from langmem_vault.memory import MemoryVault, Recalled
-from langmem_vault.memory._recall.subjects import named_subject, said_by
+from langmem_vault.memory._recall.subjects import named_subject, subject_of
 
 # Caroline's turns share the question's words ("sports"); Melanie's answers do not
 CHAT = [
@@ -48,12 +48,15 @@ async def test_the_named_persons_turns_move_up_async(astore: BaseStore) -> None:
 
 
 def test_the_subject_is_the_name_a_text_starts_with() -> None:
-    texts = [*CHAT, "Maya moved to Lyon in 2023", "The user's sister is Priya"]
-    assert named_subject(QUESTION, texts) == "Melanie"
-    assert named_subject("Where did Maya live before Lyon?", texts) == "Maya"
-    # a name only mentioned (not the subject), the first word, or two speakers: no lift
-    assert named_subject("Who is Priya?", texts) is None
-    assert named_subject("Melanie likes what?", texts) is None
-    assert named_subject("Did Caroline or Melanie ski?", texts) is None
-    assert said_by(CHAT[1], "Melanie") and not said_by(CHAT[0], "Melanie")
-    assert said_by("Maya's sister Priya plays chess", "Maya")
+    texts = dict(enumerate([*CHAT, "Maya moved to Lyon in 2023", "The user's sister is Priya"]))
+    assert named_subject(QUESTION, texts) == {1, 3}
+    assert named_subject("Where did Maya live before Lyon?", texts) == {5}
+    # a name only mentioned (not a subject), the first word, or two speakers: no lift
+    assert named_subject("Who is Priya?", texts) == set()
+    assert named_subject("Melanie likes what?", texts) == set()
+    assert named_subject("Did Caroline or Melanie ski?", texts) == set()
+    assert [subject_of(t) for t in (CHAT[0], "Maya's sister Priya", "Melanie, hi")] == [
+        "Caroline",
+        "Maya",
+        None,
+    ]

@@ -59,7 +59,7 @@ from langmem_vault.memory._recall.scoring import (
     as_datetime,
     score_memory,
 )
-from langmem_vault.memory._recall.subjects import named_subject, said_by
+from langmem_vault.memory._recall.subjects import named_subject
 from langmem_vault.memory._recall.time_filter import (
     QueryTime,
     TimeWindow,
@@ -395,11 +395,10 @@ def rank_found(
             if beside:  # facts said in no thread have none
                 first = fuse_more(first, "neighbour", beside, weight, k=settings.k)
         fused = {f.key: f for f in first}
-    subject = None
+    lifted: set[Target] = set()
     if query.text and settings.subject_lift:
-        subject = named_subject(
-            query.text, (str(fact.get("text", "")) for _, fact in kept.values())
-        )
+        texts = {t: str(fact.get("text", "")) for t, (_, fact) in kept.items()}
+        lifted = named_subject(query.text, texts)
     spread = [fused[t].score if t in fused else 0.0 for t in kept]
     low, high = (min(spread), max(spread)) if spread else (0.0, 0.0)
     scored: list[ScoredMemory] = []
@@ -409,7 +408,7 @@ def rank_found(
         if query.text:
             share = hit.score if hit is not None else 0.0
             relevance = (share - low) / (high - low) if high - low > 1e-12 else 1.0
-            if subject is not None and said_by(str(value.get("text", "")), subject):
+            if target in lifted:
                 relevance += settings.subject_lift * (1.0 - relevance)
         raw = _score(candidate.item)
         scored.append(

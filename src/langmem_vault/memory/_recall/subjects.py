@@ -14,50 +14,50 @@ one of its capitalised words (other than its first) is some candidate's subject;
 naming two such people (both speakers) lifts none.
 
 >>> texts = {"a": "Melanie: I run", "b": "Caroline: you run?", "c": "The run"}
->>> named_subject("What does Melanie run?", texts.values())
-'Melanie'
->>> sorted(t for t, text in texts.items() if said_by(text, "Melanie"))
+>>> sorted(named_subject("What does Melanie run?", texts))
 ['a']
->>> named_subject("Did Melanie and Caroline run?", texts.values()) is None
-True
+>>> named_subject("Did Melanie and Caroline run?", texts)
+set()
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
 
-__all__ = ["named_subject", "said_by"]
+__all__ = ["named_subject", "subject_of"]
+
+K = TypeVar("K", bound=Hashable)
 
 # the leading name: one or two capitalised words, then a colon, a space, or "'s"
-_LEADING = re.compile(r"\s*([A-Z][\w-]+(?: [A-Z][\w-]+)?)(?=:|'s\b|\s)")
+_LEADING = re.compile(r"\s*([A-Z][\w-]+)(?: [A-Z][\w-]+)?(?=:|'s\b|\s)")
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
 
 
-def _subject(text: str) -> str | None:
-    """The name ``text`` starts with ("Melanie: ...", "Maya moved ..."), or None."""
+def subject_of(text: str) -> str | None:
+    """The (first) name ``text`` starts with ("Melanie: ...", "Maya moved ..."), or None.
+
+    >>> subject_of("Maya Rossi: hello"), subject_of("i ran")
+    ('Maya', None)
+    """
     match = _LEADING.match(text)
     return match.group(1) if match else None
 
 
-def named_subject(query: str, texts: Iterable[str]) -> str | None:
-    """The one person ``query`` names who is the subject of some of ``texts`` (None: none,
-    or more than one)."""
+def named_subject(query: str, texts: Mapping[K, str]) -> set[K]:
+    """The keys of ``texts`` whose subject is the one person ``query`` names (empty: it
+    names none of their subjects, or more than one)."""
     # the first word is capitalised by grammar, not because it is a name
     words = {m.group() for m in _CAPITALISED.finditer(query.strip()) if m.start() > 0}
-    if not words:
-        return None
-    named: set[str] = set()
-    for text in texts:
-        subject = _subject(text)
-        if subject is not None and subject.split(" ")[0] in words:
-            named.add(subject.split(" ")[0])
-            if len(named) > 1:
-                return None
-    return named.pop() if named else None
-
-
-def said_by(text: str, name: str) -> bool:
-    """Whether ``text``'s subject is ``name`` (its first name for a two-word subject)."""
-    subject = _subject(text)
-    return subject is not None and subject.split(" ")[0] == name
+    if not words:  # most questions name no one: no texts to scan
+        return set()
+    by_name: dict[str, set[K]] = {}
+    starts = tuple(words)
+    for key, text in texts.items():
+        if not text.lstrip().startswith(starts):  # cheap: most texts start with no such name
+            continue
+        subject = subject_of(text)
+        if subject in words:
+            by_name.setdefault(subject, set()).add(key)
+    return by_name.popitem()[1] if len(by_name) == 1 else set()
