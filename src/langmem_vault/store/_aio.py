@@ -19,7 +19,13 @@ from langmem_vault.db._pools import PoolOptions, apooled_with_reads
 from langmem_vault.db._steps import arun_steps
 from langmem_vault.store._base import VaultStoreBase
 from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
-from langmem_vault.store._plans import analyze_plan, purge_plan, setup_plan, sweep_plan
+from langmem_vault.store._plans import (
+    analyze_plan,
+    purge_plan,
+    reorder_plan,
+    setup_plan,
+    sweep_plan,
+)
 from langmem_vault.store._prepare import prepare_batch
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._reembed import DEFAULT_PAGE
@@ -169,6 +175,10 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
     async def analyze(self) -> None:
         """Refresh the statistics search uses to weigh keywords by rarity (see VaultStore)."""
         await self._db.run(analyze_plan(self.schema, self._stats))
+
+    async def reorder_vectors(self) -> bool:
+        """Async twin of :meth:`VaultStore.reorder_vectors`."""
+        return await self._db.run_direct(lambda: reorder_plan(self.schema))
 
     async def reembed(
         self, namespace_prefix: tuple[str, ...] = (), *, page: int = DEFAULT_PAGE

@@ -7,9 +7,9 @@ of the items of ``namespaces`` (exact namespaces, not prefixes) in creation orde
 oldest first: an item's creation time is its value's own ``created_at`` when that holds a
 timestamp (a memory keeps the time it was made, through an export and an import), else the
 time it was first stored; the key breaks ties. Each namespace is an ordered walk of
-``store_items_prefix_created_idx`` (on the ``page_at`` column: store/0007) from the cursor, cut at the page size, so a
-page reads the rows it returns (one more, to learn whether a next page exists), whatever the
-namespaces hold.
+``store_items_prefix_created_idx`` (on the ``page_at`` column: store/0007) from the cursor,
+cut at the page size, so a page reads the rows it returns (one more, to learn whether a next
+page exists), whatever the namespaces hold.
 
 Paging by ``after`` (the :attr:`Page.next` cursor of the page before) keeps page boundaries
 where they were when items are added or removed elsewhere in the order; ``offset`` is for a

@@ -25,7 +25,7 @@ except ImportError:  # pgvector < 0.4 (langchain-postgres 0.0.x pins 0.3.6) has 
     from pgvector.utils import Vector as Vector
 
 from langmem_vault._tenants import DEFAULT_RULE, TenantRule
-from langmem_vault.db._migrations import migrate_plan
+from langmem_vault.db._migrations import check_schema, migrate_plan
 from langmem_vault.db._partitions import check_partitions, partition_plan
 from langmem_vault.db._runner import Plan, Query, gather
 from langmem_vault.store import _sql as q
@@ -280,6 +280,36 @@ def setup_plan(settings: StoreSettings, partitions: int = 0) -> Plan[list[int]]:
         )
     yield from partition_plan(settings.schema, PARTITIONED[:2], partitions)
     return applied
+
+
+# store_vectors/0004's index, whose leaves a cold namespace search reads in key order; left
+# behind by a REINDEX CONCURRENTLY that was interrupted: its new copy (_ccnew, invalid) or
+# the old one (_ccold).
+NAMESPACE_INDEX = "store_vectors_namespace_idx"
+_LEFTOVERS = """
+SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %%s', i.indexrelid::regclass) AS ddl
+FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
+WHERE NOT i.indisvalid AND c.relname ~ '_cc(new|old)[0-9]*$'
+  AND i.indrelid IN (SELECT %(table)s::regclass UNION ALL
+                     SELECT inhrelid FROM pg_inherits WHERE inhparent = %(table)s::regclass)"""
+
+
+def reorder_plan(schema: str) -> Plan[bool]:
+    """Rebuild the namespace index online (``REINDEX INDEX CONCURRENTLY``: reads and writes go
+    on; a partitioned index one partition at a time), so each user's leaves lie in key order
+    on disk again (docs/scaling.md, "Keeping the leaves in order"); first drop what an
+    interrupted run left. False when the store has no such index. Must run outside a
+    transaction block (``Database.run_direct`` on a pool)."""
+    s = check_schema(schema)
+    rows = yield Query(
+        "SELECT to_regclass(%(name)s) IS NOT NULL AS found", {"name": f"{s}.{NAMESPACE_INDEX}"}
+    )
+    if not rows[0]["found"]:
+        return False
+    for row in (yield Query(_LEFTOVERS, {"table": f"{s}.store_vectors"})) or []:
+        yield Query(row["ddl"])
+    yield Query(f"REINDEX INDEX CONCURRENTLY {s}.{NAMESPACE_INDEX}")
+    return True
 
 
 def analyze_plan(schema: str, stats_cache: StatsCache, *, vectors: bool = False) -> Plan[None]:

@@ -21,7 +21,13 @@ from langmem_vault.db._pools import PoolOptions, pooled_with_reads
 from langmem_vault.db._steps import run_steps
 from langmem_vault.store._base import VaultStoreBase
 from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
-from langmem_vault.store._plans import analyze_plan, purge_plan, setup_plan, sweep_plan
+from langmem_vault.store._plans import (
+    analyze_plan,
+    purge_plan,
+    reorder_plan,
+    setup_plan,
+    sweep_plan,
+)
 from langmem_vault.store._prepare import prepare_batch
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._reembed import DEFAULT_PAGE
@@ -164,6 +170,25 @@ class VaultStore(VaultStoreBase, BaseStore):
         have the weights at once.
         """
         self._db.run(analyze_plan(self.schema, self._stats))
+
+    def reorder_vectors(self) -> bool:
+        """Rebuild the index a user's namespace search reads its vectors from, online
+        (``REINDEX INDEX CONCURRENTLY``: reads and writes go on), so each user's index pages
+        lie in order on disk again: new memories split them and scatter the split halves, and a
+        cold search then reads them one by one (docs/scaling.md, "Keeping the leaves in
+        order"). Run it from a schedule. False when the store has no such index (keyword-only,
+        or vectors too large for it). Needs a store made by ``from_conn_string`` (REINDEX
+        CONCURRENTLY cannot run in a transaction, as a store on a single connection runs it).
+
+        >>> from langmem_vault import VaultStore
+        >>> index = {"dims": 4, "embed": lambda texts: [[1.0, 0.0, 0.0, 0.0] for _ in texts]}
+        >>> with VaultStore.from_conn_string(None, index=index) as store:
+        ...     _ = store.setup()
+        ...     store.put(("memories", "u1"), "k1", {"text": "tea"})
+        ...     store.reorder_vectors()
+        True
+        """
+        return self._db.run_direct(lambda: reorder_plan(self.schema))
 
     def reembed(self, namespace_prefix: tuple[str, ...] = (), *, page: int = DEFAULT_PAGE) -> int:
         """Embed every indexed text again with the store's embeddings, in place: after a change
