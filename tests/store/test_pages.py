@@ -7,13 +7,13 @@ page's boundary stays where it was when items are added; a page reads the rows i
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import psycopg
 import pytest
 from langgraph.store.base import PutOp, SearchOp
 
+from langmem_vault.db._placeholders import raw
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from langmem_vault.store._page_plan import FILTERED_PAGE_SETTINGS, page_plan
 from langmem_vault.store._pages import Page, PageOp, runs_pages
@@ -140,13 +140,7 @@ def test_a_page_reads_only_the_rows_it_returns(pg_uri: str, schema: str) -> None
     with psycopg.connect(pg_uri, autocommit=True) as conn:
         conn.execute(f"ANALYZE {schema}.store_items")
         for op in (PageOp((FACTS, RULES), limit=10), PageOp((FACTS,), limit=10, after=cursor)):
-            query = next(page_plan(op, schema))
-            row = conn.execute(
-                f"EXPLAIN (ANALYZE, FORMAT JSON) {query.sql}",  # type: ignore[operator]
-                query.params,
-            ).fetchone()
-            assert row is not None
-            scans = list(_scans(row[0][0]["Plan"]))
+            scans = _explained(conn, op, schema)
             walked = {s.get("Index Name") for s in scans}
             assert walked == {"store_items_prefix_created_idx"}
             assert sum(s["Actual Rows"] for s in scans) <= 11, json.dumps(scans)
@@ -154,13 +148,9 @@ def test_a_page_reads_only_the_rows_it_returns(pg_uri: str, schema: str) -> None
         # the same index: a filter must not turn it into a read of every match and a sort.
         filtered = PageOp((FACTS,), limit=10, filter={"n": 3}, after=cursor, newest_first=False)
         query = next(page_plan(filtered, schema)).queries[1]  # type: ignore[attr-defined]
-        names: list[str] = []
-
-        def placeholder(m: re.Match[str]) -> str:
-            names.append(m.group(1))
-            return f"${len(names)}"
-
-        generic = re.sub(r"%\((\w+)\)s", placeholder, str(query.sql))
+        converted = raw(str(query.sql))
+        assert converted is not None
+        generic = converted[0]
         for name, value in FILTERED_PAGE_SETTINGS:  # as page_plan sends it
             conn.execute(f"SET {name} = {value}")
         plan = conn.execute(f"EXPLAIN (GENERIC_PLAN, FORMAT JSON) {generic}").fetchone()
@@ -179,18 +169,23 @@ def test_a_page_at_an_offset_skips_its_rows_in_the_index_alone(pg_uri: str, sche
     with psycopg.connect(pg_uri, autocommit=True) as conn:
         conn.execute(f"VACUUM ANALYZE {schema}.store_items")  # pages all-visible, as autovacuum
         for op in (PageOp((FACTS, RULES), limit=10, offset=900), PageOp((FACTS,), offset=500)):
-            query = next(page_plan(op, schema))
-            row = conn.execute(
-                f"EXPLAIN (ANALYZE, FORMAT JSON) {query.sql}",  # type: ignore[operator]
-                query.params,
-            ).fetchone()
-            assert row is not None
-            scans = list(_scans(row[0][0]["Plan"]))
+            scans = _explained(conn, op, schema)
             skips = [s for s in scans if s["Node Type"] == "Index Only Scan"]
             assert sum(s["Actual Rows"] for s in skips) >= op.offset
             assert all(s["Heap Fetches"] == 0 for s in skips), json.dumps(scans)
             read = sum(s["Actual Rows"] for s in scans if s not in skips)
             assert read <= len(op.namespaces) * (op.limit + 2), json.dumps(scans)
+
+
+def _explained(conn: psycopg.Connection[Any], op: PageOp, schema: str) -> list[Any]:
+    """The scans of store_items in the page statement's EXPLAIN ANALYZE."""
+    query = next(page_plan(op, schema))
+    row = conn.execute(
+        f"EXPLAIN (ANALYZE, FORMAT JSON) {query.sql}",  # type: ignore[attr-defined]
+        query.params,  # type: ignore[attr-defined]
+    ).fetchone()
+    assert row is not None
+    return list(_scans(row[0][0]["Plan"]))
 
 
 def _scans(node: dict[str, Any]) -> Any:
