@@ -8,6 +8,10 @@ N beside partitions off and langgraph's PostgresStore, all in one run on one emb
     # 1M from 1,000 users, grown in SQL from the 100k databases' rows (see grow())
     python bench/partitions_bench.py load --data-dir D --items 1000000 --users 1000 \\
         --partitions 0 64 --grow-from 100000
+    # the same from the 100k layout with the namespace index in key order (pt100000_r0): the
+    # grown pt1000000_r0 keeps it, built after the rows; its partitioned copies are made from it
+    python bench/partitions_bench.py load --data-dir D --items 1000000 --users 1000 \
+        --partitions 64 --rebuilt --grow-from 100000 --grow-source r0 --no-hnsw
     # time (under `/work/wt/cpu bench`)
     python bench/partitions_bench.py search --data-dir D --items 100000 \\
         --partitions 0 16 64 --postgres
@@ -266,12 +270,19 @@ def load(args: argparse.Namespace) -> None:
     from langmem_vault.db._embedded import embedded_uri
 
     server = embedded_uri(Path(args.data_dir).resolve())
-    base = db_name(args.items, "p0")
+    # --grow-source r0: the grown copy keeps the namespace index (built after the rows, so in
+    # key order, as reorder_vectors() keeps it) and the partitioned copies are made from it
+    kind = args.grow_source if args.grow_from else "p0"
+    base = db_name(args.items, kind)
     if args.grow_from:
-        source = db_name(args.grow_from, "p0")
+        source = db_name(args.grow_from, kind)
         copies = args.items // args.grow_from
         grow(server, source, base, args.items, args.users // copies, copies, not args.no_hnsw)
-        _finish(make_conninfo(server, dbname=base), "p0")
+        t0 = time.perf_counter()
+        with ExitStack() as stack:  # this tree's migrations (store/0007 rewrites store_items)
+            open_system(stack, make_conninfo(server, dbname=base), kind)
+        print(f"  {base}: setup() in {time.perf_counter() - t0:.0f} s", flush=True)
+        _finish(make_conninfo(server, dbname=base), kind)
     elif args.reload or not _exists(server, base):
         uri = common.create_database(server, base)
         with ExitStack() as stack:
@@ -281,9 +292,10 @@ def load(args: argparse.Namespace) -> None:
     with ExitStack() as stack, _connect(make_conninfo(server, dbname=base)) as conn:
         # p0 and its copies are main's layout: without the namespace index (issue 28)
         open_system(stack, make_conninfo(server, dbname=base), "p0")
-        vector_layouts.without_namespace_index(conn, SCHEMA)
+        if kind == "p0":
+            vector_layouts.without_namespace_index(conn, SCHEMA)
     for system in systems_of(args):
-        if system == "p0":
+        if system == kind:
             continue
         name = db_name(args.items, system)
         if system == "pg":
@@ -649,6 +661,12 @@ def main() -> None:
     )
     parser.add_argument("--no-hnsw", action="store_true", help="load --grow-from: no HNSW")
     parser.add_argument("--grow-from", type=int, help="load: copy the databases of this size")
+    parser.add_argument(
+        "--grow-source",
+        choices=["p0", "r0"],
+        default="p0",
+        help="load --grow-from: the layout grown (r0: with the namespace index, in key order)",
+    )
     parser.add_argument("--reload", action="store_true", help="load: refill existing databases")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument(
