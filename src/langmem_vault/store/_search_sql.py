@@ -394,9 +394,13 @@ cand AS (
     SELECT DISTINCT ON (prefix, key) * FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw) AS u
     ORDER BY prefix, key, vcos DESC NULLS LAST
 )"""
-        # COALESCE runs the probe only for candidates no vector branch found.
+        # COALESCE runs the probe only for candidates no vector branch found. The tenant as a
+        # parameter too, not only through i.tenant: on a partitioned store the planner then
+        # prunes the vectors' other partitions; with i.tenant alone it planned all of them on
+        # every search (64 partitions: 10.9 ms of planning against 4.1; bench/RESULTS.md,
+        # issue 28 session 11).
         cos = f"""coalesce(i.vcos, (SELECT max(1 - ({_DISTANCE})) FROM {s}.store_vectors AS v
-         WHERE v.tenant = i.tenant AND v.prefix = i.prefix AND v.key = i.key))"""
+         WHERE {alone}v.tenant = i.tenant AND v.prefix = i.prefix AND v.key = i.key))"""
     else:
         candidates = f"{keyword},\ncand AS (SELECT * FROM kw)"
         cos = "NULL::float8"
