@@ -395,10 +395,10 @@ cand AS (
     ORDER BY prefix, key, vcos DESC NULLS LAST
 )"""
         # COALESCE runs the probe only for candidates no vector branch found. The tenant as a
-        # parameter too, not only through i.tenant: on a partitioned store the planner then
-        # prunes the vectors' other partitions; with i.tenant alone it planned all of them on
-        # every search (64 partitions: 10.9 ms of planning against 4.1; bench/RESULTS.md,
-        # issue 28 session 11).
+        # parameter too, not only through i.tenant, so on a partitioned store the probe can be
+        # pruned to the tenant's partition by the planner (a custom plan of this statement held
+        # all 64 otherwise: 10.9 ms of planning against 4.1 at 1M items) and at executor
+        # start-up (bench/RESULTS.md, issue 28 session 11, lead).
         cos = f"""coalesce(i.vcos, (SELECT max(1 - ({_DISTANCE})) FROM {s}.store_vectors AS v
          WHERE {alone}v.tenant = i.tenant AND v.prefix = i.prefix AND v.key = i.key))"""
     else:
