@@ -13,9 +13,10 @@ import numpy as np
 import psycopg
 import pytest
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import PutOp
+from langgraph.store.base import PutOp, SearchOp
 
-from langmem_vault.store import AsyncVaultStore, VaultStore
+from langmem_vault.store import AsyncVaultStore, SearchRanking, VaultStore
+from tests.support.embeddings import TrigramEmbeddings, index_config
 
 DIMS = 64
 INDEX = "store_vectors_namespace_idx"
@@ -117,8 +118,10 @@ def _keep(notices: list[dict[str, Any]]) -> Any:
 
 def _check_plan(plan: dict[str, Any]) -> None:
     vectors = [n for n in _nodes(plan) if n.get("Relation Name", "").startswith("store_vectors")]
-    [ranked] = [n for n in vectors if n["Node Type"] == "Index Only Scan" and n["Actual Rows"]]
-    assert ranked["Index Name"] == INDEX and ranked["Actual Rows"] == NEAR + SPREAD
+    # ranked, and counted for the verdict, from the namespace index
+    read = [n for n in vectors if n["Node Type"] == "Index Only Scan" and n["Actual Rows"]]
+    assert {n["Index Name"] for n in read} == {INDEX}
+    assert [n["Actual Rows"] for n in read] in ([NEAR + SPREAD], [NEAR + SPREAD] * 2)
     read_again = [n for n in vectors if n["Node Type"] != "Index Only Scan" and n["Actual Rows"]]
     assert read_again == [], read_again
 
@@ -159,3 +162,77 @@ async def test_the_namespace_search_ranks_as_an_exact_scan_on_near_ties(
     assert [(h.key, h.score) for h in hits] == expected
     [plan] = _plans_of(notices)
     _check_plan(plan)
+
+
+# A namespace's verdict (scored exactly, or through the HNSW index) when the statistics do not
+# know its size: its vectors counted first, from the namespace index the exact branch reads;
+# its items only when it has more vectors than the bound (bench/RESULTS.md, issue 28 session 12).
+BOUND = 10
+SIZES = {  # namespace: (items, of which indexed, fields each indexed item has), verdict
+    "a": ((8, 8, 1), True),  # few vectors
+    "b": ((12, 4, 1), True),  # more items than the bound, few of them with a vector
+    "c": ((8, 8, 2), True),  # more vectors than the bound, few items
+    "d": ((12, 12, 1), False),
+}
+
+
+def _sized_ops() -> list[PutOp]:
+    ops = []
+    for ns, ((items, indexed, fields), _) in SIZES.items():
+        for n in range(items):
+            value = {"text": f"{ns} note {n} on tea", "note": f"{ns} aside {n}"}
+            index: list[str] | bool = ["text", "note"][:fields] if n < indexed else False
+            ops.append(PutOp((ns,), f"{ns}{n}", value, index=index))
+    return ops
+
+
+def _count_reads(plan: dict[str, Any]) -> list[tuple[str, str]]:
+    """The scans the verdict's count ran: (node type, index or table)."""
+    [small] = [n for n in _nodes(plan) if n.get("Subplan Name") == "CTE small"]
+    return [
+        (n["Node Type"], n.get("Index Name") or n["Relation Name"])
+        for n in _nodes(small)
+        if "Relation Name" in n and n.get("Actual Loops")
+    ]
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_a_namespace_is_counted_by_its_vectors_first(
+    pg_uri: str, schema: str, is_async: bool
+) -> None:
+    index = index_config(TrigramEmbeddings(), fields=["text", "note"])
+    ranking = SearchRanking(exact_scan_rows=BOUND)
+    notices: list[dict[str, Any]] = []
+    searches = [SearchOp((ns,), query="tea note", limit=5) for ns in SIZES]
+    if is_async:
+        async with await psycopg.AsyncConnection.connect(pg_uri, autocommit=True) as aconn:
+            astore = AsyncVaultStore(aconn, schema=schema, index=index, ranking=ranking)  # type: ignore[arg-type]
+            await astore.setup()
+            await astore.abatch(_sized_ops())
+            await aconn.execute(f"VACUUM ANALYZE {schema}.store_vectors")
+            aconn.add_notice_handler(_keep(notices))
+            for setting in _AUTO_EXPLAIN:
+                await aconn.execute(setting)
+            found = [await astore.abatch([op]) for op in searches]
+            verdicts = {ns: astore._stats.scopes.get(("namespace", ns, "null")) for ns in SIZES}
+    else:
+        with psycopg.connect(pg_uri, autocommit=True) as conn:
+            store = VaultStore(conn, schema=schema, index=index, ranking=ranking)  # type: ignore[arg-type]
+            store.setup()
+            store.batch(_sized_ops())
+            conn.execute(f"VACUUM ANALYZE {schema}.store_vectors")
+            conn.add_notice_handler(_keep(notices))
+            for setting in _AUTO_EXPLAIN:
+                conn.execute(setting)
+            found = [store.batch([op]) for op in searches]
+            verdicts = {ns: store._stats.scopes.get(("namespace", ns, "null")) for ns in SIZES}
+    assert verdicts == {ns: small for ns, (_, small) in SIZES.items()}
+    assert all(len(hits) == 5 for [hits] in found)
+    reads = [_count_reads(plan) for plan in _plans_of(notices)]
+    vectors_only = [("Index Only Scan", INDEX), ("Index Only Scan", "store_vectors_long_keys_idx")]
+    # a and b: known small from the vectors alone, read from the index the search reads next
+    assert reads[0] == reads[1] == vectors_only
+    # c and d: more vectors than the bound (the count stops there), so their items are counted
+    for scans in reads[2:]:
+        assert scans[0] == ("Index Only Scan", INDEX)
+        assert [name for _, name in scans[1:]] == ["store_items_prefix_created_idx"]

@@ -416,7 +416,9 @@ def test_a_large_namespace_s_first_search_does_not_read_all_its_vectors(
         plan = _search_plan(plans)
         assert any("small AS" in p["Query Text"] for p in plans)  # the statement that counts
         read = _rows(plan, lambda n: n.get("Relation Name") == "store_vectors")
-        assert 0 < read <= 2 * ranking.candidates
+        # the index's candidates, and the verdict's count of the namespace's vectors, which
+        # stops one past the bound (issue 28 session 12): not the 450 vectors it holds
+        assert 0 < read <= 2 * ranking.candidates + ranking.exact_scan_rows + 1
 
 
 async def test_a_search_is_prepared_at_its_first_run_async(pg_uri: str, schema: str) -> None:
