@@ -307,11 +307,11 @@ def _namespace_vectors(s: str, tenant: str, key_bytes: int) -> str:
 
 # A namespace's vectors, counted for its verdict before its items (search_ranked): from the
 # leaves the exact branch then reads (a cold search reads them once), so a namespace with
-# few enough vectors is known small without store_items. Its items were counted first, by
-# an index-only scan of the primary key's range: 11-25 scattered leaves at 1M items, and a
-# heap page per item on pages not marked all-visible (every page of store_items after
-# store/0007 rewrote it, or after a neighbour's erase: up to 1,000 blocks, 20-30 ms of a
-# cold search; bench/RESULTS.md, issue 28 session 12). The embedding named keeps the count
+# few enough vectors is known small without store_items. Counting its items alone (as
+# before) read the primary key's range, 11-25 scattered leaves at 1M items, and a heap page
+# per item on pages not marked all-visible (every page of store_items after store/0007
+# rewrote it, or beside an erased user's rows: up to 1,000 blocks, 20-33 ms of a cold
+# search; bench/RESULTS.md, issue 28 session 12). The embedding named keeps the count
 # on the index that holds it (the primary key is narrower, and the planner took it).
 _NAMESPACE_VECTOR_ROWS = """
         SELECT 1 FROM {s}.store_vectors AS v
