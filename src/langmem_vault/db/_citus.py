@@ -85,6 +85,7 @@ DECLARED: tuple[Table, ...] = (
 )
 #: the functions the tables' indexes and writes call (signatures as ``regprocedure`` prints)
 FUNCTIONS: tuple[str, ...] = (
+    "fill_page_at()",
     "item_time(jsonb,timestamp with time zone)",
     "tenant_of(text[])",
 )

@@ -298,17 +298,26 @@ class Database:
         self.conn = conn
         self._lock = threading.Lock() if isinstance(conn, Connection) else None
 
-    def run_direct(self, make: Callable[[], Plan[T]], *, binary: bool = False) -> T:
+    def run_direct(
+        self, make: Callable[[], Plan[T]], *, binary: bool = False, session: bool = False
+    ) -> T:
         """Run a plan whose statements are each atomic and idempotent without a transaction
         block (on autocommit connections that saves the BEGIN/COMMIT round trips), once more on
         a checked connection if the first was dead. ``make`` builds the plan, so a retry starts
-        it afresh. A single caller connection runs it as :meth:`run` does."""
+        it afresh. A single caller connection runs it as :meth:`run` does. With ``session``
+        the plan may leave state on its connection (a session lock, an open transaction) when
+        it fails: the connection is then closed, not given back to the pool."""
         if not isinstance(self.conn, ConnectionPool):
             return self.run(make())
 
         def once(conn: Connection[Any]) -> T:
-            with conn.cursor(row_factory=dict_row, binary=binary) as cur:
-                return run_steps(make(), Statements(cur))
+            try:
+                with conn.cursor(row_factory=dict_row, binary=binary) as cur:
+                    return run_steps(make(), Statements(cur))
+            except BaseException:
+                if session:
+                    conn.close()
+                raise
 
         with naming_crashes():
             return retry_broken(self.conn, once)
@@ -380,14 +389,21 @@ class AsyncDatabase:
         self.conn = conn
         self._lock = asyncio.Lock() if isinstance(conn, AsyncConnection) else None
 
-    async def run_direct(self, make: Callable[[], Plan[T]], *, binary: bool = False) -> T:
+    async def run_direct(
+        self, make: Callable[[], Plan[T]], *, binary: bool = False, session: bool = False
+    ) -> T:
         """Async twin of :meth:`Database.run_direct`."""
         if not isinstance(self.conn, AsyncConnectionPool):
             return await self.run(make())
 
         async def once(conn: AsyncConnection[Any]) -> T:
-            async with conn.cursor(row_factory=dict_row, binary=binary) as cur:
-                return await arun_steps(make(), Statements(cur))
+            try:
+                async with conn.cursor(row_factory=dict_row, binary=binary) as cur:
+                    return await arun_steps(make(), Statements(cur))
+            except BaseException:
+                if session:
+                    await conn.close()
+                raise
 
         with naming_crashes():
             return await aretry_broken(self.conn, once)
@@ -457,19 +473,23 @@ class Transaction(Step):
 
 class Direct(Step):
     """A plan of statements each atomic on its own, run without a transaction block, as one
-    step: ``db.run_direct(make)`` on the :class:`Database` or :class:`AsyncDatabase` it names
-    (a read-only store batch, on the primary or on a read replica)."""
+    step: ``db.run_direct(make, session=session)`` on the :class:`Database` or
+    :class:`AsyncDatabase` it names (a read-only store batch, on the primary or on a read
+    replica; the online migrations)."""
 
-    __slots__ = ("db", "make")
+    __slots__ = ("db", "make", "session")
 
-    def __init__(self, db: Database | AsyncDatabase, make: Callable[[], Plan[Any]]) -> None:
+    def __init__(
+        self, db: Database | AsyncDatabase, make: Callable[[], Plan[Any]], *, session: bool = False
+    ) -> None:
         self.db = db
         self.make = make
+        self.session = session
 
     def run(self, ctx: Any) -> Any:
         assert isinstance(self.db, Database), "a sync driver runs a sync Database"
-        return self.db.run_direct(self.make)
+        return self.db.run_direct(self.make, session=self.session)
 
     async def arun(self, ctx: Any) -> Any:
         assert isinstance(self.db, AsyncDatabase), "an async driver runs an AsyncDatabase"
-        return await self.db.run_direct(self.make)
+        return await self.db.run_direct(self.make, session=self.session)

@@ -8,7 +8,10 @@ only the saver's tables. Files may use ``{schema}`` and named template parameter
 The whole run happens in one transaction under a transaction-level advisory lock, so several
 processes may call ``setup()`` at once, a caller may call it inside its own transaction, and a
 failure leaves nothing half-applied. No ``CREATE INDEX CONCURRENTLY`` (it cannot run inside a
-transaction, langgraph #7630).
+transaction, langgraph #7630): a step that must not lock a large table for long is an
+*online* migration, a file whose first line is ``-- online`` (it holds the version's number
+and says where the step is); this runner skips it, and :func:`~langmem_vault.db._online.online_plan`
+runs it after the track's other migrations, outside the transaction.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ DEFAULT_SCHEMA = "langmem_vault"
 ADVISORY_LOCK_KEY = 0x6C6D7661  # "lmva"
 _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _FILE_RE = re.compile(r"^(\d{4})_[a-z0-9_]+\.sql$")
+ONLINE_MARK = "-- online\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +40,11 @@ class Migration:
     version: int
     name: str
     sql: str
+
+    @property
+    def online(self) -> bool:
+        """Run outside the transaction by db/_online.py, not as SQL by this runner."""
+        return self.sql.startswith(ONLINE_MARK)
 
 
 def check_schema(schema: str) -> str:
@@ -86,6 +95,27 @@ def render(migration: Migration, schema: str, params: dict[str, object]) -> str:
     return text
 
 
+def record_query(schema: str, migration: Migration) -> Query:
+    """The statement that notes ``migration`` as applied."""
+    return Query(
+        sql.SQL(
+            "INSERT INTO {}.vault_migrations (track, version, name) VALUES (%s, %s, %s)"
+        ).format(sql.Identifier(check_schema(schema))),
+        (migration.track, migration.version, migration.name),
+    )
+
+
+def applied_plan(schema: str, track: str) -> Plan[set[int]]:
+    """The versions of ``track`` applied (vault_migrations exists: migrate_plan made it)."""
+    rows = yield Query(
+        sql.SQL("SELECT version FROM {}.vault_migrations WHERE track = %s").format(
+            sql.Identifier(check_schema(schema))
+        ),
+        (track,),
+    )
+    return {row["version"] for row in rows or []}
+
+
 def migrate_plan(
     schema: str, track: str, params: dict[str, object] | None = None
 ) -> Plan[list[int]]:
@@ -100,21 +130,12 @@ def migrate_plan(
             " applied_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (track, version))"
         ).format(schema_id)
     )
-    rows = yield Query(
-        sql.SQL("SELECT version FROM {}.vault_migrations WHERE track = %s").format(schema_id),
-        (track,),
-    )
-    done = {row["version"] for row in rows or []}
+    done = yield from applied_plan(schema, track)
     applied = []
     for migration in load_migrations(track):
-        if migration.version in done:
+        if migration.version in done or migration.online:
             continue
         yield Query(render(migration, schema, params or {}), prepare=False)
-        yield Query(
-            sql.SQL(
-                "INSERT INTO {}.vault_migrations (track, version, name) VALUES (%s, %s, %s)"
-            ).format(schema_id),
-            (track, migration.version, migration.name),
-        )
+        yield record_query(schema, migration)
         applied.append(migration.version)
     return applied

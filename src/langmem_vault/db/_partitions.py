@@ -33,7 +33,7 @@ FROM pg_class AS c WHERE c.oid = to_regclass(%(table)s)"""
 
 # What the rebuilt table must get back, in the order it is made again: keys, other indexes,
 # own foreign keys; then the foreign keys of other tables that reference it; its extended
-# statistics. A foreign key to a
+# statistics; its triggers (store_items.page_at's). A foreign key to a
 # partitioned table has a child constraint per partition (conparentid): those come with it.
 _STORED_COLUMNS = """
 SELECT string_agg(quote_ident(attname), ', ' ORDER BY attnum) AS columns FROM pg_attribute
@@ -57,6 +57,9 @@ FROM pg_constraint WHERE contype = 'f' AND conparentid = 0
 UNION ALL
 SELECT pg_get_statisticsobjdef(oid), 5, stxname::text
 FROM pg_statistic_ext WHERE stxrelid = to_regclass(%(table)s)
+UNION ALL
+SELECT pg_get_triggerdef(oid), 6, tgname::text
+FROM pg_trigger WHERE tgrelid = to_regclass(%(table)s) AND NOT tgisinternal
 ORDER BY step, name"""
 
 _REFERENCING = """
@@ -141,7 +144,8 @@ def _rebuild(s: str, table: str, partitions: int, options: str | None) -> Plan[N
             f"CREATE TABLE {s}.{table}_p{n} PARTITION OF {s}.{table}__new"
             f" FOR VALUES WITH (MODULUS {partitions}, REMAINDER {n}){storage}"
         )
-    # A generated column (store_items.page_at) is computed again, not copied.
+    # A generated column (store_items.page_at before store/0007 became online) is computed
+    # again, not copied.
     (found,) = yield Query(_STORED_COLUMNS, {"table": name})
     columns = found["columns"]
     yield Query(f"INSERT INTO {s}.{table}__new ({columns}) SELECT {columns} FROM {name}")

@@ -23,7 +23,6 @@ from langmem_vault.store._plans import (
     analyze_plan,
     purge_plan,
     reorder_plan,
-    setup_plan,
     sweep_plan,
 )
 from langmem_vault.store._prepare import prepare_batch
@@ -123,7 +122,7 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
 
         >>> await store.setup(partitions=8)  # doctest: +SKIP
         """
-        await self._db.run(setup_plan(self.settings, partitions))
+        await arun_steps(self._setup(partitions))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if self._loop is None:

@@ -10,12 +10,15 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import IndexConfig, Result, TTLConfig, ensure_embeddings, tokenize_path
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
-from langmem_vault.db._connection import AsyncDatabase, Database
+from langmem_vault.db._connection import AsyncDatabase, Database, Direct, Transaction
 from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema
+from langmem_vault.db._online import online_plan
 from langmem_vault.db._steps import Embed, Steps
 from langmem_vault.store._lexemes import StatsCache
-from langmem_vault.store._plans import batch_plan, refresh_plan
+from langmem_vault.store._page_plan import PageOrder
+from langmem_vault.store._plans import batch_plan, refresh_plan, setup_plan
 from langmem_vault.store._prepare import PreparedBatch, StoreSettings, check_vectors
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._reembed import reembed_steps
@@ -129,6 +132,7 @@ class VaultStoreBase:
             max_value_bytes=max_value_bytes,
         )
         self._stats = StatsCache()  # keyword weights, refreshed at most once a minute
+        self._page_order = PageOrder()
         self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
         self._query_cache_size = query_cache_size
         self._cache_lock = threading.Lock()
@@ -144,6 +148,16 @@ class VaultStoreBase:
 
     def _docs_to_embed(self, batch: PreparedBatch) -> list[str]:
         return batch.doc_texts if self.embeddings is not None else []
+
+    def _setup(self, partitions: int) -> Steps[None]:
+        """``setup``: the migrations in one transaction; on a pool, the online ones after it,
+        outside it (db/_online.py: a large table's fill and index without long locks)."""
+        pooled = isinstance(self._db.conn, ConnectionPool | AsyncConnectionPool)
+        yield Transaction(self._db, setup_plan(self.settings, partitions, online=not pooled))
+        if pooled:
+            online = lambda: online_plan(self.schema, "store", concurrently=True)  # noqa: E731
+            yield Direct(self._db, online, session=True)
+        return None
 
     def _reembedding(
         self, db: Database | AsyncDatabase, namespace_prefix: tuple[str, ...], page: int
@@ -183,7 +197,9 @@ class VaultStoreBase:
         """A batch on the primary, or (read-only, with a replica) on the replica."""
 
         def make(deferred: list[Any] | None) -> Any:
-            return batch_plan(prepared, self.settings, docs, queries, self._stats, deferred)
+            return batch_plan(
+                prepared, self.settings, docs, queries, self._stats, deferred, self._page_order
+            )
 
         return batch_steps(
             self._db,

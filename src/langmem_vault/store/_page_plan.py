@@ -5,7 +5,13 @@ namespace, store/0007, and the count beside it in the same round trip) and of a
 A page at an offset first finds its first row by walking only the index's columns (page time,
 key, namespace, expiry: an index-only scan, reading no row it skips), then walks from there
 as a page by cursor does. A filter on the value (``filter``, ``labels``) reads each row it
-skips, as before."""
+skips, as before.
+
+Until store/0008 has filled and indexed the column (db/_page_at.py: online, after setup()'s
+transaction), the walks order by ``item_time(value, created_at)`` itself, on store/0006's
+expression index: the same order, without the index-only skip. A store learns that the
+column is ready from ``vault_migrations`` (:class:`PageOrder`), asking again at each page until
+it is."""
 
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ from langmem_vault.store._mirrors import mirror_of, mirror_params, mirrored_sql
 from langmem_vault.store._pages import CountOp, Page, PageOp
 from langmem_vault.store._search_sql import plan_settings
 
-__all__ = ["FILTERED_PAGE_SETTINGS", "count_plan", "page_plan"]
+__all__ = ["FILTERED_PAGE_SETTINGS", "PageOrder", "count_plan", "page_plan"]
 
 #: A page with a filter on the value is planned with these: the planner expects a filter to
 #: keep almost nothing, so it would rather read every row of the range through a bitmap and
@@ -32,10 +38,22 @@ FILTERED_PAGE_SETTINGS = (("enable_bitmapscan", "off"), ("enable_sort", "off"))
 _FILTERED_ON, _FILTERED_OFF = plan_settings(FILTERED_PAGE_SETTINGS)
 
 
-def _page_sql(s: str, wheres: list[str], *, newest_first: bool, skip: bool) -> str:
+class PageOrder:
+    """Whether a store's pages may order by the ``page_at`` column (store/0008 applied), once
+    known: a store asks the database at each page until it is."""
+
+    def __init__(self) -> None:
+        self.ready = False
+
+
+_READY = "SELECT EXISTS (SELECT FROM {s}.vault_migrations WHERE track = 'store' AND version = 8)"
+
+
+def _page_sql(s: str, wheres: list[str], *, newest_first: bool, skip: bool, at: str) -> str:
     """One ordered walk of the index per namespace (its own ``wheres``), each cut at the
     page's size + 1, merged and cut again (the shape of ``sql.search_recent_in``); with
-    ``skip``, from the row at %(offset)s, found by a walk of the index's columns alone."""
+    ``skip``, from the row at %(offset)s, found by a walk of the index's columns alone.
+    ``at`` is an item's page time in the walks (the column, or the expression it holds)."""
     desc = " DESC" if newest_first else ""
     order = f"i.page_at{desc}, i.key{desc}"
 
@@ -43,11 +61,11 @@ def _page_sql(s: str, wheres: list[str], *, newest_first: bool, skip: bool) -> s
         return "\n    UNION ALL\n    ".join(
             f"""(SELECT {columns} FROM {s}.store_items AS i
     WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where}{also}
-    ORDER BY {order} LIMIT {cut})"""
+    ORDER BY {at}{desc}, i.key{desc} LIMIT {cut})"""
             for n, where in enumerate(wheres)
         )
 
-    columns = f"{q.ITEM_COLUMNS}, i.prefix, i.page_at"
+    columns = f"{q.ITEM_COLUMNS}, i.prefix, {at} AS page_at"
     if not skip:
         return f"""
 SELECT * FROM (
@@ -58,11 +76,11 @@ LIMIT %(limit)s"""
     # Two scalar subqueries, not one row subquery: a row compared with parameters is an
     # index condition, a row subquery is not.
     cmp = "<=" if newest_first else ">="
-    start = " AND (i.page_at, i.key) {} ((SELECT page_at FROM start), (SELECT key FROM start))"
+    start = f" AND ({at}, i.key) {{}} ((SELECT page_at FROM start), (SELECT key FROM start))"
     return f"""
 WITH start AS (
     SELECT * FROM (
-    {walks("i.page_at, i.key, i.prefix", "%(skip_cut)s")}
+    {walks(f"{at} AS page_at, i.key, i.prefix", "%(skip_cut)s")}
     ) AS i
     ORDER BY {order}, i.prefix OFFSET %(offset)s LIMIT 1)
 SELECT i.* FROM (
@@ -121,8 +139,19 @@ def _labelled(rules: Any, params: dict[str, Any]) -> str:
     return label_sql(rules, "i.value", params, now="coalesce(%(label_now)s, now())")
 
 
-def page_plan(op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[Page]:
-    """The page (and the count, pipelined with it): one round trip."""
+def page_plan(
+    op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE, order: PageOrder | None = None
+) -> Plan[Page]:
+    """The page (and the count, pipelined with it): one round trip, and one more while
+    ``order`` does not know the page time column ready (no ``order``: it is)."""
+    if order is not None and not order.ready:
+        (found,) = yield Query(_READY.format(s=schema))
+        order.ready = found["exists"]
+    at = (
+        "i.page_at"
+        if order is None or order.ready
+        else f"{schema}.item_time(i.value, i.created_at)"
+    )
     params: dict[str, Any] = {
         # with an offset, a namespace's walk may start on rows that tie with the first row
         # in another namespace and belong before it: one more
@@ -137,9 +166,9 @@ def page_plan(op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[
     if op.after is not None:
         params["after_at"], params["after_key"] = op.after
         cmp = "<" if op.newest_first else ">"
-        after = f" AND (i.page_at, i.key) {cmp} (%(after_at)s, %(after_key)s)"
+        after = f" AND ({at}, i.key) {cmp} (%(after_at)s, %(after_key)s)"
         wheres = [w + after for w in wheres]
-    sql = _page_sql(schema, wheres, newest_first=op.newest_first, skip=op.offset > 0)
+    sql = _page_sql(schema, wheres, newest_first=op.newest_first, skip=op.offset > 0, at=at)
     if op.mirror is not None:
         mirror_tenants = [rule.tenant_of((*op.mirror, *ns)) for ns in namespaces]
         params.update(mirror_params(op.mirror, mirror_tenants))

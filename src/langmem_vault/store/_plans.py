@@ -26,6 +26,7 @@ except ImportError:  # pgvector < 0.4 (langchain-postgres 0.0.x pins 0.3.6) has 
 
 from langmem_vault._tenants import DEFAULT_RULE, TenantRule
 from langmem_vault.db._migrations import check_schema, migrate_plan
+from langmem_vault.db._online import online_plan
 from langmem_vault.db._partitions import check_partitions, partition_plan
 from langmem_vault.db._runner import Plan, Query, gather
 from langmem_vault.store import _sql as q
@@ -38,7 +39,7 @@ from langmem_vault.store._entity_plans import (
 )
 from langmem_vault.store._lexemes import StatsCache
 from langmem_vault.store._mirrors import Mirrored, MirrorSearchOp
-from langmem_vault.store._page_plan import count_plan, page_plan
+from langmem_vault.store._page_plan import PageOrder, count_plan, page_plan
 from langmem_vault.store._pages import CountOp, PageOp
 from langmem_vault.store._prepare import Key, PreparedBatch, StoreSettings, prefix_of
 from langmem_vault.store._search_plan import like_prefix, search_plan
@@ -92,6 +93,7 @@ def batch_plan(
     query_vectors: dict[str, list[float]],
     stats_cache: StatsCache,
     deferred: list[Key] | None = None,
+    page_order: PageOrder | None = None,
 ) -> Plan[list[Result]]:
     """Execute a prepared batch: reads first (they see the state before the batch), then writes.
 
@@ -115,7 +117,7 @@ def batch_plan(
             qv = query_vectors.get(read.query) if read.query and settings.hybrid else None
             reads[i] = expand_plan(schema, read, qv, settings.tenants)
         elif isinstance(read, PageOp):
-            reads[i] = page_plan(read, schema, settings.tenants)
+            reads[i] = page_plan(read, schema, settings.tenants, page_order)
         elif isinstance(read, CountOp):
             reads[i] = count_plan(read, schema, settings.tenants)
     keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
@@ -259,14 +261,20 @@ def _write_plan(
     return None
 
 
-def setup_plan(settings: StoreSettings, partitions: int = 0) -> Plan[list[int]]:
+def setup_plan(
+    settings: StoreSettings, partitions: int = 0, *, online: bool = True
+) -> Plan[list[int]]:
     """Apply the store's migrations (and the vector table's, for a hybrid store); with
-    ``partitions``, hash-partition the items and vectors by tenant (db/_partitions.py)."""
+    ``partitions``, hash-partition the items and vectors by tenant (db/_partitions.py).
+    ``online=False`` leaves the online migrations (db/_online.py) to run after this
+    transaction, concurrently."""
     check_partitions(partitions)
     rule = settings.tenants.tenant_sql("namespace").as_string(None)
     applied = yield from migrate_plan(settings.schema, "store", {"tenant_rule": rule})
     if settings.index is None:
         yield from partition_plan(settings.schema, PARTITIONED[:1], partitions)
+        if online:
+            applied += yield from online_plan(settings.schema, "store", concurrently=False)
         return applied
     dims = settings.index["dims"]
     params: dict[str, object] = {"dims": dims, "key_bytes": namespace_key_bytes(dims)}
@@ -279,6 +287,8 @@ def setup_plan(settings: StoreSettings, partitions: int = 0) -> Plan[list[int]]:
             f"dims={dims}; use another schema or re-create the store_vectors table"
         )
     yield from partition_plan(settings.schema, PARTITIONED[:2], partitions)
+    if online:
+        applied += yield from online_plan(settings.schema, "store", concurrently=False)
     return applied
 
 

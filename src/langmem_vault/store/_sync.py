@@ -25,7 +25,6 @@ from langmem_vault.store._plans import (
     analyze_plan,
     purge_plan,
     reorder_plan,
-    setup_plan,
     sweep_plan,
 )
 from langmem_vault.store._prepare import prepare_batch
@@ -133,7 +132,7 @@ class VaultStore(VaultStoreBase, BaseStore):
         >>> store = VaultStore.from_conn_string(dsn)  # doctest: +SKIP
         >>> store.setup(partitions=8)                 # doctest: +SKIP
         """
-        self._db.run(setup_plan(self.settings, partitions))
+        run_steps(self._setup(partitions))
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         prepared = prepare_batch(ops, self.settings)

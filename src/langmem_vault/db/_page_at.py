@@ -1,0 +1,131 @@
+"""store/0008, the online half of store/0007's page time column (docs/scaling.md, "The page
+time column"): fill ``store_items.page_at`` for the rows written before the column's trigger
+existed, build its index, and swap it in for the expression index of store/0006.
+
+Run on a pool (``concurrently=True``), each step is short and commits on its own: the fill
+walks each table (or partition) by ranges of heap pages (a TID range scan: each batch reads
+its pages once, however far the walk has gone), so a writer waits at most for one batch's row
+locks, and only when it updates a row of that batch; the index is built ``CONCURRENTLY``, one
+partition at a time on a partitioned table (Postgres builds no partitioned index
+concurrently), then attached; the swap renames the two indexes (locks on the indexes only) and
+records the migration in the same transaction, which is when pages start to order by the
+column (store/_page_plan.py). The old index is dropped last (``CONCURRENTLY`` when the table is
+not partitioned; else under a short ``lock_timeout``). On a single connection
+(``concurrently=False``) the same steps run inside setup()'s transaction.
+
+Every step can run again: an interrupted run leaves rows already filled (skipped), an invalid
+index (dropped and built again) or the renamed old index (dropped).
+"""
+
+from __future__ import annotations
+
+from langmem_vault.db._runner import Plan, Query
+
+__all__ = ["FILL_BLOCKS", "page_at_plan"]
+
+#: heap pages a fill batch updates (about 8 rows each at 1 kB a row): a batch holds its rows'
+#: locks for about 0.1 s on the build machine
+FILL_BLOCKS = 500
+_COLUMNS = "(tenant, prefix, page_at, key) INCLUDE (expires_at)"
+_NEW, _OLD, _KEPT = (
+    "store_items_page_at_idx",
+    "store_items_item_time_idx",
+    ("store_items_prefix_created_idx"),
+)
+
+_STATE = """
+SELECT coalesce(pg_get_indexdef(to_regclass(%(kept)s)) LIKE '%%page_at%%', false) AS done,
+       (SELECT relkind = 'p' FROM pg_class WHERE oid = to_regclass(%(table)s)) AS partitioned"""
+# the table, or its partitions (pg_partition_tree names no table that is not partitioned)
+_LEAVES = """
+SELECT c.oid::regclass::text AS leaf, c.relname::text AS name,
+       pg_relation_size(c.oid) / current_setting('block_size')::int AS blocks
+FROM pg_class AS c
+WHERE c.relkind = 'r' AND (c.oid = to_regclass(%(table)s)
+                           OR c.oid IN (SELECT relid FROM pg_partition_tree(%(table)s)))
+ORDER BY 1"""
+# what an interrupted CREATE INDEX CONCURRENTLY left: an invalid index of this step's names
+_LEFTOVERS = """
+SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %%s', i.indexrelid::regclass) AS ddl
+FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
+WHERE NOT i.indisvalid AND c.relkind = 'i' AND c.relname LIKE '%%page_at_idx'
+  AND (i.indrelid = to_regclass(%(table)s)
+       OR i.indrelid IN (SELECT relid FROM pg_partition_tree(%(table)s)))"""
+
+
+def page_at_plan(schema: str, record: Query, *, concurrently: bool) -> Plan[None]:
+    """Fill, index and swap (see the module); ``record`` notes the migration as applied, in
+    the swap's transaction. ``schema`` is checked by the caller (db/_online.py)."""
+    table = f"{schema}.store_items"
+    (state,) = yield Query(_STATE, {"kept": f"{schema}.{_KEPT}", "table": table})
+    if not state["done"]:
+        yield from _fill(schema, table, concurrently)
+        yield from _index(schema, table, concurrently, state["partitioned"])
+        # a row no batch reached (none should: see _fill) is filled before pages rely on it
+        yield Query(
+            f"UPDATE {table} SET page_at = {schema}.item_time(value, created_at)"
+            " WHERE page_at IS NULL"
+        )
+        yield from _swap(schema, record, concurrently)
+    else:
+        yield record
+    yield from _drop_old(schema, concurrently and not state["partitioned"])
+
+
+def _fill(schema: str, table: str, concurrently: bool) -> Plan[None]:
+    """Rows written before the trigger. A row written since has its time from the trigger,
+    and a row updated since too (wherever the update moved it), so the pages each table had
+    when the walk began hold every row left to fill."""
+    fill = f"SET page_at = {schema}.item_time(value, created_at) WHERE page_at IS NULL"
+    if not concurrently:
+        yield Query(f"UPDATE {table} {fill}")
+        return None
+    for leaf in (yield Query(_LEAVES, {"table": table})) or []:
+        for first in range(0, leaf["blocks"], FILL_BLOCKS):
+            yield Query(
+                f"UPDATE {leaf['leaf']} {fill} AND ctid >= %(first)s::tid AND ctid < %(end)s::tid",
+                {"first": f"({first},0)", "end": f"({first + FILL_BLOCKS},0)"},
+            )
+    return None
+
+
+def _index(schema: str, table: str, concurrently: bool, partitioned: bool) -> Plan[None]:
+    if not concurrently:
+        yield Query(f"CREATE INDEX IF NOT EXISTS {_NEW} ON {table} {_COLUMNS}")
+        return None
+    for row in (yield Query(_LEFTOVERS, {"table": table})) or []:
+        yield Query(row["ddl"])
+    if not partitioned:
+        yield Query(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {_NEW} ON {table} {_COLUMNS}")
+        return None
+    # ON ONLY: the partitioned index, invalid until every partition's is attached
+    yield Query(f"CREATE INDEX IF NOT EXISTS {_NEW} ON ONLY {table} {_COLUMNS}")
+    for leaf in (yield Query(_LEAVES, {"table": table})) or []:
+        own = f"{leaf['name']}_page_at_idx"
+        yield Query(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {own} ON {leaf['leaf']} {_COLUMNS}")
+        yield Query(f"ALTER INDEX {schema}.{_NEW} ATTACH PARTITION {schema}.{own}")
+    return None
+
+
+def _swap(schema: str, record: Query, concurrently: bool) -> Plan[None]:
+    """The new index takes the old one's name, and the migration is recorded, at once."""
+    if concurrently:
+        yield Query("BEGIN")
+    yield Query(f"ALTER INDEX {schema}.{_KEPT} RENAME TO {_OLD}")
+    yield Query(f"ALTER INDEX {schema}.{_NEW} RENAME TO {_KEPT}")
+    yield record
+    if concurrently:
+        yield Query("COMMIT")
+    return None
+
+
+def _drop_old(schema: str, concurrently: bool) -> Plan[None]:
+    if concurrently:
+        yield Query(f"DROP INDEX CONCURRENTLY IF EXISTS {schema}.{_OLD}")
+        return None
+    # a partitioned index is dropped with its table's lock, held a moment: a writer waits
+    # at most lock_timeout behind this, and a failed attempt leaves the index for next time
+    yield Query("SET lock_timeout = '2s'")
+    yield Query(f"DROP INDEX IF EXISTS {schema}.{_OLD}")
+    yield Query("RESET lock_timeout")
+    return None

@@ -1,0 +1,6 @@
+-- online
+-- store/0007's page_at filled for the rows written before it and indexed, without a table
+-- rewrite and without blocking writes: db/_page_at.py runs this step outside setup()'s
+-- transaction (the batches commit one by one; CREATE INDEX CONCURRENTLY cannot run in a
+-- transaction) and records it with the index swap, in one short transaction. Nothing here is
+-- run as SQL: a file marked "-- online" holds the version's number and says where its step is.
