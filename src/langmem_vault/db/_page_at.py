@@ -24,8 +24,9 @@ from langmem_vault.db._runner import Plan, Query
 __all__ = ["FILL_BLOCKS", "page_at_plan"]
 
 #: heap pages a fill batch updates (about 8 rows each at 1 kB a row): a batch holds its rows'
-#: locks for about 0.1 s on the build machine
-FILL_BLOCKS = 500
+#: locks for about 0.1 s on the build machine (bench/page_at_online.py: each row's update
+#: goes into every index of the table, the two GIN ones too)
+FILL_BLOCKS = 64
 _COLUMNS = "(tenant, prefix, page_at, key) INCLUDE (expires_at)"
 _NEW, _OLD, _KEPT = (
     "store_items_page_at_idx",
