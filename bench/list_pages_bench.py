@@ -5,6 +5,7 @@ sort, cut: ``MemoriesMixin._records_plan``), in the same run on one embedded ser
     python bench/list_pages_bench.py [--memories 10000] [--others 10] [--runs 200]
     python bench/list_pages_bench.py --partitions 0 16 64 --data-dir D --load-only  # fill
     python bench/list_pages_bench.py --partitions 0 16 64 --data-dir D --sql-only   # time
+    python bench/list_pages_bench.py ... --offsets 250 500  # offset pages this deep
     python bench/list_pages_bench.py --partitions 0 64 --data-dir D --migrate  # setup() again
 
 ``--partitions`` fills one schema per count (``setup(partitions=N)``, 0: none) and times each
@@ -30,6 +31,7 @@ from typing import Any
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench.common import percentile, print_table, temp_server_uri
+from langmem_vault.service._records import MAX_OFFSET
 
 
 def _fill(store: Any, user: str, memories: int, others: int) -> None:
@@ -86,14 +88,19 @@ def _loaded(uri: str, schema: str, rows: int) -> bool:
         return bool(n == rows)
 
 
-def _shapes(service: Any, store: Any, user: str, memories: int, sql_only: bool) -> Any:
+def _shapes(
+    service: Any, store: Any, user: str, memories: int, sql_only: bool, offsets: list[int]
+) -> Any:
     from langmem_vault.db._steps import run_steps
     from langmem_vault.service import MemoryService
 
     whole = MemoryService(store, max_rows=10 * memories)  # the old path, uncapped
     second = service.list_memories(user, limit=10).next
-    half = memories // 2
-    assert service.list_memories(user, limit=10, offset=half).items
+    deep = None  # the cursor after the first half of the list: where offsets are not offered
+    for _ in range(memories // 2000):
+        deep = service.list_memories(user, limit=1000, after=deep).next
+    for offset in offsets:
+        assert service.list_memories(user, limit=10, offset=offset).items
 
     def old(svc: MemoryService) -> Callable[[], Any]:
         def call() -> Any:
@@ -102,14 +109,18 @@ def _shapes(service: Any, store: Any, user: str, memories: int, sql_only: bool) 
 
         return call
 
+    def at(offset: int, **filters: Any) -> Callable[[], Any]:
+        return lambda: service.list_memories(user, limit=10, offset=offset, **filters)
+
     exact = exact_total_supported()
     shapes: list[tuple[str, Callable[[], Any]]] = [
         ("SQL: first page + total", lambda: service.list_memories(user, limit=10)),
         ("SQL: next page by cursor", lambda: service.list_memories(user, limit=10, after=second)),
         (
-            f"SQL: page at offset {half} + total",
-            lambda: service.list_memories(user, limit=10, offset=half),
+            f"SQL: page by cursor after {memories // 2}",
+            lambda: service.list_memories(user, limit=10, after=deep),
         ),
+        *((f"SQL: page at offset {n} + total", at(n)) for n in offsets),
         (
             "SQL: status=active, first page",
             lambda: service.list_memories(user, limit=10, status=["active"]),
@@ -118,10 +129,7 @@ def _shapes(service: Any, store: Any, user: str, memories: int, sql_only: bool) 
             "SQL: status=active, by cursor",
             lambda: service.list_memories(user, limit=10, status=["active"], after=second),
         ),
-        (
-            f"SQL: status=active, page at offset {half}",
-            lambda: service.list_memories(user, limit=10, status=["active"], offset=half),
-        ),
+        *((f"SQL: status=active, page at offset {n}", at(n, status=["active"])) for n in offsets),
         ("SQL: MemoryVault.list (oldest first)", lambda: service._vault(user).list(limit=10)),
         ("SQL: the dashboard's 4 status-tab counts", _tab_counts(service, user)),
     ]
@@ -165,6 +173,13 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--others", type=int, default=10)
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument(
+        "--offsets",
+        type=int,
+        nargs="+",
+        default=[MAX_OFFSET],
+        help="the offset pages' depths (the service offers up to MAX_OFFSET)",
+    )
     parser.add_argument(
         "--partitions",
         type=int,
@@ -228,7 +243,7 @@ def main() -> None:
             for n, schema in schemas.items()
         }
         shapes = {
-            n: _shapes(MemoryService(s), s, user, args.memories, args.sql_only)
+            n: _shapes(MemoryService(s), s, user, args.memories, args.sql_only, args.offsets)
             for n, s in stores.items()
         }
         for k, (name, _) in enumerate(shapes[args.partitions[0]]):

@@ -26,7 +26,7 @@ from langmem_vault.api._sessions import COOKIE, Sessions
 from langmem_vault.memory._models import CATEGORIES
 from langmem_vault.service import Identity, MemoryService, ServiceError
 from langmem_vault.service._categories import colour_of
-from langmem_vault.service._records import MemoryRecord, Status
+from langmem_vault.service._records import MAX_OFFSET, MemoryRecord, Status
 
 __all__ = ["TABS", "build_router", "load_templates"]
 
@@ -165,7 +165,7 @@ def build_router() -> APIRouter:
         search_type: str = "hybrid",
         category: str | None = None,
         kind: str = "semantic",
-        offset: Annotated[int, Query(ge=0)] = 0,
+        offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
         after: Annotated[str | None, Query(max_length=1000)] = None,
     ) -> Response:
         try:

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from langmem_vault.api._deps import ActingDep
 from langmem_vault.memory._models import MAX_EVIDENCE, MAX_TEXT, FactCategory
 from langmem_vault.service._records import (
+    MAX_OFFSET,
     Kind,
     MemoryPage,
     MemoryRecord,
@@ -71,7 +72,9 @@ async def list_memories(
         bool, Query(description="without status: include expired and superseded ones")
     ] = True,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[
+        int, Query(ge=0, le=MAX_OFFSET, description="deeper: page by after, a page's next")
+    ] = 0,
     after: Annotated[
         str | None, Query(max_length=1000, description="a page's next: the page after it")
     ] = None,

@@ -65,6 +65,12 @@ STATUSES: tuple[str, ...] = get_args(Status)
 SearchType = Literal["text", "semantic", "hybrid"]
 MatchType = Literal["text", "semantic", "both"]
 MAX_LIMIT = 1000
+#: The deepest page a listing jumps to by ``offset``; past it, page by ``after`` (a page's
+#: ``next``: 2.7-2.9 ms p95 at any depth). A page at an offset walks the entries it skips; with
+#: a status it also reads and judges each skipped row. At 10,000 memories a status page at
+#: offset 1,000 took 5.5-5.7 ms p95 and one at 500 3.3-3.4 (bench/RESULTS.md, issue 28,
+#: session 12), where a page may take 5 ms.
+MAX_OFFSET = 500
 
 
 class Identity(BaseModel):
@@ -211,12 +217,23 @@ class MemoryQuery(BaseModel):
     since: datetime | None = None
     until: datetime | None = None
     limit: int = Field(default=50, ge=1, le=MAX_LIMIT)
+    #: at most MAX_OFFSET: deeper pages are reached by ``after``
     offset: int = Field(default=0, ge=0)
     #: a page's ``next`` cursor: the page after it (boundaries stay put while memories
     #: are added); ``offset`` then counts from there
     after: str | None = Field(default=None, max_length=1000)
     #: count every match for ``total`` (:class:`MemoryPage` says what it costs)
     exact_total: bool = False
+
+    @field_validator("offset")
+    @classmethod
+    def _shallow(cls, offset: int) -> int:
+        if offset > MAX_OFFSET:
+            raise ValueError(
+                f"must be at most {MAX_OFFSET}, got {offset}: page further with after "
+                "(the next cursor of the page before), which costs the same at any depth"
+            )
+        return offset
 
     @field_validator("tags")
     @classmethod
