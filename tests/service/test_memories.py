@@ -233,7 +233,7 @@ async def test_query_validation(drive: Driver) -> None:
         await drive("list_memories", "ana", limit=0)
     assert limit.value.field == "limit"
     await drive("list_memories", "ana", offset=500)
-    with pytest.raises(InvalidInput, match="at most 500.*after") as deep:
+    with pytest.raises(InvalidInput, match=r"at most 500.*after") as deep:
         await drive("list_memories", "ana", offset=501)  # deeper pages: by cursor
     assert deep.value.field == "offset"
     with pytest.raises(InvalidInput) as user:
