@@ -1,20 +1,19 @@
-"""store/0008, the online half of store/0007's page time column (docs/scaling.md, "The page
-time column"): fill ``store_items.page_at`` for the rows written before the column's trigger
-existed, build its index, and swap it in for the expression index of store/0006.
+"""store/0008, the online half of store/0007's page time column (docs/upgrading.md): fill
+``store_items.page_at`` for the rows written before the column's trigger existed, build its
+index, and swap it in for the expression index of store/0006.
 
 Run on a pool (``concurrently=True``), each step is short and commits on its own: the fill
 walks each table (or partition) by ranges of heap pages (a TID range scan: each batch reads
 its pages once, however far the walk has gone), so a writer waits at most for one batch's row
 locks, and only when it updates a row of that batch; the index is built ``CONCURRENTLY``, one
 partition at a time on a partitioned table (Postgres builds no partitioned index
-concurrently), then attached; the swap renames the two indexes (locks on the indexes only) and
-records the migration in the same transaction, which is when pages start to order by the
-column (store/_page_plan.py). The old index is dropped last (``CONCURRENTLY`` when the table is
-not partitioned; else under a short ``lock_timeout``). On a single connection
-(``concurrently=False``) the same steps run inside setup()'s transaction.
+concurrently), then attached; the old index is dropped (``CONCURRENTLY`` when the table is not
+partitioned), and in one short transaction the new one takes its name and the migration is
+recorded, which is when pages start to order by the column (store/_page_plan.py). On a
+single connection (``concurrently=False``) the same steps run inside setup()'s transaction.
 
 Every step can run again: an interrupted run leaves rows already filled (skipped), an invalid
-index (dropped and built again) or the renamed old index (dropped).
+index (dropped and built again) or a built index not yet swapped in (kept).
 """
 
 from __future__ import annotations
@@ -59,18 +58,17 @@ def page_at_plan(schema: str, record: Query, *, concurrently: bool) -> Plan[None
     the swap's transaction. ``schema`` is checked by the caller (db/_online.py)."""
     table = f"{schema}.store_items"
     (state,) = yield Query(_STATE, {"kept": f"{schema}.{_KEPT}", "table": table})
-    if not state["done"]:
-        yield from _fill(schema, table, concurrently)
-        yield from _index(schema, table, concurrently, state["partitioned"])
-        # a row no batch reached (none should: see _fill) is filled before pages rely on it
-        yield Query(
-            f"UPDATE {table} SET page_at = {schema}.item_time(value, created_at)"
-            " WHERE page_at IS NULL"
-        )
-        yield from _swap(schema, record, concurrently)
-    else:
+    if state["done"]:  # the first form of store/0007 (a generated column)
         yield record
-    yield from _drop_old(schema, concurrently and not state["partitioned"])
+        return None
+    yield from _fill(schema, table, concurrently)
+    yield from _index(schema, table, concurrently, state["partitioned"])
+    # a row no batch reached (none should: see _fill) is filled before pages rely on it
+    yield Query(
+        f"UPDATE {table} SET page_at = {schema}.item_time(value, created_at) WHERE page_at IS NULL"
+    )
+    yield from _swap(schema, record, concurrently, state["partitioned"])
+    return None
 
 
 def _fill(schema: str, table: str, concurrently: bool) -> Plan[None]:
@@ -108,25 +106,21 @@ def _index(schema: str, table: str, concurrently: bool, partitioned: bool) -> Pl
     return None
 
 
-def _swap(schema: str, record: Query, concurrently: bool) -> Plan[None]:
-    """The new index takes the old one's name, and the migration is recorded, at once."""
+def _swap(schema: str, record: Query, concurrently: bool, partitioned: bool) -> Plan[None]:
+    """The old index goes, the new one takes its name, and the migration is recorded. The
+    old one goes first, so a run stopped at any point leaves no index behind; a store still
+    paging by the expression (until it sees the record) walks without it for that moment."""
+    if concurrently and not partitioned:
+        yield Query(f"DROP INDEX CONCURRENTLY IF EXISTS {schema}.{_KEPT}")
     if concurrently:
         yield Query("BEGIN")
-    yield Query(f"ALTER INDEX {schema}.{_KEPT} RENAME TO {_OLD}")
+    # Postgres drops no partitioned index concurrently: this takes the table's lock for a
+    # moment, and gives up after lock_timeout (setup() raises; its next run does the swap)
+    # rather than queue every reader and writer behind a long transaction
+    yield Query("SET LOCAL lock_timeout = '2s'")
+    yield Query(f"DROP INDEX IF EXISTS {schema}.{_KEPT}")
     yield Query(f"ALTER INDEX {schema}.{_NEW} RENAME TO {_KEPT}")
     yield record
     if concurrently:
         yield Query("COMMIT")
-    return None
-
-
-def _drop_old(schema: str, concurrently: bool) -> Plan[None]:
-    if concurrently:
-        yield Query(f"DROP INDEX CONCURRENTLY IF EXISTS {schema}.{_OLD}")
-        return None
-    # a partitioned index is dropped with its table's lock, held a moment: a writer waits
-    # at most lock_timeout behind this, and a failed attempt leaves the index for next time
-    yield Query("SET lock_timeout = '2s'")
-    yield Query(f"DROP INDEX IF EXISTS {schema}.{_OLD}")
-    yield Query("RESET lock_timeout")
     return None
