@@ -57,8 +57,9 @@ def test_bad_schema_names(name: str) -> None:
 def test_migrations_are_idempotent_and_roll_back_with_the_callers_transaction(
     pg_uri: str, schema: str
 ) -> None:
-    versions = [m.version for m in load_migrations("store")]
-    assert versions[:3] == [1, 2, 3]  # every version of the track, in order
+    # every version of the track, in order; an online one runs outside (db/_online.py)
+    versions = [m.version for m in load_migrations("store") if not m.online]
+    assert versions[:3] == [1, 2, 3] and 8 not in versions
     with psycopg.connect(pg_uri) as conn:
         db = Database(conn)
         with conn.transaction() as tx:

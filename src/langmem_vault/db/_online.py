@@ -2,12 +2,12 @@
 (a batched fill, ``CREATE INDEX CONCURRENTLY``), run after the track's other migrations and
 outside their transaction (db/_migrations.py: a file whose first line is ``-- online``).
 
-Run on a pool connection of its own (``Database.run_session``) with ``concurrently=True``:
-each step commits on its own, and a session advisory lock keeps a second process from running
-the same steps at once (it skips them: the first one finishes them). Each step records its
-migration itself, in the transaction that makes its result visible. On a caller's single
-connection they run inside setup()'s transaction instead (``concurrently=False``), under its
-transaction lock.
+Run on a pool connection of its own (``Database.run_direct(..., session=True)``) with
+``concurrently=True``: each step commits on its own, and a session advisory lock keeps a
+second process from running the same steps at once (it skips them: the first one finishes
+them). Each step records its migration itself, in the transaction that makes its result
+visible. On a caller's single connection, or when the table is empty, they run inside
+setup()'s transaction instead (``concurrently=False``), under its transaction lock.
 """
 
 from __future__ import annotations

@@ -267,14 +267,18 @@ def setup_plan(
     """Apply the store's migrations (and the vector table's, for a hybrid store); with
     ``partitions``, hash-partition the items and vectors by tenant (db/_partitions.py).
     ``online=False`` leaves the online migrations (db/_online.py) to run after this
-    transaction, concurrently."""
+    transaction, concurrently, unless ``store_items`` is empty (a new store: nothing to wait
+    for)."""
     check_partitions(partitions)
     rule = settings.tenants.tenant_sql("namespace").as_string(None)
     applied = yield from migrate_plan(settings.schema, "store", {"tenant_rule": rule})
+    if not online:
+        (row,) = yield Query(f"SELECT NOT EXISTS (SELECT FROM {settings.schema}.store_items) AS e")
+        online = row["e"]
+    if online:
+        applied += yield from online_plan(settings.schema, "store", concurrently=False)
     if settings.index is None:
         yield from partition_plan(settings.schema, PARTITIONED[:1], partitions)
-        if online:
-            applied += yield from online_plan(settings.schema, "store", concurrently=False)
         return applied
     dims = settings.index["dims"]
     params: dict[str, object] = {"dims": dims, "key_bytes": namespace_key_bytes(dims)}
@@ -287,8 +291,6 @@ def setup_plan(
             f"dims={dims}; use another schema or re-create the store_vectors table"
         )
     yield from partition_plan(settings.schema, PARTITIONED[:2], partitions)
-    if online:
-        applied += yield from online_plan(settings.schema, "store", concurrently=False)
     return applied
 
 
