@@ -52,8 +52,16 @@ def hnsw_settings(ef: int) -> tuple[str, str]:
 # searches, in the same pipeline): the current values are saved first (the subquery runs
 # before the outer set_config) and RESTORE_PLAN_MODE, sent right after the search, puts them
 # back.
+# No parallel workers either (NO_PARALLEL, in both plan settings): a generic plan is costed for
+# no value in particular, and at 1M items in 64 partitions without the HNSW index (the bench's
+# databases) it put the large namespace's vector branch, gated off by the namespace's verdict,
+# under a Gather. Gather starts its workers before the gate, inside them, finds nothing to do:
+# 20 ms of a 27 ms search, at every search (bench/RESULTS.md, issue 28 session 12). These
+# statements read one user's rows by index; starting a worker costs more than any of them.
+NO_PARALLEL = ("max_parallel_workers_per_gather", "0")
 PLAIN_PLAN_SETTINGS = (
     ("plan_cache_mode", "force_generic_plan"),
+    NO_PARALLEL,
     ("enable_sort", "off"),
     ("enable_seqscan", "off"),
     ("enable_hashjoin", "off"),
@@ -115,6 +123,7 @@ def literal_k(statement: str, k: int) -> str:
 # connection's first run plans every partition (80 ms at 64: bench/RESULTS.md).
 RECENT_PLAN_SETTINGS = (
     ("plan_cache_mode", "force_generic_plan"),
+    NO_PARALLEL,
     ("enable_sort", "off"),
     ("enable_incremental_sort", "off"),
     ("enable_bitmapscan", "off"),
