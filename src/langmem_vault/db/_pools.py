@@ -26,7 +26,7 @@ and open their pool here, so a setting means the same thing everywhere (PgBounce
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any, Self, TypedDict, Unpack
 
@@ -93,6 +93,47 @@ def pool_arguments(
         args["prepare_threshold"] = kwargs.pop("prepare_threshold")
         args["kwargs"] = kwargs
     return {**args, **options}
+
+
+class LateConfigure:
+    """A pool's ``configure`` callback whose work is given once the pool is open: a store warms
+    every connection its pool opens (store/_warm.py), but it is built on the pool, after the
+    first connections. Runs the caller's own ``configure`` (``pool_config``) first."""
+
+    def __init__(self, first: Callable[[Any], Any] | None = None) -> None:
+        self.first = first
+        self.then: Callable[[Any], Any] | None = None
+
+    def __call__(self, conn: Any) -> None:
+        if self.first is not None:
+            self.first(conn)
+        if self.then is not None:
+            self.then(conn)
+
+
+class AsyncLateConfigure(LateConfigure):
+    """Async twin of :class:`LateConfigure` (both callbacks async)."""
+
+    async def __call__(self, conn: Any) -> None:  # type: ignore[override]
+        if self.first is not None:
+            await self.first(conn)
+        if self.then is not None:
+            await self.then(conn)
+
+
+def late_configured(
+    options: PoolOptions, kind: type[LateConfigure] = LateConfigure
+) -> tuple[PoolOptions, LateConfigure]:
+    """``options`` whose pools run a :class:`LateConfigure` (``kind``) on each new connection,
+    and that callback, to be given its work once the pool is open.
+
+    >>> options, hook = late_configured({"pool_size": 2})
+    >>> options["pool_config"]["configure"] is hook
+    True
+    """
+    config = dict(options.get("pool_config") or {})
+    hook = kind(config.get("configure"))
+    return {**options, "pool_config": {**config, "configure": hook}}, hook
 
 
 @contextmanager

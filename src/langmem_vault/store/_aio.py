@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, TypeVar, Unpack
 
+import psycopg
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 from langmem_vault.db._connection import (
@@ -15,10 +16,16 @@ from langmem_vault.db._connection import (
     AsyncDatabase,
 )
 from langmem_vault.db._migrations import DEFAULT_SCHEMA
-from langmem_vault.db._pools import PoolOptions, apooled_with_reads
+from langmem_vault.db._pools import (
+    AsyncLateConfigure,
+    PoolOptions,
+    apooled_with_reads,
+    late_configured,
+)
 from langmem_vault.db._steps import arun_steps
 from langmem_vault.store._base import VaultStoreBase
 from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
+from langmem_vault.store._lexemes import StatsCache
 from langmem_vault.store._plans import (
     analyze_plan,
     purge_plan,
@@ -29,6 +36,7 @@ from langmem_vault.store._prepare import prepare_batch
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._reembed import DEFAULT_PAGE
 from langmem_vault.store._replicas import ReadRouting
+from langmem_vault.store._warm import warm_plan
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +105,8 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         """Open a pooled async store on ``conn_string`` (or the env DSN, or embedded);
         the options are those of :meth:`VaultStore.from_conn_string` (``read_conn_string``
         too)."""
-        pools = apooled_with_reads(conn_string, read_conn_string, **pool_options)
+        options, hook = late_configured(pool_options, AsyncLateConfigure)
+        pools = apooled_with_reads(conn_string, read_conn_string, **options)
         async with pools as (pool, reads):
             store = cls(
                 pool,
@@ -108,10 +117,21 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
                 ranking=ranking,
                 max_value_bytes=max_value_bytes,
             )
+            hook.then = store._warm
+            for each in (pool, reads) if reads is not None else (pool,):
+                async with each.connection() as conn:
+                    await store._warm(conn)
             try:
                 yield store
             finally:
                 await store.close()
+
+    async def _warm(self, conn: psycopg.AsyncConnection[Any]) -> None:
+        """See :meth:`VaultStore._warm`."""
+        try:
+            await AsyncDatabase(conn).run(warm_plan(self.settings, StatsCache()), pipeline=True)
+        except psycopg.Error as exc:
+            logger.debug("connection not warmed: %s", exc)
 
     async def setup(self, partitions: int = 0) -> None:
         """Create or migrate the tables (idempotent, safe from several processes at once).

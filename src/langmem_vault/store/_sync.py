@@ -8,8 +8,9 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Unpack
+from typing import Any, Unpack
 
+import psycopg
 from langgraph.store.base import BaseStore, IndexConfig, Op, Result, TTLConfig
 
 from langmem_vault.db._connection import (
@@ -17,10 +18,11 @@ from langmem_vault.db._connection import (
     SyncConn,
 )
 from langmem_vault.db._migrations import DEFAULT_SCHEMA
-from langmem_vault.db._pools import PoolOptions, pooled_with_reads
+from langmem_vault.db._pools import PoolOptions, late_configured, pooled_with_reads
 from langmem_vault.db._steps import run_steps
 from langmem_vault.store._base import VaultStoreBase
 from langmem_vault.store._counters import Increment, increment_plan, prepare_increments
+from langmem_vault.store._lexemes import StatsCache
 from langmem_vault.store._plans import (
     analyze_plan,
     purge_plan,
@@ -31,6 +33,7 @@ from langmem_vault.store._prepare import prepare_batch
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._reembed import DEFAULT_PAGE
 from langmem_vault.store._replicas import ReadRouting
+from langmem_vault.store._warm import warm_plan
 
 logger = logging.getLogger(__name__)
 
@@ -106,8 +109,12 @@ class VaultStore(VaultStoreBase, BaseStore):
         after this store's write waits for nothing and goes to the primary until the replica
         has replayed it (see :mod:`langmem_vault.store._replicas`). Its pool takes the same
         options.
+
+        Every connection the pools open has the hot reads' statements prepared and planned
+        before a search takes it (:mod:`langmem_vault.store._warm`), one of each right away.
         """
-        with pooled_with_reads(conn_string, read_conn_string, **pool_options) as (pool, reads):
+        options, hook = late_configured(pool_options)
+        with pooled_with_reads(conn_string, read_conn_string, **options) as (pool, reads):
             store = cls(
                 pool,
                 read_conn=reads,
@@ -117,10 +124,22 @@ class VaultStore(VaultStoreBase, BaseStore):
                 ranking=ranking,
                 max_value_bytes=max_value_bytes,
             )
+            hook.then = store._warm
+            for each in (pool, reads) if reads is not None else (pool,):
+                with each.connection() as conn:
+                    store._warm(conn)
             try:
                 yield store
             finally:
                 store.close()
+
+    def _warm(self, conn: psycopg.Connection[Any]) -> None:
+        """Prepare and plan the hot reads on ``conn`` (store/_warm.py). Never raises: if they
+        fail (a schema of an older version), the first searches plan them."""
+        try:
+            Database(conn).run(warm_plan(self.settings, StatsCache()), pipeline=True)
+        except psycopg.Error as exc:
+            logger.debug("connection not warmed: %s", exc)
 
     def setup(self, partitions: int = 0) -> None:
         """Create or migrate the tables (idempotent, safe from several processes at once).

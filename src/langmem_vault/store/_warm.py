@@ -1,0 +1,59 @@
+"""A new pooled connection's first plans, made when the pool opens it, not in a user's search.
+
+The store runs its hot reads (a search in one user's namespace, the newest items of one:
+inject's every-turn reads) as prepared statements on their generic plans (_search_sql.py),
+made once per connection, at its first run of each. On a partitioned store that first run
+plans every partition and loads each one's catalog entries into the new server process: a
+fresh connection's first namespace search cost 210-310 ms at 1M items in 64 partitions
+against 5-8 ms warm, and 35-65 ms with partitions off (bench/RESULTS.md, issue 28 session 12).
+A pool opens connections as load grows, so some user's turn paid it each time.
+
+:func:`warm_plan` runs those statements once, as a search would send them (the same texts,
+parameter types and plan settings, so psycopg reuses the prepared statements and Postgres
+the plans), in a namespace no item can lie in (its user label empty: :data:`WARM_USER`), so
+the reads find no row. The store runs it from the pool's ``configure`` callback on every
+connection the pool opens (``db._pools.LateConfigure``), and on one pooled connection when
+it is built. It reads nothing that a search would not, and writes nothing.
+"""
+
+from __future__ import annotations
+
+from langgraph.store.base import SearchOp
+
+from langmem_vault._tenants import USER_LABEL
+from langmem_vault.db._runner import Plan, Query, gather
+from langmem_vault.store._lexemes import StatsCache
+from langmem_vault.store._prepare import StoreSettings
+from langmem_vault.store._search_plan import search_plan
+
+#: The user label the warm-up reads: empty, which no namespace label and no user id can be
+#: (its tenant is then the shared one, whose partition it probes for a prefix none has).
+WARM_USER = ""
+WARM_QUERY = "warm"
+
+
+def warm_ops(settings: StoreSettings) -> list[SearchOp]:
+    """The searches whose statements a warm-up prepares: a query in a user's namespace, and
+    the newest items of one (the store's first tenant template, filled with WARM_USER).
+
+    >>> from langmem_vault.store._ranking import SearchRanking
+    >>> ops = warm_ops(StoreSettings("s", None, SearchRanking(), 1000))
+    >>> [(op.namespace_prefix, op.query) for op in ops]
+    [(('memories', ''), 'warm'), (('memories', ''), None)]
+    """
+    template = settings.tenants.templates[0]
+    namespace = tuple(WARM_USER if label == USER_LABEL else label for label in template)
+    return [SearchOp(namespace, query=WARM_QUERY), SearchOp(namespace)]
+
+
+def warm_plan(settings: StoreSettings, stats: StatsCache) -> Plan[None]:
+    """Run :func:`warm_ops`' searches side by side (one round trip each step); results are
+    dropped. The query vector is a unit vector: no model runs, and no row is scored."""
+    # Before setup() the tables are missing: nothing to warm (and no error in the server's log).
+    table = f"{settings.schema}.store_items"
+    rows = yield Query("SELECT to_regclass(%(table)s) IS NOT NULL AS ready", {"table": table})
+    if not (rows and rows[0]["ready"]):
+        return
+    dims = settings.index["dims"] if settings.index else 0
+    vectors = {WARM_QUERY: [1.0] + [0.0] * (dims - 1)} if dims else {}
+    yield from gather([search_plan(op, settings, vectors, stats) for op in warm_ops(settings)])

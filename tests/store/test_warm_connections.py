@@ -1,0 +1,94 @@
+"""Every connection a store's pool opens has the hot reads prepared and planned before a user's
+search takes it (store/_warm.py): the namespace search and the newest-first read, on their
+generic plans. A search then runs the statement prepared at the warm-up (no new prepared
+statement on the connection, the same one's generic plan run again), so no user pays a
+connection's first plan (210-310 ms at 1M items in 64 partitions; bench/RESULTS.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+import pytest
+from langgraph.store.base import PutOp
+
+from langmem_vault.store import AsyncVaultStore, VaultStore
+from tests.support.embeddings import TrigramEmbeddings
+
+INDEX = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
+NS = ("memories", "u1", "semantic")
+# the statements a search runs on its generic plan, and how each begins
+MARKS = {"namespace search": "WITH", "newest first": "SELECT * FROM ("}
+PREPARED = "SELECT statement, generic_plans FROM pg_prepared_statements"
+# a second connection: the pool opens it when the first is taken
+TWO = {"pool_size": 2, "pool_config": {"min_size": 1}}
+
+
+@pytest.fixture
+def filled(pg_uri: str, schema: str) -> str:
+    with VaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX) as store:
+        store.setup(partitions=4)
+        store.batch([PutOp(NS, f"k{n}", {"text": f"tea in the garden {n}"}) for n in range(12)])
+    return schema
+
+
+def _plans(rows: list[Any]) -> dict[str, int]:
+    """Generic plans made or run so far per hot statement (by its mark), of the prepared ones."""
+    found = {}
+    for text, generic in rows:
+        for name, mark in MARKS.items():
+            if text.lstrip().startswith(mark) and "store_items" in text:
+                assert name not in found, f"{name} prepared twice: {text[:80]}"
+                found[name] = generic
+    return found
+
+
+def _searches(store: VaultStore) -> None:
+    assert store.search(NS, query="tea in the garden", limit=5)
+    assert store.search(NS, limit=5)
+
+
+def _total(per_connection: list[dict[str, int]]) -> dict[str, int]:
+    return {name: sum(plans[name] for plans in per_connection) for name in MARKS}
+
+
+def test_connections_are_warm_before_the_first_search(pg_uri: str, filled: str) -> None:
+    with VaultStore.from_conn_string(pg_uri, schema=filled, index=INDEX, **TWO) as store:
+        pool = store.conn
+        with pool.connection() as first, pool.connection() as opened_later:
+            before = [_plans(c.execute(PREPARED).fetchall()) for c in (first, opened_later)]
+        for plans in before:
+            assert set(plans) == set(MARKS) and all(n >= 1 for n in plans.values()), plans
+        _searches(store)
+        with pool.connection() as first, pool.connection() as opened_later:
+            after = [_plans(c.execute(PREPARED).fetchall()) for c in (first, opened_later)]
+    # the searches ran the plans the warm-ups made: one run more each, nothing prepared anew
+    assert _total(after) == {name: n + 1 for name, n in _total(before).items()}
+
+
+async def test_async_connections_are_warm_before_the_first_search(pg_uri: str, filled: str) -> None:
+    async def plans_of(pool: Any) -> list[dict[str, int]]:
+        async with pool.connection() as first, pool.connection() as opened_later:
+            return [
+                _plans(await (await c.execute(PREPARED)).fetchall()) for c in (first, opened_later)
+            ]
+
+    async with AsyncVaultStore.from_conn_string(pg_uri, schema=filled, index=INDEX, **TWO) as store:
+        before = await plans_of(store.conn)
+        for plans in before:
+            assert set(plans) == set(MARKS) and all(n >= 1 for n in plans.values()), plans
+        assert await store.asearch(NS, query="tea in the garden", limit=5)
+        assert await store.asearch(NS, limit=5)
+        after = await plans_of(store.conn)
+    assert _total(after) == {name: n + 1 for name, n in _total(before).items()}
+
+
+def test_a_store_before_setup_opens_and_sets_up(pg_uri: str, schema: str) -> None:
+    """Nothing to warm before the tables exist: the store opens, and works once set up."""
+    with VaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX, pool_size=1) as store:
+        with store.conn.connection() as conn:
+            assert conn.execute(PREPARED).fetchall() == []
+            assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        store.setup()
+        store.put(NS, "k", {"text": "tea"})
+        assert store.search(NS, query="tea")
