@@ -83,12 +83,27 @@ async def test_async_connections_are_warm_before_the_first_search(pg_uri: str, f
     assert _total(after) == {name: n + 1 for name, n in _total(before).items()}
 
 
-def test_a_store_before_setup_opens_and_sets_up(pg_uri: str, schema: str) -> None:
-    """Nothing to warm before the tables exist: the store opens, and works once set up."""
+def test_a_store_opened_before_setup_is_warm_after_it(pg_uri: str, schema: str) -> None:
+    """Nothing to warm before the tables exist (nothing prepared, no error left on the
+    connection); setup() warms the pool's connection."""
     with VaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX, pool_size=1) as store:
         with store.conn.connection() as conn:
             assert conn.execute(PREPARED).fetchall() == []
             assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         store.setup()
+        with store.conn.connection() as conn:
+            assert set(_plans(conn.execute(PREPARED).fetchall())) == set(MARKS)
         store.put(NS, "k", {"text": "tea"})
         assert store.search(NS, query="tea")
+
+
+async def test_async_store_opened_before_setup_is_warm_after_it(pg_uri: str, schema: str) -> None:
+    async with AsyncVaultStore.from_conn_string(
+        pg_uri, schema=schema, index=INDEX, pool_size=1
+    ) as store:
+        async with store.conn.connection() as conn:
+            assert await (await conn.execute(PREPARED)).fetchall() == []
+        await store.setup()
+        async with store.conn.connection() as conn:
+            rows = await (await conn.execute(PREPARED)).fetchall()
+        assert set(_plans(rows)) == set(MARKS)

@@ -118,9 +118,8 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
                 max_value_bytes=max_value_bytes,
             )
             hook.then = store._warm
-            for each in (pool, reads) if reads is not None else (pool,):
-                async with each.connection() as conn:
-                    await store._warm(conn)
+            store._own_pools = (pool,) if reads is None else (pool, reads)
+            await store._warm_pools()
             try:
                 yield store
             finally:
@@ -133,6 +132,13 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         except psycopg.Error as exc:
             logger.debug("connection not warmed: %s", exc)
 
+    async def _warm_pools(self) -> None:
+        """One connection of each pool this store opened (a connection the pool opens later is
+        warmed as it opens)."""
+        for pool in self._own_pools:
+            async with pool.connection() as conn:
+                await self._warm(conn)
+
     async def setup(self, partitions: int = 0) -> None:
         """Create or migrate the tables (idempotent, safe from several processes at once).
 
@@ -143,6 +149,7 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
         >>> await store.setup(partitions=8)  # doctest: +SKIP
         """
         await arun_steps(self._setup(partitions))
+        await self._warm_pools()
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if self._loop is None:

@@ -133,6 +133,8 @@ class VaultStoreBase:
         )
         self._stats = StatsCache()  # keyword weights, refreshed at most once a minute
         self._page_order = PageOrder()
+        # the pools from_conn_string opened: warmed as they open and after setup() (_warm.py)
+        self._own_pools: tuple[Any, ...] = ()
         self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
         self._query_cache_size = query_cache_size
         self._cache_lock = threading.Lock()

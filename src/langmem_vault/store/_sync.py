@@ -125,9 +125,8 @@ class VaultStore(VaultStoreBase, BaseStore):
                 max_value_bytes=max_value_bytes,
             )
             hook.then = store._warm
-            for each in (pool, reads) if reads is not None else (pool,):
-                with each.connection() as conn:
-                    store._warm(conn)
+            store._own_pools = (pool,) if reads is None else (pool, reads)
+            store._warm_pools()
             try:
                 yield store
             finally:
@@ -141,6 +140,13 @@ class VaultStore(VaultStoreBase, BaseStore):
         except psycopg.Error as exc:
             logger.debug("connection not warmed: %s", exc)
 
+    def _warm_pools(self) -> None:
+        """One connection of each pool this store opened (a connection the pool opens later is
+        warmed as it opens)."""
+        for pool in self._own_pools:
+            with pool.connection() as conn:
+                self._warm(conn)
+
     def setup(self, partitions: int = 0) -> None:
         """Create or migrate the tables (idempotent, safe from several processes at once).
 
@@ -152,6 +158,7 @@ class VaultStore(VaultStoreBase, BaseStore):
         >>> store.setup(partitions=8)                 # doctest: +SKIP
         """
         run_steps(self._setup(partitions))
+        self._warm_pools()
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         prepared = prepare_batch(ops, self.settings)
