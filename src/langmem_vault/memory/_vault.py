@@ -208,6 +208,8 @@ class MemoryVault(VaultInstructions, VaultEpisodes):
             as_of=as_of,
             candidates=max(candidates, limit),
             joined_usage=runs_mirror_search(self.store),
+            # the search without the question's names reads a third as many
+            unnamed=max(candidates, limit) // 3,
         )
         scored = yield from recall_plan(
             request,
@@ -239,7 +241,8 @@ class MemoryVault(VaultInstructions, VaultEpisodes):
         each with its score parts.
 
         One store round trip on VaultStore: the hybrid search's ``candidates`` (with each
-        one's vector and keyword score and usage record), ranked by reciprocal rank fusion of
+        one's vector and keyword score and usage record; for a question that names someone,
+        a second search in the same batch for it without the names, a third as many), ranked by reciprocal rank fusion of
         the branches (vector, keyword, thread, time, instances, neighbour, and entity on
         VaultStore; see :mod:`langmem_vault.memory._recall.recall_plan`). The fused score
         stands in for search relevance in the usual blend with confidence x 0.7 + recency x

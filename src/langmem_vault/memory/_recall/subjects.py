@@ -18,6 +18,18 @@ naming two such people (both speakers) lifts none.
 ['a']
 >>> named_subject("Did Melanie and Caroline run?", texts)
 set()
+
+The same names also blur the question's embedding: when every line starts with one of two
+speakers' names, "What books has Nate read?" embeds close to all of Nate's lines and to every
+"Hey Nate!", whatever they say. So recall also searches for the question without its names
+(:func:`without_names`), and when a name it took out is some candidate's subject
+(:func:`subjects_named`) the vector branch ranks by that search's cosine instead
+(``recall_plan``):
+
+>>> without_names("What books has Nate's sister read in Paris?")
+'What books has sister read in?'
+>>> sorted(subjects_named("Did Melanie and Caroline run?", texts))
+['Caroline', 'Melanie']
 """
 
 from __future__ import annotations
@@ -26,13 +38,17 @@ import re
 from collections.abc import Hashable, Mapping
 from typing import TypeVar
 
-__all__ = ["named_subject", "subject_of"]
+__all__ = ["named_subject", "subject_of", "subjects_named", "without_names"]
 
 K = TypeVar("K", bound=Hashable)
 
 # the leading name: one or two capitalised words, then a colon, a space, or "'s"
 _LEADING = re.compile(r"\s*([A-Z][\w-]+)(?: [A-Z][\w-]+)?(?=:|'s\b|\s)")
 _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
+# a name for the second search: capitalised, then lower case (not an acronym such as "LGBTQ",
+# which says what the question is about), with its possessive
+_NAME = re.compile(r"\b[A-Z][a-z][\w-]*(?:['\u2019]s)?\b")
+_BEFORE_PUNCTUATION = re.compile(r"\s+(?=[?.,!;:])")
 
 
 def subject_of(text: str) -> str | None:
@@ -45,13 +61,12 @@ def subject_of(text: str) -> str | None:
     return match.group(1) if match else None
 
 
-def named_subject(query: str, texts: Mapping[K, str]) -> set[K]:
-    """The keys of ``texts`` whose subject is the one person ``query`` names (empty: it
-    names none of their subjects, or more than one)."""
+def _by_subject(query: str, texts: Mapping[K, str]) -> dict[str, set[K]]:
+    """The keys of ``texts`` by subject, for the subjects ``query`` names."""
     # the first word is capitalised by grammar, not because it is a name
     words = {m.group() for m in _CAPITALISED.finditer(query.strip()) if m.start() > 0}
     if not words:  # most questions name no one: no texts to scan
-        return set()
+        return {}
     by_name: dict[str, set[K]] = {}
     starts = tuple(words)
     for key, text in texts.items():
@@ -60,4 +75,24 @@ def named_subject(query: str, texts: Mapping[K, str]) -> set[K]:
         subject = subject_of(text)
         if subject in words:
             by_name.setdefault(subject, set()).add(key)
+    return by_name
+
+
+def named_subject(query: str, texts: Mapping[K, str]) -> set[K]:
+    """The keys of ``texts`` whose subject is the one person ``query`` names (empty: it
+    names none of their subjects, or more than one)."""
+    by_name = _by_subject(query, texts)
     return by_name.popitem()[1] if len(by_name) == 1 else set()
+
+
+def subjects_named(query: str, texts: Mapping[K, str]) -> set[str]:
+    """The names in ``query`` (not its first word) that are the subject of some text."""
+    return set(_by_subject(query, texts))
+
+
+def without_names(query: str) -> str:
+    """``query`` without the names in it (capitalised words other than the first, with
+    their possessive), for the search that looks for what it asks, not who."""
+    text = query.strip()
+    kept = _NAME.sub(lambda m: m.group() if m.start() == 0 else "", text)
+    return _BEFORE_PUNCTUATION.sub("", " ".join(kept.split()))
