@@ -242,11 +242,12 @@ class MemoryVault(VaultInstructions, VaultEpisodes):
 
         One store round trip on VaultStore: the hybrid search's ``candidates`` (with each
         one's vector and keyword score and usage record; for a question that names someone,
-        a second search in the same batch for it without the names, a third as many), ranked by reciprocal rank fusion of
-        the branches (vector, keyword, thread, time, instances, neighbour, and entity on
-        VaultStore; see :mod:`langmem_vault.memory._recall.recall_plan`). The fused score
-        stands in for search relevance in the usual blend with confidence x 0.7 + recency x
-        0.3 and utility, with category balance. ``as_of`` (an aware datetime) asks what held
+        a second search in the same batch for it without the names, a third as many),
+        ranked by reciprocal rank fusion of the branches (vector, keyword, thread, time,
+        instances, neighbour, and entity on VaultStore; see
+        :mod:`langmem_vault.memory._recall.recall_plan`). The fused score stands in for
+        search relevance in the usual blend with confidence x 0.7 + recency x 0.3 and
+        utility, with category balance. ``as_of`` (an aware datetime) asks what held
         then: facts valid at that moment, superseded since or not.
 
         >>> from datetime import datetime, UTC

@@ -1,0 +1,102 @@
+"""recall's second search, for the question without its names (memory/_recall/subjects.py,
+recall_plan.py): in a transcript every line starts with a speaker's name, and the name in
+the question pulls its embedding towards that person's greetings, whatever they say."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+from langgraph.store.base import BaseStore, SearchOp
+from langgraph.store.memory import InMemoryStore
+
+from langmem_vault.memory import MemoryVault, Recalled
+from langmem_vault.memory._recall.recall_plan import (
+    Candidate,
+    RecallFound,
+    RecallQuery,
+    rank_found,
+    recall_ops,
+)
+from langmem_vault.memory._recall.subjects import subjects_named, without_names
+
+CHAT = [
+    "Nate: Hey Joanna, Nate here! Long time no see.",
+    "Nate: Joanna, you know me, always busy.",
+    "Nate: Nate is my name, Joanna!",
+    "Nate: Hi Joanna! It's Nate again.",
+    "Nate: Thanks Joanna, talk soon!",
+    "Joanna: Nate! So good to hear from you, Nate.",
+    "Nate: Joanna, what about you?",
+    "Joanna: Nate, tell me everything, Nate!",
+    "Nate: Two weeks in Lisbon and Porto last spring.",
+    "Nate: Jazz records on vinyl, mostly Coltrane.",
+    "Nate: A new mechanical keyboard arrived today.",
+    "Nate: Spicy lentil soup, almost every evening.",
+]
+ANSWER = "Nate: A new mechanical keyboard arrived today."
+# by the question's own embedding the answer is 9th of these lines; without "Nate", 1st
+QUESTION = "What did Nate buy recently?"
+
+
+def _said(n: int) -> datetime:
+    return datetime(2024, 3, 2, tzinfo=UTC) + timedelta(days=n)
+
+
+def _check(hits: Sequence[Recalled]) -> None:
+    # six candidates by the question as asked miss the answer; the second search (two)
+    # finds it, and its cosine ranks the vector branch: Nate is whose lines these are
+    texts = [h.value.text for h in hits]
+    assert texts[0] == ANSWER, texts
+    assert hits[0].parts["vector"].rank == 1
+
+
+def test_the_search_without_the_names_finds_the_answer(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    for n, text in enumerate(CHAT):
+        vault.remember(text, observed_at=_said(n))
+    _check(vault.recall(QUESTION, limit=3, candidates=6))
+
+
+async def test_the_search_without_the_names_finds_the_answer_async(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    for n, text in enumerate(CHAT):
+        await vault.aremember(text, observed_at=_said(n))
+    _check(await vault.arecall(QUESTION, limit=3, candidates=6))
+
+
+def test_only_a_question_with_a_name_searches_twice_and_inject_never() -> None:
+    ns = ("memories", "u1", "semantic")
+    ops = recall_ops(RecallQuery(ns, QUESTION, candidates=300, unnamed=100))
+    assert [(op.query, op.limit) for op in ops if isinstance(op, SearchOp)] == [
+        (QUESTION, 300),
+        ("What did buy recently?", 100),
+    ]
+    assert len(recall_ops(RecallQuery(ns, "what did I buy?", candidates=300, unnamed=100))) == 1
+    # inject's query leaves ``unnamed`` at 0: one search per turn
+    assert len(recall_ops(RecallQuery(ns, QUESTION, candidates=50))) == 1
+
+
+def test_names_come_out_and_only_a_subjects_name_swaps_the_vector_list() -> None:
+    assert without_names("What did Nate's sister buy in Lisbon?") == "What did sister buy in?"
+    assert without_names("Did the LGBTQ group meet?") == "Did the LGBTQ group meet?"
+    assert subjects_named("Did Nate go to Lisbon?", {1: "Nate: hi", 2: "I flew to Lisbon"}) == {
+        "Nate"
+    }
+    store = InMemoryStore()
+    at = datetime(2024, 3, 2, tzinfo=UTC)
+    ns = ("memories", "u1", "semantic")
+    for key, text in (("a", "Nate: hi Joanna"), ("b", "Nate: a keyboard")):
+        store.put(ns, key, {"text": text, "kind": "semantic", "created_at": at.isoformat()})
+    pool = {(ns, i.key): i for i in store.search(ns)}
+    candidates = {t: Candidate(i, vector=0.9 if t[1] == "a" else 0.5) for t, i in pool.items()}
+    unnamed = [((ns, "b"), 0.8), ((ns, "a"), 0.1)]
+
+    def vector_ranks(question: str) -> dict[str, int]:
+        query = RecallQuery(ns, question, unnamed=10)
+        found = RecallFound(query, candidates, {}, {}, unnamed)
+        return {m.key: m.parts["vector"].rank for m in rank_found(found, at)}
+
+    # Nate is a subject: the second search's cosine ranks; Lisbon is not: the question's own
+    assert vector_ranks("What did Nate buy?") == {"b": 1, "a": 2}
+    assert vector_ranks("What did I buy in Lisbon?") == {"a": 1, "b": 2}
