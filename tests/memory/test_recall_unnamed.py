@@ -18,7 +18,7 @@ from langmem_vault.memory._recall.recall_plan import (
     rank_found,
     recall_ops,
 )
-from langmem_vault.memory._recall.subjects import subjects_named, without_names
+from langmem_vault.memory._recall.subjects import named_share, without_names
 
 CHAT = [
     "Nate: Hey Joanna, Nate here! Long time no see.",
@@ -77,26 +77,30 @@ def test_only_a_question_with_a_name_searches_twice_and_inject_never() -> None:
     assert len(recall_ops(RecallQuery(ns, QUESTION, candidates=50))) == 1
 
 
-def test_names_come_out_and_only_a_subjects_name_swaps_the_vector_list() -> None:
+def test_names_come_out_and_only_a_crowded_subjects_name_swaps_the_vector_list() -> None:
     assert without_names("What did Nate's sister buy in Lisbon?") == "What did sister buy in?"
     assert without_names("Did the LGBTQ group meet?") == "Did the LGBTQ group meet?"
-    assert subjects_named("Did Nate go to Lisbon?", {1: "Nate: hi", 2: "I flew to Lisbon"}) == {
-        "Nate"
-    }
-    store = InMemoryStore()
+    assert named_share("Did Nate go to Lisbon?", {1: "Nate: hi", 2: "I flew to Lisbon"}) == 0.5
     at = datetime(2024, 3, 2, tzinfo=UTC)
     ns = ("memories", "u1", "semantic")
-    for key, text in (("a", "Nate: hi Joanna"), ("b", "Nate: a keyboard")):
-        store.put(ns, key, {"text": text, "kind": "semantic", "created_at": at.isoformat()})
-    pool = {(ns, i.key): i for i in store.search(ns)}
-    candidates = {t: Candidate(i, vector=0.9 if t[1] == "a" else 0.5) for t, i in pool.items()}
-    unnamed = [((ns, "b"), 0.8), ((ns, "a"), 0.1)]
 
-    def vector_ranks(question: str) -> dict[str, int]:
-        query = RecallQuery(ns, question, unnamed=10)
-        found = RecallFound(query, candidates, {}, {}, unnamed)
-        return {m.key: m.parts["vector"].rank for m in rank_found(found, at)}
+    def vector_ranks(question: str, others: int = 0) -> dict[str, int]:
+        store = InMemoryStore()
+        lines = {"a": "Nate: hi Joanna", "b": "Nate: a keyboard"}
+        lines.update({f"o{n}": f"Joanna: line {n}" for n in range(others)})
+        for key, text in lines.items():
+            store.put(ns, key, {"text": text, "kind": "semantic", "created_at": at.isoformat()})
+        # by the question as asked "a" is the best match, by the question without names "b"
+        candidates = {
+            (ns, i.key): Candidate(i, vector=0.9 if i.key == "a" else 0.5) for i in store.search(ns)
+        }
+        unnamed = [((ns, "b"), 0.8), ((ns, "a"), 0.1)]
+        found = RecallFound(RecallQuery(ns, question, unnamed=10), candidates, {}, {}, unnamed)
+        return {m.key: m.parts["vector"].rank for m in rank_found(found, at) if m.key < "c"}
 
-    # Nate is a subject: the second search's cosine ranks; Lisbon is not: the question's own
+    # Nate starts every candidate: the second search's cosine ranks
     assert vector_ranks("What did Nate buy?") == {"b": 1, "a": 2}
+    # Lisbon starts none; Nate two of ten (the question is about him): the question's own
     assert vector_ranks("What did I buy in Lisbon?") == {"a": 1, "b": 2}
+    assert vector_ranks("What did Nate buy?", others=8) == {"a": 1, "b": 2}
+    assert vector_ranks("What did Nate buy?", others=6) == {"b": 1, "a": 2}

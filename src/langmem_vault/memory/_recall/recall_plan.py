@@ -26,9 +26,10 @@ Then, in process, each branch ranks what it knows and :func:`~.fusion.fuse` fuse
 Then the facts whose subject is the person the question names ("What does Melanie do?":
 "Melanie: I ...") are lifted part of the way to the best (:mod:`~.subjects`). A question that
 names someone also gets a second search in the same batch, for its text without the names
-(``RecallQuery.unnamed`` candidates): when a name taken out is some candidate's subject, the
-``vector`` branch ranks that search's results by their cosine (the names blur the question's
-embedding towards every line of that person's, whatever it says).
+(``RecallQuery.unnamed`` candidates): when the people it names are the subjects of a quarter
+or more of the candidates, the ``vector`` branch ranks that search's results by their cosine
+(the names blur the question's embedding towards every line of that person's, whatever it
+says).
 
 The fused score, scaled to [0, 1] across the candidates, takes the place of search relevance
 in the usual blend with confidence, recency, utility and layer (``recall.scoring``): the
@@ -63,7 +64,7 @@ from langmem_vault.memory._recall.scoring import (
     as_datetime,
     score_memory,
 )
-from langmem_vault.memory._recall.subjects import named_subject, subjects_named, without_names
+from langmem_vault.memory._recall.subjects import named_share, named_subject, without_names
 from langmem_vault.memory._recall.time_filter import (
     QueryTime,
     TimeWindow,
@@ -105,6 +106,12 @@ DEFAULT_BRANCH_WEIGHTS: Mapping[str, float] = {
     "instances": 1.5,
     "neighbour": 0.6,
 }
+
+#: the share of the candidates whose subject the question names from which the vector branch
+#: ranks by the search without the names: a name that many candidates start with says little
+#: about which of them answer (on LoCoMo the named speaker is the subject of half or more),
+#: while one that a few start with is what the question is about ("What does Priya do?")
+UNNAMED_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -392,7 +399,7 @@ def _lists(
             window, asked.asks_when, {t: fact for t, (_, fact) in kept.items()}, vector
         ),
     }
-    if found.unnamed and subjects_named(found.query.text or "", texts):
+    if found.unnamed and named_share(found.query.text or "", texts) >= UNNAMED_SHARE:
         # the names the second search left out are whose lines these are: its cosine ranks
         # what they say (LoCoMo 0-4: multi-hop +3, all four +2 points; bench/RESULTS.md)
         lists["vector"] = [(t, s) for t, s in found.unnamed if t in kept and s > 0]

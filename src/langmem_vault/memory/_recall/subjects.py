@@ -22,14 +22,14 @@ set()
 The same names also blur the question's embedding: when every line starts with one of two
 speakers' names, "What books has Nate read?" embeds close to all of Nate's lines and to every
 "Hey Nate!", whatever they say. So recall also searches for the question without its names
-(:func:`without_names`), and when a name it took out is some candidate's subject
-(:func:`subjects_named`) the vector branch ranks by that search's cosine instead
-(``recall_plan``):
+(:func:`without_names`), and when the people it names are the subjects of many candidates
+(:func:`named_share`: a name that many say little about which of them answer) the vector
+branch ranks by that search's cosine instead (``recall_plan``):
 
 >>> without_names("What books has Nate's sister read in Paris?")
 'What books has sister read in?'
->>> sorted(subjects_named("Did Melanie and Caroline run?", texts))
-['Caroline', 'Melanie']
+>>> named_share("Did Melanie and Caroline run?", texts)
+0.6666666666666666
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ import re
 from collections.abc import Hashable, Mapping
 from typing import TypeVar
 
-__all__ = ["named_subject", "subject_of", "subjects_named", "without_names"]
+__all__ = ["named_share", "named_subject", "subject_of", "without_names"]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -85,9 +85,11 @@ def named_subject(query: str, texts: Mapping[K, str]) -> set[K]:
     return by_name.popitem()[1] if len(by_name) == 1 else set()
 
 
-def subjects_named(query: str, texts: Mapping[K, str]) -> set[str]:
-    """The names in ``query`` (not its first word) that are the subject of some text."""
-    return set(_by_subject(query, texts))
+def named_share(query: str, texts: Mapping[K, str]) -> float:
+    """The share of ``texts`` whose subject is a person ``query`` names (0 for no texts)."""
+    if not texts:
+        return 0.0
+    return sum(len(keys) for keys in _by_subject(query, texts).values()) / len(texts)
 
 
 def without_names(query: str) -> str:
