@@ -64,7 +64,12 @@ from langmem_vault.memory._recall.scoring import (
     as_datetime,
     score_memory,
 )
-from langmem_vault.memory._recall.subjects import named_share, named_subject, without_names
+from langmem_vault.memory._recall.subjects import (
+    UNNAMED_SHARE,
+    named_share,
+    named_subject,
+    without_names,
+)
 from langmem_vault.memory._recall.time_filter import (
     QueryTime,
     TimeWindow,
@@ -106,12 +111,6 @@ DEFAULT_BRANCH_WEIGHTS: Mapping[str, float] = {
     "instances": 1.5,
     "neighbour": 0.6,
 }
-
-#: the share of the candidates whose subject the question names from which the vector branch
-#: ranks by the search without the names: a name that many candidates start with says little
-#: about which of them answer (on LoCoMo the named speaker is the subject of half or more),
-#: while one that a few start with is what the question is about ("What does Priya do?")
-UNNAMED_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -258,13 +257,12 @@ def _read_page(
     usage records joined to them."""
     found = []
     for hit in page:
-        candidate = (
-            Candidate(hit.item, hit.vector, hit.keyword)
-            if isinstance(hit, Mirrored)
-            else Candidate(hit)
-        )
-        if isinstance(hit, Mirrored) and hit.mirror is not None:
-            joined[_target(hit.item)] = dict(hit.mirror.value)
+        if isinstance(hit, Mirrored):
+            candidate = Candidate(hit.item, hit.vector, hit.keyword)
+            if hit.mirror is not None:
+                joined[_target(hit.item)] = dict(hit.mirror.value)
+        else:
+            candidate = Candidate(hit)
         pool.setdefault(_target(candidate.item), candidate)
         found.append(candidate)
     return found
