@@ -1,5 +1,7 @@
 """inject ranks its facts through recall: the same facts, in the same order, with the same
-fused score and branch ranks as MemoryVault.recall (sync and async, both stores)."""
+fused score and branch ranks as MemoryVault.recall (sync and async, both stores), for a
+question with no name in it: for one that names someone, recall also searches without the
+names (docs/recall.md), which inject, one search per turn, does not."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from langmem_vault.nodes import create_inject_node
 from tests.support.stores import thread
 
 CFG = thread("u1", "t1")
-QUESTION = "what does my sister Priya do for work?"
+QUESTION = "what does my sister do for work?"
 FACTS = [
     ("Priya is the user's sister", "relationship"),
     ("Priya works as an architect in Porto", "relationship"),
