@@ -62,6 +62,10 @@ def _check(plan: dict[str, Any], mine: int) -> None:
     }
     assert read, "the plan read no partition"
     assert {p for _, p in read} == {mine}, f"read {sorted(read)}"
+    # pruned when the executor starts, not row by row: a partition left in the plan is opened
+    # and locked at every search, read or not (2 ms of a warm search at 64 partitions)
+    named = {int(m.group(2)) for n in ran if (m := _PARTITION.match(n.get("Relation Name", "")))}
+    assert named == {mine}, f"the plan keeps partitions {sorted(named)}"
 
 
 def _mine(pg_uri: str, schema: str) -> int:

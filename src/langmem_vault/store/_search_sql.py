@@ -433,13 +433,15 @@ cand AS (
     SELECT DISTINCT ON (prefix, key) * FROM (SELECT * FROM vec UNION ALL SELECT * FROM kw) AS u
     ORDER BY prefix, key, vcos DESC NULLS LAST
 )"""
-        # COALESCE runs the probe only for candidates no vector branch found. The tenant as a
-        # parameter too, not only through i.tenant, so on a partitioned store the probe can be
-        # pruned to the tenant's partition by the planner (a custom plan of this statement held
-        # all 64 otherwise: 10.9 ms of planning against 4.1 at 1M items) and at executor
-        # start-up (bench/RESULTS.md, issue 28 session 11, lead).
+        # COALESCE runs the probe only for candidates no vector branch found. When the search
+        # names one tenant the probe names it as the parameter alone (every candidate is the
+        # tenant's), not through i.tenant too: the planner merges the two, and then neither a
+        # custom plan (10.9 ms of planning against 4.1 at 1M items in 64 partitions, session
+        # 11) nor the executor's start-up (all 64 partitions opened and locked at every
+        # search, session 12) prunes the probe to the tenant's partition (bench/RESULTS.md).
+        tenant_of_v = alone or "v.tenant = i.tenant AND "
         cos = f"""coalesce(i.vcos, (SELECT max(1 - ({_DISTANCE})) FROM {s}.store_vectors AS v
-         WHERE {alone}v.tenant = i.tenant AND v.prefix = i.prefix AND v.key = i.key))"""
+         WHERE {tenant_of_v}v.prefix = i.prefix AND v.key = i.key))"""
     else:
         candidates = f"{keyword},\ncand AS (SELECT * FROM kw)"
         cos = "NULL::float8"
