@@ -130,12 +130,17 @@ async def test_a_bad_page_op_names_what_is_wrong(store: Any) -> None:
             await _batch(store, [bad])
 
 
+def _thousand_facts(store: VaultStore, beside: tuple[str, ...], mark: str) -> None:
+    """1,000 facts in 40 batches of 25, each batch with one item of ``beside`` (keys ``mark``)."""
+    for b in range(40):
+        ops = [PutOp(FACTS, f"f{b}_{k}", {"n": k}, index=False) for k in range(25)]
+        store.batch([*ops, PutOp(beside, f"{mark}{b}", {"n": b}, index=False)])
+
+
 def test_a_page_reads_only_the_rows_it_returns(pg_uri: str, schema: str) -> None:
     with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
         store.setup()
-        for b in range(40):
-            ops = [PutOp(FACTS, f"f{b}_{k}", {"n": k}, index=False) for k in range(25)]
-            store.batch([*ops, PutOp(OTHER, f"o{b}", {"n": b}, index=False)])
+        _thousand_facts(store, OTHER, "o")
         (first,) = store.batch([PageOp((FACTS, RULES), limit=10)])
     cursor = first.next
     with psycopg.connect(pg_uri, autocommit=True) as conn:
@@ -164,9 +169,7 @@ def test_a_page_reads_only_the_rows_it_returns(pg_uri: str, schema: str) -> None
 def test_a_page_at_an_offset_skips_its_rows_in_the_index_alone(pg_uri: str, schema: str) -> None:
     with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
         store.setup()
-        for b in range(40):
-            ops = [PutOp(FACTS, f"f{b}_{k}", {"n": k}, index=False) for k in range(25)]
-            store.batch([*ops, PutOp(RULES, f"r{b}", {"n": b}, index=False)])
+        _thousand_facts(store, RULES, "r")
     with psycopg.connect(pg_uri, autocommit=True) as conn:
         _all_visible(conn, f"{schema}.store_items")
         for op in (PageOp((FACTS, RULES), limit=10, offset=900), PageOp((FACTS,), offset=500)):
