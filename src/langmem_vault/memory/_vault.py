@@ -37,8 +37,10 @@ from langmem_vault.memory._models import (
     SemanticFact,
     utcnow,
 )
+from langmem_vault.memory._recall.entity_branch import default_branches
 from langmem_vault.memory._recall.fusion import BranchHit
-from langmem_vault.memory._recall.recall_plan import RecallQuery, default_branches, recall_plan
+from langmem_vault.memory._recall.recall_plan import recall_plan
+from langmem_vault.memory._recall.recall_query import RecallQuery
 from langmem_vault.memory._recall.retrieval import scan_plan
 from langmem_vault.memory._recall.scoring import as_datetime, balance_categories
 from langmem_vault.memory._recall.usage import read_usage_plan, usage_namespace, with_usage

@@ -35,12 +35,12 @@ from langmem_vault.db._store_plans import StorePlan
 from langmem_vault.memory._models import utcnow
 from langmem_vault.memory._namespaces import MemoryNamespaces
 from langmem_vault.memory._recall.access import AccessRecorder
+from langmem_vault.memory._recall.entity_branch import default_branches
 from langmem_vault.memory._recall.private_recall import (
     DEFAULT_MAX_PRIVATE,
     PrivateRanker,
     open_private,
 )
-from langmem_vault.memory._recall.recall_plan import default_branches
 from langmem_vault.memory._recall.scoring import DEFAULT_WEIGHTS, ScoringWeights
 from langmem_vault.memory._sealing import Keyring, default_keyring
 from langmem_vault.nodes._common import MemoryNode, aobserved, observed, resolve_store

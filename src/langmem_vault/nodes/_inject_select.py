@@ -24,14 +24,9 @@ from langmem_vault.extraction._messages import query_text
 from langmem_vault.memory._models import Instruction
 from langmem_vault.memory._namespaces import MemoryNamespaces
 from langmem_vault.memory._recall.private_recall import DEFAULT_MAX_PRIVATE, private_search_op
-from langmem_vault.memory._recall.recall_plan import (
-    Branch,
-    RecallFound,
-    RecallQuery,
-    rank_found,
-    read_found,
-    recall_ops,
-)
+from langmem_vault.memory._recall.recall_batch import RecallFound, read_found, recall_ops
+from langmem_vault.memory._recall.recall_plan import rank_found
+from langmem_vault.memory._recall.recall_query import Branch, RecallQuery
 from langmem_vault.memory._recall.retrieval import applicable_instructions, newest_plan, scan_op
 from langmem_vault.memory._recall.scoring import (
     ScoredMemory,

@@ -24,7 +24,7 @@ speakers' names, "What books has Nate read?" embeds close to all of Nate's lines
 "Hey Nate!", whatever they say. So recall also searches for the question without its names
 (:func:`without_names`), and when the people it names are the subjects of many candidates
 (:func:`named_share`: a name that many say little about which of them answer) the vector
-branch ranks by that search's cosine instead (``recall_plan``):
+branch ranks by that search's cosine instead (``branch_lists``):
 
 >>> without_names("What books has Nate's sister read in Paris?")
 'What books has sister read in?'
