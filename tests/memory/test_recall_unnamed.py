@@ -1,12 +1,15 @@
 """recall's second search, for the question without its names (memory/_recall/subjects.py,
-recall_plan.py): in a transcript every line starts with a speaker's name, and the name in
-the question pulls its embedding towards that person's greetings, whatever they say."""
+branch_lists.py): in a transcript every line starts with a speaker's name, and the name in
+the question pulls its embedding towards that person's greetings, whatever they say. inject
+runs it too, in its one batch."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
+from langchain_core.messages import HumanMessage
 from langgraph.store.base import BaseStore, SearchOp
 from langgraph.store.memory import InMemoryStore
 
@@ -19,6 +22,8 @@ from langmem_vault.memory._recall.recall_plan import (
     recall_ops,
 )
 from langmem_vault.memory._recall.subjects import named_share, without_names
+from langmem_vault.nodes import create_inject_node
+from tests.support.stores import thread
 
 CHAT = [
     "Nate: Hey Joanna, Nate here! Long time no see.",
@@ -65,7 +70,35 @@ async def test_the_search_without_the_names_finds_the_answer_async(astore: BaseS
     _check(await vault.arecall(QUESTION, limit=3, candidates=6))
 
 
-def test_only_a_question_with_a_name_searches_twice_and_inject_never() -> None:
+def _inject_facts(out: dict[str, Any]) -> list[str]:
+    return [m["text"] for m in out["memory_items"] if m["kind"] == "fact"]
+
+
+def _inject_node(store: BaseStore) -> Any:
+    # six candidates, as the recall tests above: the second search reads two
+    node = create_inject_node(record_access=False, max_facts=1, candidates=6).node
+    node.store = store
+    return node
+
+
+def test_inject_searches_without_the_names_too(store: BaseStore) -> None:
+    vault = MemoryVault(store, user_id="u1")
+    for n, text in enumerate(CHAT):
+        vault.remember(text, observed_at=_said(n))
+    out = _inject_node(store).invoke({"messages": [HumanMessage(QUESTION)]}, thread("u1", "t1"))
+    assert _inject_facts(out) == [ANSWER]
+
+
+async def test_inject_searches_without_the_names_too_async(astore: BaseStore) -> None:
+    vault = MemoryVault(astore, user_id="u1")
+    for n, text in enumerate(CHAT):
+        await vault.aremember(text, observed_at=_said(n))
+    node = _inject_node(astore)
+    out = await node.ainvoke({"messages": [HumanMessage(QUESTION)]}, thread("u1", "t1"))
+    assert _inject_facts(out) == [ANSWER]
+
+
+def test_only_a_question_with_a_name_searches_twice() -> None:
     ns = ("memories", "u1", "semantic")
     ops = recall_ops(RecallQuery(ns, QUESTION, candidates=300, unnamed=100))
     assert [(op.query, op.limit) for op in ops if isinstance(op, SearchOp)] == [
@@ -73,7 +106,7 @@ def test_only_a_question_with_a_name_searches_twice_and_inject_never() -> None:
         ("What did buy recently?", 100),
     ]
     assert len(recall_ops(RecallQuery(ns, "what did I buy?", candidates=300, unnamed=100))) == 1
-    # inject's query leaves ``unnamed`` at 0: one search per turn
+    # a query that asks for no second search (``unnamed`` 0) runs one
     assert len(recall_ops(RecallQuery(ns, QUESTION, candidates=50))) == 1
 
 

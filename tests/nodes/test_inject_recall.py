@@ -1,12 +1,13 @@
 """inject ranks its facts through recall: the same facts, in the same order, with the same
 fused score and branch ranks as MemoryVault.recall (sync and async, both stores), for a
-question with no name in it: for one that names someone, recall also searches without the
-names (docs/recall.md), which inject, one search per turn, does not."""
+question with no name in it and for one that names someone (both then also search without
+the names, docs/recall.md)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.store.base import BaseStore
 
@@ -16,6 +17,8 @@ from tests.support.stores import thread
 
 CFG = thread("u1", "t1")
 QUESTION = "what does my sister do for work?"
+# Priya starts two of the six facts: the vector branch ranks by the search without her name
+QUESTIONS = [QUESTION, "What does Priya do in Porto?"]
 FACTS = [
     ("Priya is the user's sister", "relationship"),
     ("Priya works as an architect in Porto", "relationship"),
@@ -46,20 +49,22 @@ def _node() -> Any:
     return create_inject_node(record_access=False, max_facts=3, max_pending=0).node
 
 
-def test_inject_ranks_facts_through_recall(store: BaseStore) -> None:
+@pytest.mark.parametrize("question", QUESTIONS)
+def test_inject_ranks_facts_through_recall(store: BaseStore, question: str) -> None:
     vault = MemoryVault(store, user_id="u1")
     _seed(vault)
     node = _node()
     node.store = store
-    out = node.invoke({"messages": [HumanMessage(QUESTION)]}, CFG)
-    _same_ranking(out, vault.recall(QUESTION, limit=3, candidates=50))
+    out = node.invoke({"messages": [HumanMessage(question)]}, CFG)
+    _same_ranking(out, vault.recall(question, limit=3, candidates=50))
 
 
-async def test_async_inject_ranks_facts_through_recall(astore: BaseStore) -> None:
+@pytest.mark.parametrize("question", QUESTIONS)
+async def test_async_inject_ranks_facts_through_recall(astore: BaseStore, question: str) -> None:
     vault = MemoryVault(astore, user_id="u1")
     for n, (text, category) in enumerate(FACTS):
         await vault.aremember(text, category=category, thread_id=f"chat-{n % 2}")
     node = _node()
     node.store = astore
-    out = await node.ainvoke({"messages": [HumanMessage(QUESTION)]}, CFG)
-    _same_ranking(out, await vault.arecall(QUESTION, limit=3, candidates=50))
+    out = await node.ainvoke({"messages": [HumanMessage(question)]}, CFG)
+    _same_ranking(out, await vault.arecall(question, limit=3, candidates=50))

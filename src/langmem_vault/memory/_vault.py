@@ -40,7 +40,7 @@ from langmem_vault.memory._models import (
 from langmem_vault.memory._recall.entity_branch import default_branches
 from langmem_vault.memory._recall.fusion import BranchHit
 from langmem_vault.memory._recall.recall_plan import recall_plan
-from langmem_vault.memory._recall.recall_query import RecallQuery
+from langmem_vault.memory._recall.recall_query import RecallQuery, unnamed_candidates
 from langmem_vault.memory._recall.retrieval import scan_plan
 from langmem_vault.memory._recall.scoring import as_datetime, balance_categories
 from langmem_vault.memory._recall.usage import read_usage_plan, usage_namespace, with_usage
@@ -210,8 +210,7 @@ class MemoryVault(VaultInstructions, VaultEpisodes):
             as_of=as_of,
             candidates=max(candidates, limit),
             joined_usage=runs_mirror_search(self.store),
-            # the search without the question's names reads a third as many
-            unnamed=max(candidates, limit) // 3,
+            unnamed=unnamed_candidates(max(candidates, limit)),
         )
         scored = yield from recall_plan(
             request,

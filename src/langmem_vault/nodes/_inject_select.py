@@ -26,7 +26,7 @@ from langmem_vault.memory._namespaces import MemoryNamespaces
 from langmem_vault.memory._recall.private_recall import DEFAULT_MAX_PRIVATE, private_search_op
 from langmem_vault.memory._recall.recall_batch import RecallFound, read_found, recall_ops
 from langmem_vault.memory._recall.recall_plan import rank_found
-from langmem_vault.memory._recall.recall_query import Branch, RecallQuery
+from langmem_vault.memory._recall.recall_query import Branch, RecallQuery, unnamed_candidates
 from langmem_vault.memory._recall.retrieval import applicable_instructions, newest_plan, scan_op
 from langmem_vault.memory._recall.scoring import (
     ScoredMemory,
@@ -132,7 +132,12 @@ def candidates_plan(
     ns = opts.namespaces.resolve(config)
     message = latest_user_text(messages)
     request = RecallQuery(
-        ns.semantic, message, candidates=opts.candidates, joined_usage=joined_usage
+        ns.semantic,
+        message,
+        candidates=opts.candidates,
+        joined_usage=joined_usage,
+        # a message that names someone also searches without the names, in the same batch
+        unnamed=unnamed_candidates(opts.candidates),
     )
     recall = recall_ops(request, branches)
     # Private facts are not in the index: read them by filter, rank them in process.

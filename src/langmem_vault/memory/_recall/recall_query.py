@@ -20,7 +20,18 @@ from langgraph.store.base import Item, SearchItem
 from langmem_vault.memory._recall.subjects import without_names
 from langmem_vault.memory._recall.usage import Target
 
-__all__ = ["Branch", "Candidate", "RecallQuery", "search_score", "target_of"]
+__all__ = ["Branch", "Candidate", "RecallQuery", "search_score", "target_of", "unnamed_candidates"]
+
+
+def unnamed_candidates(candidates: int) -> int:
+    """How many candidates the search without the question's names reads beside a search of
+    ``candidates``: a third (more fills the pool with other people's lines: LoCoMo 0-4,
+    bench/RESULTS.md).
+
+    >>> unnamed_candidates(300), unnamed_candidates(50)
+    (100, 16)
+    """
+    return candidates // 3
 
 
 @dataclass(frozen=True)
@@ -28,8 +39,8 @@ class RecallQuery:
     """What is asked: the user's fact namespace, the query text (None: no relevance, the
     most useful facts), the moment it asks about (``as_of``), how many candidates the search
     reads, whether the store joins usage records to it (``runs_mirror_search``), and how
-    many candidates the second search, for the text without its names, reads (``unnamed``;
-    0: none, as in inject, whose turn keeps one search)."""
+    many candidates the second search, for the text without its names, reads (``unnamed``,
+    :func:`unnamed_candidates`; 0: none)."""
 
     namespace: tuple[str, ...]
     text: str | None
