@@ -1,7 +1,7 @@
 """recall's second search, for the question without its names (memory/_recall/subjects.py,
 branch_lists.py): in a transcript every line starts with a speaker's name, and the name in
 the question pulls its embedding towards that person's greetings, whatever they say. inject
-runs it too, in its one batch."""
+runs it too when asked (``search_without_names``), in its one batch."""
 
 from __future__ import annotations
 
@@ -74,28 +74,34 @@ def _inject_facts(out: dict[str, Any]) -> list[str]:
     return [m["text"] for m in out["memory_items"] if m["kind"] == "fact"]
 
 
-def _inject_node(store: BaseStore) -> Any:
+def _inject_node(store: BaseStore, search_without_names: bool) -> Any:
     # six candidates, as the recall tests above: the second search reads two
-    node = create_inject_node(record_access=False, max_facts=1, candidates=6).node
+    node = create_inject_node(
+        record_access=False, max_facts=1, candidates=6, search_without_names=search_without_names
+    ).node
     node.store = store
     return node
 
 
-def test_inject_searches_without_the_names_too(store: BaseStore) -> None:
+def test_inject_searches_without_the_names_when_asked(store: BaseStore) -> None:
     vault = MemoryVault(store, user_id="u1")
     for n, text in enumerate(CHAT):
         vault.remember(text, observed_at=_said(n))
-    out = _inject_node(store).invoke({"messages": [HumanMessage(QUESTION)]}, thread("u1", "t1"))
-    assert _inject_facts(out) == [ANSWER]
+    ask = {"messages": [HumanMessage(QUESTION)]}
+    assert _inject_facts(_inject_node(store, True).invoke(ask, thread("u1", "t1"))) == [ANSWER]
+    # by default one search per turn: the question as asked misses the answer
+    assert _inject_facts(_inject_node(store, False).invoke(ask, thread("u1", "t1"))) != [ANSWER]
 
 
-async def test_inject_searches_without_the_names_too_async(astore: BaseStore) -> None:
+async def test_inject_searches_without_the_names_when_asked_async(astore: BaseStore) -> None:
     vault = MemoryVault(astore, user_id="u1")
     for n, text in enumerate(CHAT):
         await vault.aremember(text, observed_at=_said(n))
-    node = _inject_node(astore)
-    out = await node.ainvoke({"messages": [HumanMessage(QUESTION)]}, thread("u1", "t1"))
+    ask = {"messages": [HumanMessage(QUESTION)]}
+    out = await _inject_node(astore, True).ainvoke(ask, thread("u1", "t1"))
     assert _inject_facts(out) == [ANSWER]
+    out = await _inject_node(astore, False).ainvoke(ask, thread("u1", "t1"))
+    assert _inject_facts(out) != [ANSWER]
 
 
 def test_only_a_question_with_a_name_searches_twice() -> None:

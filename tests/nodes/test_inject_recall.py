@@ -1,7 +1,7 @@
 """inject ranks its facts through recall: the same facts, in the same order, with the same
 fused score and branch ranks as MemoryVault.recall (sync and async, both stores), for a
 question with no name in it and for one that names someone (both then also search without
-the names, docs/recall.md)."""
+the names: inject with ``search_without_names``, docs/recall.md)."""
 
 from __future__ import annotations
 
@@ -46,7 +46,9 @@ def _same_ranking(out: dict[str, Any], recalled: list[Recalled]) -> None:
 
 
 def _node() -> Any:
-    return create_inject_node(record_access=False, max_facts=3, max_pending=0).node
+    return create_inject_node(
+        record_access=False, max_facts=3, max_pending=0, search_without_names=True
+    ).node
 
 
 @pytest.mark.parametrize("question", QUESTIONS)

@@ -237,6 +237,7 @@ def create_inject_node(
     max_episodes: int = 3,
     max_instructions: int = 10,
     candidates: int = 50,
+    search_without_names: bool = False,
     max_share: float = 0.4,
     include_private: bool = True,
     max_private: int = DEFAULT_MAX_PRIVATE,
@@ -255,11 +256,14 @@ def create_inject_node(
 
     ``max_tokens`` bounds the rendered section (counted with langchain-core's
     ``count_tokens_approximately`` unless ``token_counter`` is a model or a function).
-    ``max_share`` caps one category's share of the facts. ``include_private`` (default on)
-    lets the owner's own private facts in: up to ``max_private`` of them are read by filter,
-    opened with ``keyring`` (default: ``$LANGMEM_VAULT_KEY``) and ranked in process against
-    the message (see :mod:`langmem_vault.memory._recall.private_recall`); they are never in the
-    index.
+    ``max_share`` caps one category's share of the facts. ``search_without_names`` adds, for
+    a message that names someone, recall's second search for the message without the names
+    (docs/recall.md): better facts where every memory starts with a speaker's name
+    (transcripts), at the cost of a second query embedding and search on those turns.
+    ``include_private`` (default on) lets the owner's own private facts in: up to
+    ``max_private`` of them are read by filter, opened with ``keyring`` (default:
+    ``$LANGMEM_VAULT_KEY``) and ranked in process against the message (see
+    :mod:`langmem_vault.memory._recall.private_recall`); they are never in the index.
     Up to ``max_pending`` facts still waiting for confirmation join when they match the
     message at least as well as the best confirmed fact, marked ``unconfirmed``; 0 turns
     that off.
@@ -305,6 +309,7 @@ def create_inject_node(
         max_episodes=max_episodes,
         max_instructions=max_instructions,
         candidates=max(candidates, max_facts),
+        search_without_names=search_without_names,
         max_share=max_share,
         include_private=include_private,
         weights=weights,

@@ -74,6 +74,8 @@ class InjectOptions:
     weights: ScoringWeights
     max_private: int = DEFAULT_MAX_PRIVATE
     max_pending: int = DEFAULT_MAX_PENDING
+    #: a message that names someone also searches without the names (recall's second search)
+    search_without_names: bool = False
 
 
 def _episode_score(value: Mapping[str, Any], now: datetime, weights: ScoringWeights) -> float:
@@ -136,8 +138,7 @@ def candidates_plan(
         message,
         candidates=opts.candidates,
         joined_usage=joined_usage,
-        # a message that names someone also searches without the names, in the same batch
-        unnamed=unnamed_candidates(opts.candidates),
+        unnamed=unnamed_candidates(opts.candidates) if opts.search_without_names else 0,
     )
     recall = recall_ops(request, branches)
     # Private facts are not in the index: read them by filter, rank them in process.
