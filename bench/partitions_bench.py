@@ -105,7 +105,8 @@ def systems_of(args: argparse.Namespace) -> list[str]:
     systems += ["n0"] if args.namespace_index else []
     systems += ["r0"] if args.rebuilt else []
     systems += ["v0"] if args.vacuumed else []
-    return systems + (["c0"] if args.clustered else []) + (["pg"] if args.postgres else [])
+    systems += ["c0"] if args.clustered else []
+    return systems + args.systems + (["pg"] if args.postgres else [])
 
 
 def label(system: str) -> str:
@@ -119,6 +120,8 @@ def label(system: str) -> str:
         return "VaultStore, partitions off, store_vectors_namespace_idx rebuilt"
     if system == "v0":
         return "the same (r0), vacuumed"
+    if system[0] != "p":
+        return f"VaultStore, database {system}"
     n = int(system[1:])
     return f"VaultStore, {n} partitions" if n else "VaultStore, partitions off"
 
@@ -696,6 +699,9 @@ def main() -> None:
         "--vacuumed",
         action="store_true",
         help="beside: a copy of the --rebuilt database, VACUUMed (its visibility map set)",
+    )
+    parser.add_argument(
+        "--systems", nargs="*", default=[], help="beside: other databases by suffix (pt<items>_X)"
     )
     parser.add_argument("--no-hnsw", action="store_true", help="load --grow-from: no HNSW")
     parser.add_argument("--grow-from", type=int, help="load: copy the databases of this size")

@@ -235,4 +235,8 @@ async def test_a_namespace_is_counted_by_its_vectors_first(
     # c and d: more vectors than the bound (the count stops there), so their items are counted
     for scans in reads[2:]:
         assert scans[0] == ("Index Only Scan", INDEX)
-        assert [name for _, name in scans[1:]] == ["store_items_prefix_created_idx"]
+        # the key's range, from an index that holds it (store_items_rank_idx is as narrow as
+        # store_items_prefix_created_idx on a small table: the planner takes either)
+        [(node, name)] = scans[1:]
+        assert node == "Index Only Scan"
+        assert name in ("store_items_prefix_created_idx", "store_items_rank_idx")

@@ -294,7 +294,9 @@ def _keyword_rows(plans: list[dict[str, Any]]) -> int:
     return _rows(
         _search_plan(plans),
         lambda n: (
-            n.get("Relation Name") == "store_items" and n.get("Index Name") != "store_items_pkey"
+            n.get("Relation Name") == "store_items"
+            # the candidates' probes and the page's rows (by key: either index of the key)
+            and n.get("Index Name") not in ("store_items_pkey", "store_items_rank_idx")
         ),
     )
 

@@ -22,6 +22,7 @@ from langmem_vault.db._migrations import (
     record_query,
 )
 from langmem_vault.db._page_at import page_at_plan
+from langmem_vault.db._rank_index import rank_index_plan
 from langmem_vault.db._runner import Plan, Query
 
 __all__ = ["online_plan"]
@@ -30,7 +31,10 @@ __all__ = ["online_plan"]
 #: process runs them for minutes
 ONLINE_LOCK_KEY = ADVISORY_LOCK_KEY + 1
 #: each online migration's step, by file name: (schema, its record, concurrently)
-STEPS: dict[str, Callable[..., Plan[None]]] = {"0008_page_at_index.sql": page_at_plan}
+STEPS: dict[str, Callable[..., Plan[None]]] = {
+    "0008_page_at_index.sql": page_at_plan,
+    "0009_rank_index.sql": rank_index_plan,
+}
 
 
 def online_plan(schema: str, track: str, *, concurrently: bool) -> Plan[list[int]]:

@@ -18,6 +18,7 @@ index (dropped and built again) or a built index not yet swapped in (kept).
 
 from __future__ import annotations
 
+from langmem_vault.db._online_index import LEAVES, build_index_plan
 from langmem_vault.db._runner import Plan, Query
 
 __all__ = ["FILL_BLOCKS", "page_at_plan"]
@@ -36,21 +37,6 @@ _NEW, _OLD, _KEPT = (
 _STATE = """
 SELECT coalesce(pg_get_indexdef(to_regclass(%(kept)s)) LIKE '%%page_at%%', false) AS done,
        (SELECT relkind = 'p' FROM pg_class WHERE oid = to_regclass(%(table)s)) AS partitioned"""
-# the table, or its partitions (pg_partition_tree names no table that is not partitioned)
-_LEAVES = """
-SELECT c.oid::regclass::text AS leaf, c.relname::text AS name,
-       pg_relation_size(c.oid) / current_setting('block_size')::int AS blocks
-FROM pg_class AS c
-WHERE c.relkind = 'r' AND (c.oid = to_regclass(%(table)s)
-                           OR c.oid IN (SELECT relid FROM pg_partition_tree(%(table)s)))
-ORDER BY 1"""
-# what an interrupted CREATE INDEX CONCURRENTLY left: an invalid index of this step's names
-_LEFTOVERS = """
-SELECT format('DROP INDEX CONCURRENTLY IF EXISTS %%s', i.indexrelid::regclass) AS ddl
-FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
-WHERE NOT i.indisvalid AND c.relkind = 'i' AND c.relname LIKE '%%page_at_idx'
-  AND (i.indrelid = to_regclass(%(table)s)
-       OR i.indrelid IN (SELECT relid FROM pg_partition_tree(%(table)s)))"""
 
 
 def page_at_plan(schema: str, record: Query, *, concurrently: bool) -> Plan[None]:
@@ -62,7 +48,9 @@ def page_at_plan(schema: str, record: Query, *, concurrently: bool) -> Plan[None
         yield record
         return None
     yield from _fill(schema, table, concurrently)
-    yield from _index(schema, table, concurrently, state["partitioned"])
+    yield from build_index_plan(
+        schema, table, _NEW, _COLUMNS, concurrently=concurrently, partitioned=state["partitioned"]
+    )
     # a row no batch reached (none should: see _fill) is filled before pages rely on it
     yield Query(
         f"UPDATE {table} SET page_at = {schema}.item_time(value, created_at) WHERE page_at IS NULL"
@@ -79,30 +67,12 @@ def _fill(schema: str, table: str, concurrently: bool) -> Plan[None]:
     if not concurrently:
         yield Query(f"UPDATE {table} {fill}")
         return None
-    for leaf in (yield Query(_LEAVES, {"table": table})) or []:
+    for leaf in (yield Query(LEAVES, {"table": table})) or []:
         for first in range(0, leaf["blocks"], FILL_BLOCKS):
             yield Query(
                 f"UPDATE {leaf['leaf']} {fill} AND ctid >= %(first)s::tid AND ctid < %(end)s::tid",
                 {"first": f"({first},0)", "end": f"({first + FILL_BLOCKS},0)"},
             )
-    return None
-
-
-def _index(schema: str, table: str, concurrently: bool, partitioned: bool) -> Plan[None]:
-    if not concurrently:
-        yield Query(f"CREATE INDEX IF NOT EXISTS {_NEW} ON {table} {_COLUMNS}")
-        return None
-    for row in (yield Query(_LEFTOVERS, {"table": table})) or []:
-        yield Query(row["ddl"])
-    if not partitioned:
-        yield Query(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {_NEW} ON {table} {_COLUMNS}")
-        return None
-    # ON ONLY: the partitioned index, invalid until every partition's is attached
-    yield Query(f"CREATE INDEX IF NOT EXISTS {_NEW} ON ONLY {table} {_COLUMNS}")
-    for leaf in (yield Query(_LEAVES, {"table": table})) or []:
-        own = f"{leaf['name']}_page_at_idx"
-        yield Query(f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {own} ON {leaf['leaf']} {_COLUMNS}")
-        yield Query(f"ALTER INDEX {schema}.{_NEW} ATTACH PARTITION {schema}.{own}")
     return None
 
 

@@ -16,8 +16,8 @@ from langmem_vault.db._connection import AsyncDatabase, Database, Direct, Transa
 from langmem_vault.db._migrations import DEFAULT_SCHEMA, check_schema
 from langmem_vault.db._online import online_plan
 from langmem_vault.db._steps import Embed, Steps
+from langmem_vault.store._applied import OnlineState
 from langmem_vault.store._lexemes import StatsCache
-from langmem_vault.store._page_plan import PageOrder
 from langmem_vault.store._plans import batch_plan, refresh_plan, setup_plan
 from langmem_vault.store._prepare import PreparedBatch, StoreSettings, check_vectors
 from langmem_vault.store._ranking import SearchRanking
@@ -132,7 +132,7 @@ class VaultStoreBase:
             max_value_bytes=max_value_bytes,
         )
         self._stats = StatsCache()  # keyword weights, refreshed at most once a minute
-        self._page_order = PageOrder()
+        self._online = OnlineState()
         # the pools from_conn_string opened: warmed as they open and after setup() (_warm.py)
         self._own_pools: tuple[Any, ...] = ()
         self._query_cache: OrderedDict[str, list[float]] = OrderedDict()
@@ -200,7 +200,7 @@ class VaultStoreBase:
 
         def make(deferred: list[Any] | None) -> Any:
             return batch_plan(
-                prepared, self.settings, docs, queries, self._stats, deferred, self._page_order
+                prepared, self.settings, docs, queries, self._stats, deferred, self._online
             )
 
         return batch_steps(

@@ -10,7 +10,7 @@ skips, as before.
 Until store/0008 has filled and indexed the column (db/_page_at.py: online, after setup()'s
 transaction), the walks order by ``item_time(value, created_at)`` itself, on store/0006's
 expression index: the same order, without the index-only skip. A store learns that the
-column is ready from ``vault_migrations`` (:class:`PageOrder`), asking again at each page until
+column is ready from ``vault_migrations`` (store/_applied.py), asking again at each page until
 it is."""
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ from langgraph.store.base import Item
 from langmem_vault._tenants import DEFAULT_RULE, TenantRule
 from langmem_vault.db._runner import Pipelined, Plan, Query
 from langmem_vault.store import _sql as q
+from langmem_vault.store._applied import Applied
 from langmem_vault.store._filters import FilterBuilder
 from langmem_vault.store._labels import label_sql
 from langmem_vault.store._mirrors import mirror_of, mirror_params, mirrored_sql
 from langmem_vault.store._pages import CountOp, Page, PageOp
 from langmem_vault.store._search_sql import plan_settings
 
-__all__ = ["FILTERED_PAGE_SETTINGS", "PageOrder", "count_plan", "page_plan"]
+__all__ = ["FILTERED_PAGE_SETTINGS", "count_plan", "page_plan"]
 
 #: A page with a filter on the value is planned with these: the planner expects a filter to
 #: keep almost nothing, so it would rather read every row of the range through a bitmap and
@@ -36,17 +37,6 @@ __all__ = ["FILTERED_PAGE_SETTINGS", "PageOrder", "count_plan", "page_plan"]
 #: and a bitmap no longer pays to compute the time of each row it rechecks).
 FILTERED_PAGE_SETTINGS = (("enable_bitmapscan", "off"), ("enable_sort", "off"))
 _FILTERED_ON, _FILTERED_OFF = plan_settings(FILTERED_PAGE_SETTINGS)
-
-
-class PageOrder:
-    """Whether a store's pages may order by the ``page_at`` column (store/0008 applied), once
-    known: a store asks the database at each page until it is."""
-
-    def __init__(self) -> None:
-        self.ready = False
-
-
-_READY = "SELECT EXISTS (SELECT FROM {s}.vault_migrations WHERE track = 'store' AND version = 8)"
 
 
 def _page_sql(s: str, wheres: list[str], *, newest_first: bool, skip: bool, at: str) -> str:
@@ -140,18 +130,12 @@ def _labelled(rules: Any, params: dict[str, Any]) -> str:
 
 
 def page_plan(
-    op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE, order: PageOrder | None = None
+    op: PageOp, schema: str, rule: TenantRule = DEFAULT_RULE, order: Applied | None = None
 ) -> Plan[Page]:
     """The page (and the count, pipelined with it): one round trip, and one more while
     ``order`` does not know the page time column ready (no ``order``: it is)."""
-    if order is not None and not order.ready:
-        (found,) = yield Query(_READY.format(s=schema))
-        order.ready = found["exists"]
-    at = (
-        "i.page_at"
-        if order is None or order.ready
-        else f"{schema}.item_time(i.value, i.created_at)"
-    )
+    ready = order is None or (yield from order.ask(schema))
+    at = "i.page_at" if ready else f"{schema}.item_time(i.value, i.created_at)"
     params: dict[str, Any] = {
         # with an offset, a namespace's walk may start on rows that tie with the first row
         # in another namespace and belong before it: one more

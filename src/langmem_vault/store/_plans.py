@@ -30,6 +30,7 @@ from langmem_vault.db._online import online_plan
 from langmem_vault.db._partitions import check_partitions, partition_plan
 from langmem_vault.db._runner import Plan, Query, gather
 from langmem_vault.store import _sql as q
+from langmem_vault.store._applied import OnlineState
 from langmem_vault.store._entities import ExpandOp
 from langmem_vault.store._entity_plans import (
     clear_links_plan,
@@ -39,7 +40,7 @@ from langmem_vault.store._entity_plans import (
 )
 from langmem_vault.store._lexemes import StatsCache
 from langmem_vault.store._mirrors import Mirrored, MirrorSearchOp
-from langmem_vault.store._page_plan import PageOrder, count_plan, page_plan
+from langmem_vault.store._page_plan import count_plan, page_plan
 from langmem_vault.store._pages import CountOp, PageOp
 from langmem_vault.store._prepare import Key, PreparedBatch, StoreSettings, prefix_of
 from langmem_vault.store._search_plan import like_prefix, search_plan
@@ -93,14 +94,16 @@ def batch_plan(
     query_vectors: dict[str, list[float]],
     stats_cache: StatsCache,
     deferred: list[Key] | None = None,
-    page_order: PageOrder | None = None,
+    online: OnlineState | None = None,
 ) -> Plan[list[Result]]:
     """Execute a prepared batch: reads first (they see the state before the batch), then writes.
 
     ``deferred`` (a read-only batch on a read replica, which cannot write): the TTL refreshes
     its reads call for are added to it instead of written; :func:`refresh_plan` writes them
-    on the primary."""
+    on the primary. ``online``: what the store knows of its online migrations (None: they
+    are applied)."""
     schema = settings.schema
+    page_at, rank_index = (online.page_at, online.rank_index) if online else (None, None)
     results: list[Any] = [None] * len(batch.ops)
     refresh: dict[Key, None] = {}
 
@@ -108,16 +111,20 @@ def batch_plan(
     reads: dict[int, Plan[Any]] = {}
     for i, read in enumerate(batch.ops):
         if isinstance(read, SearchOp):
-            reads[i] = search_plan(read, settings, query_vectors, stats_cache)
+            reads[i] = search_plan(
+                read, settings, query_vectors, stats_cache, rank_index=rank_index
+            )
         elif isinstance(read, MirrorSearchOp):
-            reads[i] = search_plan(read.search, settings, query_vectors, stats_cache, read)
+            reads[i] = search_plan(
+                read.search, settings, query_vectors, stats_cache, read, rank_index=rank_index
+            )
         elif isinstance(read, ListNamespacesOp):
             reads[i] = _list_namespaces_plan(read, schema)
         elif isinstance(read, ExpandOp):
             qv = query_vectors.get(read.query) if read.query and settings.hybrid else None
             reads[i] = expand_plan(schema, read, qv, settings.tenants)
         elif isinstance(read, PageOp):
-            reads[i] = page_plan(read, schema, settings.tenants, page_order)
+            reads[i] = page_plan(read, schema, settings.tenants, page_at)
         elif isinstance(read, CountOp):
             reads[i] = count_plan(read, schema, settings.tenants)
     keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))

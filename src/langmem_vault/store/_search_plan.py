@@ -15,6 +15,7 @@ from langmem_vault.db._runner import Pipelined, Plan, Query, Rows
 from langmem_vault.db._vectors import QueryVector
 from langmem_vault.store import _search_sql as sq
 from langmem_vault.store import _sql as q
+from langmem_vault.store._applied import Applied
 from langmem_vault.store._filters import FilterBuilder
 from langmem_vault.store._lexemes import LexemeStats, StatsCache
 from langmem_vault.store._mirrors import (
@@ -179,11 +180,14 @@ def search_plan(
     query_vectors: dict[str, list[float]],
     stats_cache: StatsCache,
     mirror: MirrorSearchOp | None = None,
+    *,
+    rank_index: Applied | None = None,
 ) -> Plan[SearchPage]:
     """A search in one round trip: the ranked statement (which finds the query's lexemes and,
     for a scoped search, counts the scope itself) with its HNSW settings. The keyword
     statistics are read first when the cache is stale (once a minute). :func:`batch_plan`
-    runs a batch's searches side by side."""
+    runs a batch's searches side by side. ``rank_index``: whether store/0009's index is
+    built (None: it is); a namespace's search asks until it is, then ranks from it."""
     schema = settings.schema
     if not op.query:
         return (yield from _recent_plan(op, settings, mirror))
@@ -225,6 +229,10 @@ def search_plan(
     # A namespace's verdict is a parameter of its one statement (search_ranked).
     shape = None if scope == "namespace" else small
     key_bytes = sq.namespace_key_bytes(settings.index["dims"]) if settings.index else 0
+    # ranked from the index alone unless a boost reads the candidates' values
+    covered = scope == "namespace" and not ranking.boosts
+    if covered and rank_index is not None:
+        covered = yield from rank_index.ask(schema)
     sql = sq.search_ranked(
         schema,
         where,
@@ -235,6 +243,7 @@ def search_plan(
         small=shape,
         tenant=tenant,
         key_bytes=key_bytes,
+        covered=covered,
     )
     sql = _mirrored(settings, sql, params, mirror)
     if settings.hybrid:

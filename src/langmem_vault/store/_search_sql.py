@@ -358,6 +358,7 @@ def search_ranked(
     small: bool | None = None,
     tenant: bool = False,
     key_bytes: int = 0,
+    covered: bool = False,
 ) -> str:
     """The whole search in one statement: the query's terms, candidates from each retriever,
     re-scored exactly, best first.
@@ -381,8 +382,12 @@ def search_ranked(
     ``scored`` is materialised so each candidate's cosine and coverage are computed once.
     ``tenant``: ``where`` names one tenant (``%(tenant)s``); the vector-only reads name it too.
     ``key_bytes``: the store's :func:`namespace_key_bytes` (0: no namespace index).
+    ``covered`` (a namespace's search ranked by score alone, store/0009 applied): the
+    candidates carry only what ranks them, from ``store_items_rank_idx``, and the page's rows
+    alone are read from the heap (:func:`_page_rows`).
     """
-    columns = f"i.tenant, i.prefix, {ITEM_COLUMNS}, i.search_tsv"
+    covered = covered and hybrid and scope == "namespace"
+    columns = _RANK_COLUMNS if covered else f"i.tenant, i.prefix, {ITEM_COLUMNS}, i.search_tsv"
     alone = "v.tenant = %(tenant)s AND " if tenant else ""
     keyword = keyword_candidates(s, f"{columns}, NULL::float8 AS vcos", where, hybrid=hybrid)
     verdict = ""
@@ -445,16 +450,41 @@ cand AS (
     else:
         candidates = f"{keyword},\ncand AS (SELECT * FROM kw)"
         cos = "NULL::float8"
-    return f"""
+    head = f"""
 WITH {terms(hybrid=hybrid)},
 {candidates},
 scored AS MATERIALIZED (
     SELECT i.*, {cos} AS cos, {COVERAGE} AS coverage FROM cand AS i
-)
+)"""
+    if covered:
+        return head + _page_rows(s, score, order, verdict, tenant=tenant)
+    return f"""{head}
 SELECT namespace, key, value, created_at, updated_at, ttl_minutes, {score} AS score,
        cos, coverage{verdict}
 FROM scored
 ORDER BY {order} DESC, updated_at DESC LIMIT %(wanted)s"""
+
+
+# What ranks a candidate (its key, its text's lexemes, its time, its expiry in the filter):
+# all in store_items_rank_idx (store/0009), so a namespace's 50 nearest candidates are ranked
+# from that index's leaves (index-only), where their rows lie one per heap page, and only the
+# page's rows are then read from the heap (bench/RESULTS.md, issue 28 session 13).
+_RANK_COLUMNS = "i.tenant, i.prefix, i.key, i.updated_at, i.search_tsv"
+
+
+def _page_rows(s: str, score: str, order: str, verdict: str, *, tenant: bool) -> str:
+    """The page: the best ``%(wanted)s`` candidates ranked, then each one's row (one
+    primary-key probe each; the nested loop keeps the ranked order)."""
+    of_r = "%(tenant)s" if tenant else "r.tenant"
+    return f"""
+SELECT i.namespace, i.key, i.value, i.created_at, i.updated_at, i.ttl_minutes, r.score,
+       r.cos, r.coverage{verdict}
+FROM (SELECT tenant, prefix, key, updated_at, {score} AS score, {order} AS rank, cos, coverage
+      FROM scored ORDER BY {order} DESC, updated_at DESC LIMIT %(wanted)s) AS r
+CROSS JOIN LATERAL (SELECT * FROM {s}.store_items AS i
+                    WHERE i.tenant = {of_r} AND i.prefix = r.prefix AND i.key = r.key
+                    LIMIT 1) AS i
+ORDER BY r.rank DESC, r.updated_at DESC LIMIT %(wanted)s"""
 
 
 def search_fill(s: str, where: str, score: str, *, hybrid: bool) -> str:

@@ -1,0 +1,5 @@
+-- online
+-- store_items_rank_idx: what ranks a namespace search's candidates (key, lexemes, time, expiry)
+-- in key order, so the search reads the heap only for the rows it returns. Built without
+-- blocking writes by db/_rank_index.py, outside setup()'s transaction (CREATE INDEX
+-- CONCURRENTLY, one partition at a time); recorded once built. Nothing here is run as SQL.
