@@ -206,6 +206,13 @@ async def test_the_index_is_built_online_and_used_once_recorded(
     # partition's), every one valid
     expected = 1 + partitions
     assert len(indexes) == expected and all(valid for _, valid in indexes), indexes
+    with psycopg.connect(pg_uri) as conn:  # new rows marked all-visible after 2%, not 20%
+        options = conn.execute(
+            "SELECT c.reloptions FROM pg_class AS c WHERE c.relkind = 'r'"
+            " AND (c.oid = %s::regclass OR c.oid IN (SELECT relid FROM pg_partition_tree(%s)))",
+            (f"{schema}.store_items",) * 2,
+        ).fetchall()
+    assert options == [(["autovacuum_vacuum_insert_scale_factor=0.02"],)] * max(partitions, 1)
 
 
 async def _sync(call: Any) -> Any:
