@@ -5,9 +5,9 @@ router planner, which sends a statement to one shard only when it filters on the
 
 The statements are the ones the store really sends (recorded at the cursor), replayed inside a
 transaction that is rolled back: put, get, search (in a namespace, under a prefix, filtered,
-without a query, the private read and the usage mirror inject makes), a page, an entity walk,
-an export and an erase of the user. Not routed, so not here: a filtered search whose filter
-matches more than ``exact_scan_rows`` of the user's items walks the HNSW index of every
+without a query, the private read and the usage mirror inject makes), a page, the status counts,
+an entity walk, an export and an erase of the user. Not routed, so not here: a filtered search
+whose filter matches more than ``exact_scan_rows`` of the user's items walks the HNSW index of every
 partition (sql._vectors_ann_filtered says why). The statements that read only the shared tenant (the
 erase marker) or none of these tables are not about the user and are not checked.
 """
@@ -25,9 +25,11 @@ from langgraph.store.base import GetOp, PutOp, SearchOp
 from langmem_vault._tenants import SHARED_TENANT
 from langmem_vault.memory._recall.usage import USAGE_ROOT
 from langmem_vault.privacy import erase_user, export_user
+from langmem_vault.service._records import STATUS_RULES
 from langmem_vault.store import PageOp, VaultStore
 from langmem_vault.store._entities import EntityLink, ExpandOp, LinkOp
 from langmem_vault.store._mirrors import MirrorSearchOp
+from langmem_vault.store._pages import CountOp
 from langmem_vault.store._ranking import SearchRanking
 from tests.support.embeddings import TrigramEmbeddings
 from tests.support.routing import assert_reads_within, partition_of, partitions_read, recorded
@@ -69,6 +71,9 @@ OPS: dict[str, Callable[[VaultStore, VaultStore], Any]] = {
     "page": lambda s, w: s.batch([PageOp((FACTS,), limit=5, with_total=True)]),
     "page with its usage mirror": lambda s, w: s.batch(
         [PageOp((FACTS,), limit=5, mirror=USAGE_ROOT)]
+    ),
+    "status counts": lambda s, w: s.batch(
+        [CountOp((FACTS,), (STATUS_RULES["semantic"],), limit=1001)]
     ),
     "entity walk": lambda s, w: s.batch([ExpandOp((FACTS,), terms=("priya",), limit=5)]),
     "export": lambda s, w: export_user(s, "u3"),

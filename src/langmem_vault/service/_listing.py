@@ -12,7 +12,8 @@ matches (one more, to know there are more: ``total_capped``), or every one when 
 index-only count of 10,000 entries cost 2 ms a page, ten times the page. With a status the
 count judges every row it counts, so it is made only when asked (``exact_total``: every
 match, in SQL). :func:`counts_plan` counts every status at once (the dashboard's tabs): one
-statement.
+statement that reads only the rows whose status may not be "active" (a status of their own, an
+end time) and counts the rest, up to ``TOTAL_LIMIT``, in an index.
 
 The other derived fields (``category``, ``tags``, ``since``/``until``) are the records' own
 (:meth:`MemoryQuery.matches`, one rule for every surface), so those listings walk the index in
@@ -137,7 +138,8 @@ def counts_plan(
     spaces: Sequence[tuple[str, tuple[str, ...]]], category: str | None = None
 ) -> StorePlan[StatusCounts]:
     """How many memories of ``spaces`` ((kind, namespace) pairs; with ``category``, the facts
-    of that category) have each status: one statement, one walk of their rows."""
+    of that category) have each status: one statement, reading the rows a status other than
+    active is possible for (store/0009's index), counting the others in an index."""
     if not spaces:
         return StatusCounts(counts={})
     op: Any = CountOp(
@@ -145,6 +147,7 @@ def counts_plan(
         tuple(STATUS_RULES[kind] for kind, _ in spaces),
         None if category is None else {"category": category},
         datetime.now(UTC),
+        TOTAL_LIMIT + 1,  # one more, to know there are more
     )
     (counts,) = yield Batch([op])
     return StatusCounts.of(counts)

@@ -14,11 +14,14 @@ so each has one meaning in both languages:
 :func:`label_of` reads a labeling in Python, :func:`label_sql` writes it as one SQL ``CASE``
 over a jsonb column (every field, value and label a parameter), so a filter or a count by
 label runs in the statement, and a page is cut on it. ``now`` is the caller's, passed to both,
-so a label does not depend on which side read it. :data:`ISO_TIME` is one regular expression
-for both: it admits only the timestamps that Python's ``datetime.fromisoformat`` and Postgres'
-``timestamptz`` read alike (no hour 24, no leap second, at most 6 fractional digits, offsets
-Postgres takes), and ``pg_input_is_valid`` / ``fromisoformat`` then reject the same impossible
-dates.
+so a label does not depend on which side read it. :func:`candidates_sql` writes what every
+rule but the default needs of a value whatever the time (a field's JSON value, a timestamp's
+type), its fields and values written out, not bound, so that a partial index on it
+(store/0009) serves a count: every value it leaves out has :func:`default_label`.
+:data:`ISO_TIME` is one regular expression for both: it admits only the timestamps that
+Python's ``datetime.fromisoformat`` and Postgres' ``timestamptz`` read alike (no hour 24, no
+leap second, at most 6 fractional digits, offsets Postgres takes), and ``pg_input_is_valid`` /
+``fromisoformat`` then reject the same impossible dates.
 
 >>> from datetime import UTC, datetime
 >>> rules = (Rule("old", (Past("valid_to"),)), Rule("live"))
@@ -43,6 +46,8 @@ __all__ = [
     "Past",
     "Rule",
     "Truthy",
+    "candidates_sql",
+    "default_label",
     "label_of",
     "label_sql",
 ]
@@ -172,3 +177,50 @@ def label_sql(
             break
         arms.append(f"WHEN {' AND '.join(cond_sql(c) for c in rule.when)} THEN {label}")
     return f"CASE {' '.join(arms)} END"
+
+
+def default_label(rules: Labeling) -> str | None:
+    """The label of a value no conditional rule before the first unconditional one holds for.
+
+    >>> default_label((Rule("old", (Past("valid_to"),)), Rule("live")))
+    'live'
+    """
+    return next((rule.label for rule in rules if not rule.when), None)
+
+
+def candidates_sql(rules: Labeling, column: str) -> str | None:
+    """A condition every value whose label is not :func:`default_label` meets at any time
+    (None: every value has the default label), its fields and values written as literals:
+    a partial index whose predicate it implies (the same clauses, in any order) lists the
+    values whose label must be judged.
+
+    >>> print(candidates_sql((Rule("old", (Is("status", "closed"),)), Rule("live")), "v"))
+    ((v -> 'status') = '"closed"'::jsonb)
+    """
+    arms: list[str] = []
+    for rule in rules:
+        if not rule.when:
+            break
+        # What the conditions need whatever the time (a rule holds only if all hold); a
+        # Truthy field's presence only when nothing else narrows the rule (fewer arms).
+        needs = [_need(c, column) for c in rule.when if not isinstance(c, Truthy)]
+        needs = needs or [_need(c, column) for c in rule.when]
+        arm = f"({' AND '.join(needs)})" if len(needs) > 1 else needs[0]
+        if arm not in arms:
+            arms.append(arm)
+    return f"({' OR '.join(arms)})" if arms else None
+
+
+def _need(cond: Condition, column: str) -> str:
+    at = f"{column} -> {_literal(cond.field)}"
+    if isinstance(cond, Is):
+        return f"({at}) = {_literal(json.dumps(cond.value))}::jsonb"
+    if isinstance(cond, Past):
+        return f"jsonb_typeof({at}) = 'string'"
+    return f"({at}) IS NOT NULL"
+
+
+def _literal(text: str) -> str:
+    """``text`` as an SQL string literal (standard_conforming_strings; ``%`` doubled for the
+    driver's placeholders)."""
+    return "'" + text.replace("'", "''").replace("%", "%%") + "'"

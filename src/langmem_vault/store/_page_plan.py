@@ -24,7 +24,7 @@ from langmem_vault.db._runner import Pipelined, Plan, Query
 from langmem_vault.store import _sql as q
 from langmem_vault.store._applied import Applied
 from langmem_vault.store._filters import FilterBuilder
-from langmem_vault.store._labels import label_sql
+from langmem_vault.store._labels import candidates_sql, default_label, label_sql
 from langmem_vault.store._mirrors import mirror_of, mirror_params, mirrored_sql
 from langmem_vault.store._pages import CountOp, Page, PageOp
 from langmem_vault.store._search_sql import plan_settings
@@ -81,19 +81,19 @@ ORDER BY {order}, i.prefix
 LIMIT %(limit)s"""
 
 
-def _count_sql(s: str, wheres: list[str]) -> str:
-    """The matches, counted up to %(count_limit)s (NULL: LIMIT ALL)."""
+def _count_sql(s: str, wheres: list[str], limit: str = "%(count_limit)s") -> str:
+    """The matches, counted up to ``limit`` (NULL: LIMIT ALL)."""
     if len(set(wheres)) == 1:  # one condition for all: one scan of the namespaces
         return f"""SELECT count(*) AS n FROM (
     SELECT FROM {s}.store_items AS i
     WHERE {q.TENANTS} AND i.prefix = ANY(%(prefixes)s::text[]) AND {wheres[0]}
-    LIMIT %(count_limit)s) AS m"""
+    LIMIT {limit}) AS m"""
     scans = "\n    UNION ALL\n    ".join(
         f"""SELECT FROM {s}.store_items AS i
     WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where}"""
         for n, where in enumerate(wheres)
     )
-    return f"SELECT count(*) AS n FROM (\n    {scans}\n    LIMIT %(count_limit)s) AS m"
+    return f"SELECT count(*) AS n FROM (\n    {scans}\n    LIMIT {limit}) AS m"
 
 
 def _scope(
@@ -188,10 +188,47 @@ def page_plan(
 
 
 def count_plan(op: CountOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[dict[Any, int]]:
-    """Each label's count: one statement, one walk of each namespace's live items."""
-    params: dict[str, Any] = {}
+    """Each label's count, in one statement: the items some rule but the default may label
+    (``candidates_sql``: on the partial index of store/0009) are read and labelled; the
+    default label's count is every live item's (an index-only count of store/0008's index, up
+    to the op's ``limit`` plus the candidates) less the candidates labelled otherwise."""
+    params: dict[str, Any] = {"count_limit": op.limit}
     namespaces, wheres = _scope(op, rule, params)
     labeling = dict(zip(op.namespaces, op.labels, strict=True))
+    defaults = {default_label(labeling[ns]) for ns in namespaces}
+    if len(defaults) > 1:  # not our rules: judge every row
+        return (yield from _walk_counts(schema, namespaces, wheres, labeling, params))
+    (default,) = defaults
+    scans = [
+        f"""SELECT {_labelled(labeling[ns], params)} AS label FROM {schema}.store_items AS i
+        WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where} AND {candidates}"""
+        for n, (ns, where) in enumerate(zip(namespaces, wheres, strict=True))
+        if (candidates := candidates_sql(labeling[ns], "i.value")) is not None
+    ]
+    judged = "\n        UNION ALL\n        ".join(scans) or "SELECT NULL::text AS label WHERE false"
+    # Capped, the default count is at least limit: the candidates are at most all it lacks.
+    limit = "%(count_limit)s + (SELECT count(*) FROM judged)"
+    sql = f"""WITH judged AS MATERIALIZED (
+        {judged}
+    )
+SELECT label, count(*) AS n, false AS every FROM judged GROUP BY label
+UNION ALL
+SELECT NULL, n, true FROM ({_count_sql(schema, wheres, limit)}) AS c"""
+    rows = yield Query(sql, params)
+    counts = {r["label"]: int(r["n"]) for r in rows or [] if not r["every"]}
+    every = sum(int(r["n"]) for r in rows or [] if r["every"])
+    counts[default] = every - sum(n for label, n in counts.items() if label != default)
+    return {label: n for label, n in counts.items() if n}
+
+
+def _walk_counts(
+    schema: str,
+    namespaces: list[tuple[str, ...]],
+    wheres: list[str],
+    labeling: dict[tuple[str, ...], Any],
+    params: dict[str, Any],
+) -> Plan[dict[Any, int]]:
+    """Each label's count by one walk of the namespaces' live items, every one labelled."""
     scans = "\n    UNION ALL\n    ".join(
         f"""SELECT {_labelled(labeling[ns], params)} AS label FROM {schema}.store_items AS i
     WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where}"""

@@ -84,15 +84,20 @@ class CountOp(NamedTuple):
     labelled by its labeling in ``labels``); its result in ``batch`` is a dict of label to
     count (labels no item has are absent; items no rule labels count under None).
 
-    One statement walks the namespaces' live items once, whatever the labels: a count of a
-    rare label reads every item either way, so counting each label on its own would read
-    them once per label.
+    One statement: the items a rule other than the default may label (the labeling's
+    ``candidates_sql``, found on store/0009's partial index) are read and labelled; the
+    default label's count is the rest, counted in an index without reading the items, at most
+    ``limit`` of them (None: all; a count of ``limit`` means at least that many). A count
+    then costs the user's items that carry a status or an end time, not all of them.
+    Namespaces whose labelings have different defaults are walked whole, every item labelled.
     """
 
     namespaces: tuple[tuple[str, ...], ...]
     labels: tuple[Labeling, ...]
     filter: dict[str, Any] | None = None
     now: datetime | None = None
+    #: count the default label up to this many (None: all)
+    limit: int | None = None
 
 
 class Page(NamedTuple):
@@ -142,6 +147,10 @@ def check_count_op(op: CountOp) -> None:
     if op.labels is None:
         raise InvalidValueError("CountOp.labels must hold one labeling per namespace")
     _check_scope(op)
+    if op.limit is not None:
+        check_page("limit", op.limit)
+        if op.limit < 1:
+            raise InvalidValueError(f"CountOp.limit must be >= 1, got {op.limit}")
 
 
 def check_page_op(op: PageOp) -> None:
