@@ -7,6 +7,7 @@ sort, cut: ``MemoriesMixin._records_plan``), in the same run on one embedded ser
     python bench/list_pages_bench.py --partitions 0 16 64 --data-dir D --sql-only   # time
     python bench/list_pages_bench.py ... --offsets 250 500  # offset pages this deep
     python bench/list_pages_bench.py --partitions 0 64 --data-dir D --migrate  # setup() again
+    python bench/list_pages_bench.py ... --closed-every 10  # every 10th of the user's closed
 
 ``--partitions`` fills one schema per count (``setup(partitions=N)``, 0: none) and times each
 request shape on them in lockstep. The user's namespaces, ``("memories", "u0", ...)``, fit the
@@ -15,6 +16,13 @@ store's tenant template, so each user's rows have their own tenant (partition).
 The user's memories arrive interleaved with ``--others`` other users' (as many each), so the
 user's rows are spread over the table. Prints p50/p95 per request shape and, for the SQL page,
 the buffers its statement touched (EXPLAIN ANALYZE, a count that does not depend on load).
+
+The status counts (the dashboard's four tabs) are timed as the service runs them and, in one
+lockstep beside each other, as statements: A, one walk labelling every row (how
+``count_plan`` counted before issue 28's session 13, still its fallback), and B, the rows whose
+status may not be active judged and the rest counted in the index (store/0009).
+``--closed-every K`` makes every K-th of the user's facts pending, superseded, forgotten,
+ended or ending later, in turn (rows B reads), in schemas of their own.
 """
 
 from __future__ import annotations
@@ -33,8 +41,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from bench.common import percentile, print_table, temp_server_uri
 from langmem_vault.service._records import MAX_OFFSET
 
+#: what every ``--closed-every``-th of the user's facts becomes, in turn
+CLOSED: tuple[dict[str, Any], ...] = (
+    {"status": "pending_confirmation"},
+    {"status": "superseded", "superseded_by": "x"},
+    {"status": "superseded"},
+    {"valid_to": "2020-01-01T00:00:00+00:00"},
+    {"valid_to": "2999-01-01T00:00:00+00:00"},
+)
 
-def _fill(store: Any, user: str, memories: int, others: int) -> None:
+
+def _fill(store: Any, user: str, memories: int, others: int, closed_every: int = 0) -> None:
     from langgraph.store.base import PutOp
 
     from langmem_vault.memory._models import SemanticFact
@@ -46,7 +63,10 @@ def _fill(store: Any, user: str, memories: int, others: int) -> None:
         for u in [user, *(f"other{o}" for o in range(others))]:
             fact = SemanticFact(text=f"{u} fact {n}", created_at=when, updated_at=when)
             ns = ("memories", u, "semantic")
-            batch.append(PutOp(ns, f"{u}-{n}", fact.to_store(), index=False))
+            value = fact.to_store()
+            if u == user and closed_every and n % closed_every == 0:
+                value.update(CLOSED[(n // closed_every) % len(CLOSED)])
+            batch.append(PutOp(ns, f"{u}-{n}", value, index=False))
         if len(batch) >= 2000:
             store.batch(batch)
             batch = []
@@ -187,6 +207,12 @@ def main() -> None:
         default=[0],
         help="one schema per count (setup(partitions=N); 0: none), timed in lockstep",
     )
+    parser.add_argument(
+        "--closed-every",
+        type=int,
+        default=0,
+        help="every K-th of the user's facts not active (CLOSED), in schemas of their own",
+    )
     parser.add_argument("--data-dir", help="keep the server here; reuse schemas already filled")
     parser.add_argument("--load-only", action="store_true", help="fill the schemas and stop")
     parser.add_argument("--sql-only", action="store_true", help="skip the old path's shapes")
@@ -204,7 +230,10 @@ def main() -> None:
 
     uri = embedded_uri(args.data_dir) if args.data_dir else temp_server_uri()
     user = "u0"
-    schemas = {n: f"bench_pages_p{n}" if n else "bench_pages" for n in args.partitions}
+    mixed = f"_c{args.closed_every}" if args.closed_every else ""
+    schemas = {
+        n: f"bench_pages{mixed}_p{n}" if n else f"bench_pages{mixed}" for n in args.partitions
+    }
     filled: dict[int, float] = {}
     for n, schema in schemas.items():
         if _loaded(uri, schema, args.memories * (args.others + 1)):
@@ -212,7 +241,7 @@ def main() -> None:
         with VaultStore.from_conn_string(uri, schema=schema) as store:
             store.setup(partitions=n)
             t0 = time.perf_counter()
-            _fill(store, user, args.memories, args.others)
+            _fill(store, user, args.memories, args.others, args.closed_every)
             filled[n] = time.perf_counter() - t0
             import psycopg
 
@@ -251,6 +280,13 @@ def main() -> None:
             by_n = _timed_lockstep([shapes[n][k][1] for n in args.partitions], runs)
             for n, (p50, p95) in zip(args.partitions, by_n, strict=True):
                 rows.append((name, n, runs, f"{p50:.2f}", f"{p95:.2f}"))
+        counts = [_count_queries(stores[n], uri, schemas[n], user) for n in args.partitions]
+        ab = _timed_lockstep([_runner(uri, q) for pair in counts for q in pair], args.runs)
+        for k, (what, n) in enumerate(
+            (w, n) for w in ("A: one walk", "B: judged + index") for n in args.partitions
+        ):
+            p50, p95 = ab[2 * args.partitions.index(n) + (k >= len(args.partitions))]
+            rows.append((f"counts statement, {what}", n, args.runs, f"{p50:.2f}", f"{p95:.2f}"))
         for n, store in stores.items():
             cursor = _cursor(store, namespaces)
             for what, op in (
@@ -264,6 +300,66 @@ def main() -> None:
     )
     print_table(("request (limit 10)", "partitions", "runs", "p50 ms", "p95 ms"), rows)
     print_table(("SQL page statement", "partitions", "shared buffers", "index rows read"), counted)
+    read = [
+        (what, n, *_read(uri, q))
+        for n, pair in zip(args.partitions, counts, strict=True)
+        for what, q in zip(("A: one walk", "B: judged + index"), pair, strict=True)
+    ]
+    print_table(("counts statement", "partitions", "shared buffers", "heap rows read"), read)
+
+
+def _count_queries(store: Any, uri: str, schema: str, user: str) -> tuple[Any, Any]:
+    """The tab counts' statement, A (one walk, every row labelled) and B (this package's
+    ``count_plan``), checked to give the same counts."""
+    import psycopg
+
+    from langmem_vault._tenants import DEFAULT_RULE
+    from langmem_vault.service._records import STATUS_RULES, TOTAL_LIMIT, StatusCounts
+    from langmem_vault.store import _page_plan as pp
+    from langmem_vault.store._pages import CountOp
+
+    op = CountOp(
+        (("memories", user, "semantic"),),
+        (STATUS_RULES["semantic"],),
+        now=datetime.now(UTC),
+        limit=TOTAL_LIMIT + 1,
+    )
+    params: dict[str, Any] = {}
+    namespaces, wheres = pp._scope(op, DEFAULT_RULE, params)
+    labeling = dict(zip(namespaces, op.labels, strict=True))
+    walk: Any = next(pp._walk_counts(schema, namespaces, wheres, labeling, params))
+    judged: Any = next(pp.count_plan(op, schema, DEFAULT_RULE))
+    with psycopg.connect(uri) as conn:
+        walked = {r[0]: r[1] for r in conn.execute(walk.sql, walk.params).fetchall()}
+    (counted,) = store.batch([op])
+    assert StatusCounts.of(walked) == StatusCounts.of(counted), (walked, counted)
+    return walk, judged
+
+
+def _runner(uri: str, query: Any) -> Callable[[], Any]:
+    """``query`` on a connection of its own, as the store sends it (prepared after 5 runs)."""
+    import psycopg
+
+    conn = psycopg.connect(uri, autocommit=True)
+    return lambda: conn.execute(query.sql, query.params).fetchall()
+
+
+def _read(uri: str, query: Any) -> tuple[int, int]:
+    """(shared buffers, rows of store_items read from the heap) of ``query``'s run."""
+    import psycopg
+
+    with psycopg.connect(uri) as conn:
+        (plan,) = conn.execute(
+            f"EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) {query.sql}", query.params
+        ).fetchone()  # type: ignore[misc]
+    top = plan[0]["Plan"]
+
+    def heap(node: dict[str, Any]) -> int:
+        own = node.get("Relation Name", "").startswith("store_items")
+        own = own and node["Node Type"] != "Index Only Scan"
+        return (node["Actual Rows"] if own else 0) + sum(heap(c) for c in node.get("Plans", []))
+
+    return top.get("Shared Hit Blocks", 0) + top.get("Shared Read Blocks", 0), heap(top)
 
 
 def _timed_lockstep(calls: list[Callable[[], Any]], runs: int) -> list[tuple[float, float]]:
