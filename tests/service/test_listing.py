@@ -200,3 +200,33 @@ def _statements(drive: Driver, monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(plans, "count_plan", spy)
     return seen
+
+
+async def test_each_tab_s_count_is_what_paging_through_the_tab_returns(
+    drive: Driver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard's tab counts (one CountOp: the rows that may not be active judged, the
+    rest counted in an index) against a walk of each tab's pages, capped at 3 (as at 1,000)."""
+    from langmem_vault.api._dashboard import TABS
+
+    monkeypatch.setattr(listing, "TOTAL_LIMIT", 3)
+    monkeypatch.setattr(records, "TOTAL_LIMIT", 3)
+    mix = [
+        ({}, 4),
+        ({"status": "pending_confirmation"}, 2),
+        ({"status": "superseded", "superseded_by": "x"}, 2),
+        ({"status": "superseded"}, 2),  # forgotten: the superseded tab holds 4
+        ({"valid_to": "2020-01-01T00:00:00Z"}, 1),
+        ({"valid_to": "2999-01-01T00:00:00Z"}, 1),  # active until then
+    ]
+    for n, (value, times) in enumerate(mix):
+        for k in range(times):
+            await _put_raw(drive, "tab", "semantic", f"m{n}{k}", value)
+    await _put_raw(drive, "tab", "instruction", "off", {"active": False})
+    for kind in ("semantic", None):
+        counts = await drive("count_memories", "tab", kind=kind)
+        for tab, statuses in TABS.items():
+            walked = await _walk(drive, "tab", kind=kind, status=statuses, limit=2)
+            assert counts.total(statuses) == (min(len(walked), 3), len(walked) > 3), (kind, tab)
+    counts = await drive("count_memories", "tab", kind="instruction")
+    assert counts.counts == {"disabled": 1}
