@@ -8,6 +8,7 @@ sort, cut: ``MemoriesMixin._records_plan``), in the same run on one embedded ser
     python bench/list_pages_bench.py ... --offsets 250 500  # offset pages this deep
     python bench/list_pages_bench.py --partitions 0 64 --data-dir D --migrate  # setup() again
     python bench/list_pages_bench.py ... --closed-every 10  # every 10th of the user's closed
+    python bench/list_pages_bench.py ... --dashboard  # the dashboard's memory page, and its parts
 
 ``--partitions`` fills one schema per count (``setup(partitions=N)``, 0: none) and times each
 request shape on them in lockstep. The user's namespaces, ``("memories", "u0", ...)``, fit the
@@ -21,6 +22,8 @@ The status counts (the dashboard's four tabs) are timed as the service runs them
 lockstep beside each other, as statements: A, one walk labelling every row (how
 ``count_plan`` counted before issue 28's session 13, still its fallback), and B, the rows whose
 status may not be active judged and the rest counted in the index (store/0009).
+``--dashboard`` times the dashboard's memory page end to end (``GET /`` through the app, on
+AsyncVaultStore) and each service call it makes, alone.
 ``--closed-every K`` makes every K-th of the user's facts pending, superseded, forgotten,
 ended or ending later, in turn (rows B reads), in schemas of their own.
 """
@@ -213,6 +216,9 @@ def main() -> None:
         default=0,
         help="every K-th of the user's facts not active (CLOSED), in schemas of their own",
     )
+    parser.add_argument(
+        "--dashboard", action="store_true", help="time the dashboard's memory page and its parts"
+    )
     parser.add_argument("--data-dir", help="keep the server here; reuse schemas already filled")
     parser.add_argument("--load-only", action="store_true", help="fill the schemas and stop")
     parser.add_argument("--sql-only", action="store_true", help="skip the old path's shapes")
@@ -287,6 +293,8 @@ def main() -> None:
         ):
             p50, p95 = ab[2 * args.partitions.index(n) + (k >= len(args.partitions))]
             rows.append((f"counts statement, {what}", n, args.runs, f"{p50:.2f}", f"{p95:.2f}"))
+        if args.dashboard:
+            rows += _dashboard_rows(uri, schemas, user, max(20, args.runs // 4))
         for n, store in stores.items():
             cursor = _cursor(store, namespaces)
             for what, op in (
@@ -360,6 +368,58 @@ def _read(uri: str, query: Any) -> tuple[int, int]:
         return (node["Actual Rows"] if own else 0) + sum(heap(c) for c in node.get("Plans", []))
 
     return top.get("Shared Hit Blocks", 0) + top.get("Shared Read Blocks", 0), heap(top)
+
+
+def _dashboard_rows(uri: str, schemas: dict[int, str], user: str, runs: int) -> list[Any]:
+    """The dashboard's memory page (active tab, 50 a page) through the app, and its service
+    calls alone, on an AsyncVaultStore per schema, in lockstep across the schemas."""
+    import asyncio
+
+    import httpx
+
+    from langmem_vault.api import ApiKeyAuth, create_app
+    from langmem_vault.api._dashboard import PAGE, TABS
+    from langmem_vault.service import Identity, MemoryService
+    from langmem_vault.store import AsyncVaultStore
+
+    loop = asyncio.new_event_loop()
+    auth = ApiKeyAuth({"k": Identity.admin("bench")})
+    shapes: dict[int, list[tuple[str, Callable[[], Any]]]] = {}
+    opened = []  # the stores' context managers, kept open (their pools close with them)
+    for n, schema in schemas.items():
+        opened.append(AsyncVaultStore.from_conn_string(uri, schema=schema))
+        store = loop.run_until_complete(opened[-1].__aenter__())
+        svc = MemoryService(store)
+        client = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=create_app(svc, prefix="/vault", auth=auth)),
+            base_url="http://bench",
+            headers={"Authorization": "Bearer k"},
+        )
+
+        def call(make: Callable[..., Any], *args: Any, **kw: Any) -> Callable[[], Any]:
+            return lambda: loop.run_until_complete(make(*args, **kw))
+
+        page = call(client.get, "/vault/", params={"user_id": user})
+        assert page().status_code == 200
+        shapes[n] = [
+            ("dashboard: memory page, GET / (end to end)", page),
+            ("dashboard part: alist_categories", call(svc.alist_categories, user)),
+            ("dashboard part: acount_memories", call(svc.acount_memories, user, kind="semantic")),
+            (
+                f"dashboard part: alist_memories, {PAGE} a page",
+                call(svc.alist_memories, user, kind="semantic", status=TABS["active"], limit=PAGE),
+            ),
+        ]
+    rows = []
+    order = list(schemas)
+    for k, (name, _) in enumerate(shapes[order[0]]):
+        timed = _timed_lockstep([shapes[n][k][1] for n in order], runs)
+        for n, (p50, p95) in zip(order, timed, strict=True):
+            rows.append((name, n, runs, f"{p50:.2f}", f"{p95:.2f}"))
+    for cm in opened:
+        loop.run_until_complete(cm.__aexit__(None, None, None))
+    loop.close()
+    return rows
 
 
 def _timed_lockstep(calls: list[Callable[[], Any]], runs: int) -> list[tuple[float, float]]:
