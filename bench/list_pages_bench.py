@@ -374,6 +374,7 @@ def _dashboard_rows(uri: str, schemas: dict[int, str], user: str, runs: int) -> 
     """The dashboard's memory page (active tab, 50 a page) through the app, and its service
     calls alone, on an AsyncVaultStore per schema, in lockstep across the schemas."""
     import asyncio
+    import logging
 
     import httpx
 
@@ -382,6 +383,7 @@ def _dashboard_rows(uri: str, schemas: dict[int, str], user: str, runs: int) -> 
     from langmem_vault.service import Identity, MemoryService
     from langmem_vault.store import AsyncVaultStore
 
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request otherwise
     loop = asyncio.new_event_loop()
     auth = ApiKeyAuth({"k": Identity.admin("bench")})
     shapes: dict[int, list[tuple[str, Callable[[], Any]]]] = {}

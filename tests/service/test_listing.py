@@ -230,3 +230,28 @@ async def test_each_tab_s_count_is_what_paging_through_the_tab_returns(
             assert counts.total(statuses) == (min(len(walked), 3), len(walked) > 3), (kind, tab)
     counts = await drive("count_memories", "tab", kind="instruction")
     assert counts.counts == {"disabled": 1}
+
+
+async def test_categories_without_counts_read_no_fact(
+    drive: Driver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the dashboard's memory page lists (its filter, the colours): the categories
+    alone; counting them read every current fact of the user and its usage (0.4 s at 10k)."""
+    from langmem_vault.service import _categories as categories
+
+    await drive("save_category", "ca", "hobbies", {"colour": "#123456"})
+    await drive("add_memory", "ca", "Likes chess", category="preference")
+    counted = await drive("list_categories", "ca")
+    assert {c.name: c.count for c in counted}["preference"] == 1
+    scanned: list[tuple[str, ...]] = []
+    real = categories.scan_plan
+
+    def spy(namespace: tuple[str, ...], *args: Any, **kwargs: Any) -> Any:
+        scanned.append(tuple(namespace))
+        return real(namespace, *args, **kwargs)
+
+    monkeypatch.setattr(categories, "scan_plan", spy)
+    bare = await drive("list_categories", "ca", counted=False)
+    assert [(c.name, c.colour) for c in bare] == [(c.name, c.colour) for c in counted]
+    assert all(c.count == 0 and c.last_used is None for c in bare)
+    assert scanned == [categories._namespace("ca")]  # the user's categories, not the facts

@@ -177,7 +177,9 @@ def build_router() -> APIRouter:
         svc, uid = view.service, view.user_id
         status = status if status in TABS else "active"
         filters: dict[str, Any] = {"kind": kind or None, "category": category or None}
-        categories = await svc.alist_categories(uid)
+        # the categories alone (names, colours): counting their facts read every current fact
+        # of the user (0.4 s at 10,000; the analytics page shows the counts)
+        categories = await svc.alist_categories(uid, counted=False)
         view.colours = {c.name: c.colour for c in categories}
         # every tab's count in one statement, capped as a listing's total is
         by_status = await svc.acount_memories(uid, **filters)
@@ -218,7 +220,7 @@ def build_router() -> APIRouter:
             search_type=search_type,
             category=category,
             kind=kind,
-            categories=[c for c in categories if c.builtin or c.count],
+            categories=categories,
             items=items,
             total=total,
             following=following,
