@@ -402,10 +402,15 @@ def _dashboard_rows(uri: str, schemas: dict[int, str], user: str, runs: int) -> 
             return lambda: loop.run_until_complete(make(*args, **kw))
 
         page = call(client.get, "/vault/", params={"user_id": user})
+        categories = call(svc.alist_categories, user, counted=False)
         assert page().status_code == 200
         shapes[n] = [
             ("dashboard: memory page, GET / (end to end)", page),
-            ("dashboard part: alist_categories", call(svc.alist_categories, user)),
+            ("dashboard part: alist_categories, not counted (the page's)", categories),
+            (
+                "dashboard part: alist_categories, counted (before)",
+                call(svc.alist_categories, user),
+            ),
             ("dashboard part: acount_memories", call(svc.acount_memories, user, kind="semantic")),
             (
                 f"dashboard part: alist_memories, {PAGE} a page",
