@@ -19,9 +19,10 @@ from langgraph.store.base import PutOp
 
 from langmem_vault.service._records import STATUS_RULES
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from langmem_vault.store._labels import label_of
+from langmem_vault.store._labels import Rule, label_of
 from langmem_vault.store._page_plan import count_plan
 from langmem_vault.store._pages import CountOp
+from langmem_vault.store._validation import InvalidValueError
 from tests.store.test_pages import _all_visible, _batch
 
 FACTS = ("memories", "u1", "semantic")
@@ -93,6 +94,13 @@ async def test_counts_are_the_labels_python_gives_every_live_item(store: Any) ->
     assert facts == {"superseded": 3, "forgotten": 3}
     (talks,) = await _batch(store, [CountOp((TALKS,), LABELS[2:])])
     assert talks == {"active": 3}
+    # labelings with different defaults: every row judged, the same counts
+    mixed = CountOp((FACTS, TALKS), (LABELS[0], (Rule("talk"),)), now=LATER)
+    (walked,) = await _batch(store, [mixed])
+    labeling = {FACTS: LABELS[0], TALKS: (Rule("talk"),)}
+    assert walked == Counter(label_of(labeling[ns], v, LATER) for ns, v in values if ns in labeling)
+    with pytest.raises(InvalidValueError, match="limit"):
+        await _batch(store, [op._replace(limit=0)])
 
 
 def test_a_count_reads_only_the_rows_whose_status_may_not_be_active(

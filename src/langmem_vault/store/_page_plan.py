@@ -196,21 +196,20 @@ def count_plan(op: CountOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Pla
     namespaces, wheres = _scope(op, rule, params)
     labeling = dict(zip(op.namespaces, op.labels, strict=True))
     defaults = {default_label(labeling[ns]) for ns in namespaces}
-    if len(defaults) > 1:  # not our rules: judge every row
+    if len(defaults) > 1:  # no one label for the rows left out: judge every row
         return (yield from _walk_counts(schema, namespaces, wheres, labeling, params))
     (default,) = defaults
     scans = [
-        f"""SELECT {_labelled(labeling[ns], params)} AS label FROM {schema}.store_items AS i
-        WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where} AND {candidates}"""
+        _label_scan(schema, n, labeling[ns], f"{where} AND {candidates}", params)
         for n, (ns, where) in enumerate(zip(namespaces, wheres, strict=True))
         if (candidates := candidates_sql(labeling[ns], "i.value")) is not None
     ]
-    judged = "\n        UNION ALL\n        ".join(scans) or "SELECT NULL::text AS label WHERE false"
+    judged = "\n    UNION ALL\n    ".join(scans) or "SELECT NULL::text AS label WHERE false"
     # Capped, the default count is at least limit: the candidates are at most all it lacks.
     limit = "%(count_limit)s + (SELECT count(*) FROM judged)"
     sql = f"""WITH judged AS MATERIALIZED (
-        {judged}
-    )
+    {judged}
+)
 SELECT label, count(*) AS n, false AS every FROM judged GROUP BY label
 UNION ALL
 SELECT NULL, n, true FROM ({_count_sql(schema, wheres, limit)}) AS c"""
@@ -219,6 +218,12 @@ SELECT NULL, n, true FROM ({_count_sql(schema, wheres, limit)}) AS c"""
     every = sum(int(r["n"]) for r in rows or [] if r["every"])
     counts[default] = every - sum(n for label, n in counts.items() if label != default)
     return {label: n for label, n in counts.items() if n}
+
+
+def _label_scan(schema: str, n: int, rules: Any, where: str, params: dict[str, Any]) -> str:
+    """The label of each item of the op's ``n``-th namespace meeting ``where``."""
+    return f"""SELECT {_labelled(rules, params)} AS label FROM {schema}.store_items AS i
+    WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where}"""
 
 
 def _walk_counts(
@@ -230,8 +235,7 @@ def _walk_counts(
 ) -> Plan[dict[Any, int]]:
     """Each label's count by one walk of the namespaces' live items, every one labelled."""
     scans = "\n    UNION ALL\n    ".join(
-        f"""SELECT {_labelled(labeling[ns], params)} AS label FROM {schema}.store_items AS i
-    WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where}"""
+        _label_scan(schema, n, labeling[ns], where, params)
         for n, (ns, where) in enumerate(zip(namespaces, wheres, strict=True))
     )
     sql = f"SELECT label, count(*) AS n FROM (\n    {scans}\n) AS l GROUP BY label"

@@ -86,8 +86,8 @@ class CountOp(NamedTuple):
 
     One statement: the items a rule other than the default may label (the labeling's
     ``candidates_sql``, found on store/0009's partial index) are read and labelled; the
-    default label's count is the rest, counted in an index without reading the items, at most
-    ``limit`` of them (None: all; a count of ``limit`` means at least that many). A count
+    default label's count is the rest, counted in an index without reading the items, exact
+    up to ``limit`` (None: all; a count of ``limit`` or more means at least ``limit``). A count
     then costs the user's items that carry a status or an end time, not all of them.
     Namespaces whose labelings have different defaults are walked whole, every item labelled.
     """
@@ -96,7 +96,7 @@ class CountOp(NamedTuple):
     labels: tuple[Labeling, ...]
     filter: dict[str, Any] | None = None
     now: datetime | None = None
-    #: count the default label up to this many (None: all)
+    #: count the default label exactly up to this many (None: all)
     limit: int | None = None
 
 
