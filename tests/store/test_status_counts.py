@@ -1,7 +1,7 @@
 """CountOp: each label's count in one statement, the default label's counted in an index.
 
 The items a rule other than the default may label (``candidates_sql``) are found on
-store/0009's partial index and labelled at the op's time; the others are counted in
+store/0010's partial index and labelled at the op's time; the others are counted in
 store/0008's index without reading them. The counts equal Python's labels of every live item
 (sync and async, partitioned or not, at two times, capped or not), and ``EXPLAIN ANALYZE``
 shows the statement reads only the candidates' rows."""
@@ -142,7 +142,7 @@ def test_a_count_reads_only_the_rows_whose_status_may_not_be_active(
 
 
 def _status_indexes(conn: psycopg.Connection[Any], schema: str) -> set[str]:
-    """store/0009's index and, partitioned, its partitions' (named by Postgres)."""
+    """store/0010's index and, partitioned, its partitions' (named by Postgres)."""
     rows = conn.execute(
         """SELECT c.relname FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
         WHERE c.relnamespace = %s::regnamespace

@@ -139,7 +139,7 @@ def counts_plan(
 ) -> StorePlan[StatusCounts]:
     """How many memories of ``spaces`` ((kind, namespace) pairs; with ``category``, the facts
     of that category) have each status: one statement, reading the rows a status other than
-    active is possible for (store/0009's index), counting the others in an index."""
+    active is possible for (store/0010's index), counting the others in an index."""
     if not spaces:
         return StatusCounts(counts={})
     op: Any = CountOp(

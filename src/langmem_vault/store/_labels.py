@@ -17,7 +17,7 @@ label runs in the statement, and a page is cut on it. ``now`` is the caller's, p
 so a label does not depend on which side read it. :func:`candidates_sql` writes what every
 rule but the default needs of a value whatever the time (a field's JSON value, a timestamp's
 type), its fields and values written out, not bound, so that a partial index on it
-(store/0009) serves a count: every value it leaves out has :func:`default_label`.
+(store/0010) serves a count: every value it leaves out has :func:`default_label`.
 :data:`ISO_TIME` is one regular expression for both: it admits only the timestamps that
 Python's ``datetime.fromisoformat`` and Postgres' ``timestamptz`` read alike (no hour 24, no
 leap second, at most 6 fractional digits, offsets Postgres takes), and ``pg_input_is_valid`` /

@@ -189,7 +189,7 @@ def page_plan(
 
 def count_plan(op: CountOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[dict[Any, int]]:
     """Each label's count, in one statement: the items some rule but the default may label
-    (``candidates_sql``: on the partial index of store/0009) are read and labelled; the
+    (``candidates_sql``: on the partial index of store/0010) are read and labelled; the
     default label's count is every live item's (an index-only count of store/0008's index, up
     to the op's ``limit`` plus the candidates) less the candidates labelled otherwise."""
     params: dict[str, Any] = {"count_limit": op.limit}

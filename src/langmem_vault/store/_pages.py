@@ -85,7 +85,7 @@ class CountOp(NamedTuple):
     count (labels no item has are absent; items no rule labels count under None).
 
     One statement: the items a rule other than the default may label (the labeling's
-    ``candidates_sql``, found on store/0009's partial index) are read and labelled; the
+    ``candidates_sql``, found on store/0010's partial index) are read and labelled; the
     default label's count is the rest, counted in an index without reading the items, exact
     up to ``limit`` (None: all; a count of ``limit`` or more means at least ``limit``). A count
     then costs the user's items that carry a status or an end time, not all of them.
