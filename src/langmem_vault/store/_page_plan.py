@@ -187,16 +187,21 @@ def page_plan(
     return Page(items, following, total, tuple(cursors), mirrors)
 
 
-def count_plan(op: CountOp, schema: str, rule: TenantRule = DEFAULT_RULE) -> Plan[dict[Any, int]]:
+def count_plan(
+    op: CountOp, schema: str, rule: TenantRule = DEFAULT_RULE, index: Applied | None = None
+) -> Plan[dict[Any, int]]:
     """Each label's count, in one statement: the items some rule but the default may label
     (``candidates_sql``: on the partial index of store/0010) are read and labelled; the
     default label's count is every live item's (an index-only count of store/0008's index, up
-    to the op's ``limit`` plus the candidates) less the candidates labelled otherwise."""
+    to the op's ``limit`` plus the candidates) less the candidates labelled otherwise. Until
+    ``index`` knows store/0010 applied (no ``index``: it is), one walk labels every item."""
     params: dict[str, Any] = {"count_limit": op.limit}
     namespaces, wheres = _scope(op, rule, params)
     labeling = dict(zip(op.namespaces, op.labels, strict=True))
     defaults = {default_label(labeling[ns]) for ns in namespaces}
-    if len(defaults) > 1:  # no one label for the rows left out: judge every row
+    ready = index is None or (yield from index.ask(schema))
+    # no one label for the rows left out, or no index of them yet: judge every row
+    if len(defaults) > 1 or not ready:
         return (yield from _walk_counts(schema, namespaces, wheres, labeling, params))
     (default,) = defaults
     scans = [

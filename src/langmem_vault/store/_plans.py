@@ -103,7 +103,9 @@ def batch_plan(
     on the primary. ``online``: what the store knows of its online migrations (None: they
     are applied)."""
     schema = settings.schema
-    page_at, rank_index = (online.page_at, online.rank_index) if online else (None, None)
+    page_at, rank_index, status_index = (
+        (online.page_at, online.rank_index, online.status_index) if online else (None,) * 3
+    )
     results: list[Any] = [None] * len(batch.ops)
     refresh: dict[Key, None] = {}
 
@@ -126,7 +128,7 @@ def batch_plan(
         elif isinstance(read, PageOp):
             reads[i] = page_plan(read, schema, settings.tenants, page_at)
         elif isinstance(read, CountOp):
-            reads[i] = count_plan(read, schema, settings.tenants)
+            reads[i] = count_plan(read, schema, settings.tenants, status_index)
     keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
     plans = [_get_plan(settings, keys), *reads.values()] if gets else list(reads.values())
     # Every read of the batch travels together: one round trip per step, not per op.

@@ -1,0 +1,124 @@
+"""store/0010 (issue 28): the status index is built online (CONCURRENTLY, partition by
+partition, again after an interrupted build) and recorded once built; a store's status
+counts walk every row until it knows the migration recorded, then read only the rows the
+index holds. The counts are Python's labels either way. Sync and async."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import psycopg
+import pytest
+from langgraph.store.base import PutOp
+
+from langmem_vault.store import AsyncVaultStore, VaultStore
+from langmem_vault.store import _page_plan as page_plan
+from langmem_vault.store._pages import CountOp
+from tests.store.test_pages import _batch
+from tests.store.test_status_counts import EDGES, FACTS, LABELS, RULES, TALKS, _expected
+from tests.support.routing import recorded
+
+STATUS_INDEX = "store_items_status_idx"
+
+
+def _index_state(uri: str, schema: str) -> tuple[list[int], list[tuple[str, bool]]]:
+    """The store track's versions, and every index named like the status index (valid?)."""
+    with psycopg.connect(uri) as conn:
+        versions = [
+            r[0]
+            for r in conn.execute(
+                f"SELECT version FROM {schema}.vault_migrations WHERE track = 'store'"
+                " ORDER BY version"
+            )
+        ]
+        indexes = conn.execute(
+            "SELECT c.relname::text, i.indisvalid FROM pg_index AS i"
+            " JOIN pg_class AS c ON c.oid = i.indexrelid WHERE c.relnamespace = %s::regnamespace"
+            " AND c.relname LIKE '%%status_idx' ORDER BY 1",
+            (schema,),
+        ).fetchall()
+    return versions, indexes
+
+
+def _before_0010(uri: str, schema: str) -> None:
+    """The database as the code before store/0010 left it, with what a crashed CREATE INDEX
+    CONCURRENTLY of the index leaves (an invalid index of its name, on the table or on the
+    first partition)."""
+    with psycopg.connect(uri, autocommit=True) as conn:
+        conn.execute(f"DROP INDEX {schema}.{STATUS_INDEX}")
+        conn.execute(
+            f"DELETE FROM {schema}.vault_migrations WHERE track = 'store' AND version = 10"
+        )
+        leaves = conn.execute(
+            "SELECT c.relname::text FROM pg_class AS c WHERE c.relkind = 'r'"
+            " AND (c.oid = %s::regclass OR c.oid IN (SELECT relid FROM pg_partition_tree(%s)))"
+            " ORDER BY 1",
+            (f"{schema}.store_items",) * 2,
+        ).fetchall()
+        leaf = next(  # one that holds two rows or more
+            name
+            for (name,) in leaves
+            if conn.execute(f"SELECT count(*) > 1 FROM {schema}.{name}").fetchone() == (True,)
+        )
+        with pytest.raises(psycopg.errors.UniqueViolation):  # ((1)): every row the same
+            conn.execute(
+                f"CREATE UNIQUE INDEX CONCURRENTLY {leaf}_status_idx ON {schema}.{leaf}"
+                " ((1)) WHERE true"
+            )
+
+
+@pytest.mark.parametrize(("is_async", "partitions"), [(False, 0), (True, 4)])
+async def test_the_status_index_is_built_online_and_counted_through_once_recorded(
+    pg_uri: str, schema: str, is_async: bool, partitions: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    values = [(ns, v) for _ in range(2) for ns, v in EDGES] + [(FACTS, {})] * 5
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as first:
+        first.setup(partitions=partitions)
+        first.batch([PutOp(ns, f"k{n}", v, index=False) for n, (ns, v) in enumerate(values)])
+    _before_0010(pg_uri, schema)
+    versions, indexes = _index_state(pg_uri, schema)
+    assert 10 not in versions and [valid for _, valid in indexes] == [False], indexes
+    walks: list[int] = []
+    walk = page_plan._walk_counts
+
+    def counted_walk(*args: Any) -> Any:
+        walks.append(1)
+        return walk(*args)
+
+    monkeypatch.setattr(page_plan, "_walk_counts", counted_walk)
+    now = datetime.now(UTC)
+    op = CountOp((FACTS, RULES, TALKS), LABELS, now=now)
+
+    async def before_and_after(store: Any) -> tuple[Any, int, Any, list[Any]]:
+        # the same store: before the migration (it walks), then after setup() recorded it
+        (before,) = await _batch(store, [op])
+        walked = len(walks)
+        with recorded() as sent:
+            await (store.setup() if is_async else _sync(store.setup))
+        (after,) = await _batch(store, [op])
+        return before, walked, after, sent
+
+    if is_async:
+        async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema) as astore:
+            before, walked, after, sent = await before_and_after(astore)
+    else:
+        with VaultStore.from_conn_string(pg_uri, schema=schema) as sstore:
+            before, walked, after, sent = await before_and_after(sstore)
+    expected = _expected(values, now)
+    assert before == expected and walked == 1
+    assert after == expected and len(walks) == 1  # after: the index's path, no walk
+    versions, indexes = _index_state(pg_uri, schema)
+    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
+    # the leftover dropped and built again; partitioned: the partitioned index and each
+    # partition's, built on its own (named by the step), every one valid
+    assert all(valid for _, valid in indexes) and len(indexes) == 1 + partitions, indexes
+    own = [f"store_items_p{n}_status_idx" for n in range(partitions)]
+    assert [name for name, _ in indexes] == sorted([STATUS_INDEX, *own])
+    if not is_async:  # sync cursors are the ones recorded: the build was concurrent
+        built = [str(q) for q, _ in sent if "status_idx" in str(q) and "CREATE" in str(q)]
+        assert built and all("CONCURRENTLY" in q for q in built), built
+
+
+async def _sync(call: Any) -> Any:
+    return call()
