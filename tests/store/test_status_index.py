@@ -178,3 +178,53 @@ async def test_writes_go_on_while_the_index_is_built(
                     thread.join(30)
     versions, indexes = _index_state(pg_uri, schema)
     assert versions[-1] == 10 and indexes == [(STATUS_INDEX, True)]
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+async def test_a_partitioned_build_gives_up_its_brief_lock_rather_than_queue_writes(
+    pg_uri: str, schema: str, is_async: bool
+) -> None:
+    """On a partitioned table the parent's index and each ATTACH take the table's lock for a
+    moment: behind a write left open, setup() waits BRIEF_LOCK at most (every new write
+    would queue behind it), raises, and its next run builds the index."""
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as first:
+        first.setup(partitions=4)
+        first.batch([PutOp(FACTS, f"k{n}", {"text": "x"}, index=False) for n in range(20)])
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(f"DROP INDEX {schema}.{STATUS_INDEX}")
+        conn.execute(
+            f"DELETE FROM {schema}.vault_migrations WHERE track = 'store' AND version = 10"
+        )
+    update = f"UPDATE {schema}.store_items SET value = value WHERE key = %s"
+    failed: list[BaseException] = []
+
+    def sync_setup() -> None:
+        with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
+            try:
+                store.setup()
+            except psycopg.Error as error:
+                failed.append(error)
+
+    with psycopg.connect(pg_uri) as open_write:
+        open_write.execute(update, ("k0",))  # its transaction stays open
+        try:
+            if is_async:
+                async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema) as astore:
+                    try:
+                        await asyncio.wait_for(astore.setup(), 10)
+                    except psycopg.Error as error:
+                        failed.append(error)
+            else:
+                thread = threading.Thread(target=sync_setup)
+                thread.start()
+                thread.join(10)
+                assert not thread.is_alive(), "setup() queued behind the open write"
+        finally:
+            open_write.commit()
+    assert [type(e) for e in failed] == [psycopg.errors.LockNotAvailable], failed
+    versions, _ = _index_state(pg_uri, schema)
+    assert 10 not in versions
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
+        store.setup()
+    versions, indexes = _index_state(pg_uri, schema)
+    assert versions[-1] == 10 and all(valid for _, valid in indexes) and len(indexes) == 5

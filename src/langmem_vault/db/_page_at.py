@@ -18,7 +18,7 @@ index (dropped and built again) or a built index not yet swapped in (kept).
 
 from __future__ import annotations
 
-from langmem_vault.db._online_index import LEAVES, build_index_plan
+from langmem_vault.db._online_index import BRIEF_LOCK, LEAVES, build_index_plan
 from langmem_vault.db._runner import Plan, Query
 
 __all__ = ["FILL_BLOCKS", "page_at_plan"]
@@ -85,9 +85,9 @@ def _swap(schema: str, record: Query, concurrently: bool, partitioned: bool) -> 
     if concurrently:
         yield Query("BEGIN")
     # Postgres drops no partitioned index concurrently: this takes the table's lock for a
-    # moment, and gives up after lock_timeout (setup() raises; its next run does the swap)
+    # moment, and gives up after BRIEF_LOCK (setup() raises; its next run does the swap)
     # rather than queue every reader and writer behind a long transaction
-    yield Query("SET LOCAL lock_timeout = '2s'")
+    yield Query(f"SET LOCAL lock_timeout = '{BRIEF_LOCK}'")
     yield Query(f"DROP INDEX IF EXISTS {schema}.{_KEPT}")
     yield Query(f"ALTER INDEX {schema}.{_NEW} RENAME TO {_KEPT}")
     yield record
