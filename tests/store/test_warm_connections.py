@@ -1,11 +1,13 @@
 """Every connection a store's pool opens has the hot reads prepared and planned before a user's
 search takes it (store/_warm.py): the namespace search and the newest-first read, on their
-generic plans. A search then runs the statement prepared at the warm-up (no new prepared
+generic plans, and on a partitioned store the namespace search of each partition by name
+(store/_routes.py). A search then runs a statement prepared at the warm-up (no new prepared
 statement on the connection, the same one's generic plan run again), so no user pays a
 connection's first plan (210-310 ms at 1M items in 64 partitions; bench/RESULTS.md)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import psycopg
@@ -14,42 +16,65 @@ from langgraph.store.base import PutOp
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.embeddings import TrigramEmbeddings
+from tests.support.routing import partition_of
 
 INDEX = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
 NS = ("memories", "u1", "semantic")
+PARTITIONS = 4
 # the statements a search runs on its generic plan, and how each begins
 MARKS = {"namespace search": "WITH", "newest first": "SELECT * FROM ("}
 PREPARED = "SELECT statement, generic_plans FROM pg_prepared_statements"
 # a second connection: the pool opens it when the first is taken
 TWO = {"pool_size": 2, "pool_config": {"min_size": 1}}
+_LEAF = re.compile(r"store_items_(p\d+)")
+# what each connection holds prepared after its warm-up: the hot statements on the
+# partitioned tables, and the namespace search on each partition's leaves
+WARM = {
+    *((name, "") for name in MARKS),
+    *(("namespace search", f"p{n}") for n in range(PARTITIONS)),
+}
 
 
 @pytest.fixture
 def filled(pg_uri: str, schema: str) -> str:
     with VaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX) as store:
-        store.setup(partitions=4)
+        store.setup(partitions=PARTITIONS)
         store.batch([PutOp(NS, f"k{n}", {"text": f"tea in the garden {n}"}) for n in range(12)])
     return schema
 
 
-def _plans(rows: list[Any]) -> dict[str, int]:
-    """Generic plans made or run so far per hot statement (by its mark), of the prepared ones."""
+def _plans(rows: list[Any]) -> dict[tuple[str, str], int]:
+    """Generic plans made or run so far per hot statement (by its mark, and the partition it
+    names: "" for the partitioned tables), of the prepared ones."""
     found = {}
     for text, generic in rows:
         for name, mark in MARKS.items():
             if text.lstrip().startswith(mark) and "store_items" in text:
-                assert name not in found, f"{name} prepared twice: {text[:80]}"
-                found[name] = generic
+                leaf = _LEAF.search(text)
+                key = (name, leaf.group(1) if leaf else "")
+                assert key not in found, f"{key} prepared twice: {text[:80]}"
+                found[key] = generic
     return found
 
 
 def _searches(store: VaultStore) -> None:
-    assert store.search(NS, query="tea in the garden", limit=5)
+    assert store.search(NS, query="tea in the garden", limit=5)  # learns u1's partition
+    assert store.search(NS, query="tea in the garden", limit=5)  # reads it by name
     assert store.search(NS, limit=5)
 
 
-def _total(per_connection: list[dict[str, int]]) -> dict[str, int]:
-    return {name: sum(plans[name] for plans in per_connection) for name in MARKS}
+def _total(per_connection: list[dict[tuple[str, str], int]]) -> dict[tuple[str, str], int]:
+    return {key: sum(plans[key] for plans in per_connection) for key in WARM}
+
+
+def _expected(before: dict[tuple[str, str], int], mine: str) -> dict[tuple[str, str], int]:
+    """``before``, after one run each of the partitioned tables' statements and u1's leaf's."""
+    ran = {*((name, "") for name in MARKS), ("namespace search", mine)}
+    return {key: n + (key in ran) for key, n in before.items()}
+
+
+def _mine(pg_uri: str, schema: str) -> str:
+    return partition_of(pg_uri, schema, "store_items", "u1").rsplit("_", 1)[1]
 
 
 def test_connections_are_warm_before_the_first_search(pg_uri: str, filled: str) -> None:
@@ -58,16 +83,16 @@ def test_connections_are_warm_before_the_first_search(pg_uri: str, filled: str) 
         with pool.connection() as first, pool.connection() as opened_later:
             before = [_plans(c.execute(PREPARED).fetchall()) for c in (first, opened_later)]
         for plans in before:
-            assert set(plans) == set(MARKS) and all(n >= 1 for n in plans.values()), plans
+            assert set(plans) == WARM and all(n >= 1 for n in plans.values()), plans
         _searches(store)
         with pool.connection() as first, pool.connection() as opened_later:
             after = [_plans(c.execute(PREPARED).fetchall()) for c in (first, opened_later)]
     # the searches ran the plans the warm-ups made: one run more each, nothing prepared anew
-    assert _total(after) == {name: n + 1 for name, n in _total(before).items()}
+    assert _total(after) == _expected(_total(before), _mine(pg_uri, filled))
 
 
 async def test_async_connections_are_warm_before_the_first_search(pg_uri: str, filled: str) -> None:
-    async def plans_of(pool: Any) -> list[dict[str, int]]:
+    async def plans_of(pool: Any) -> list[dict[tuple[str, str], int]]:
         async with pool.connection() as first, pool.connection() as opened_later:
             return [
                 _plans(await (await c.execute(PREPARED)).fetchall()) for c in (first, opened_later)
@@ -76,11 +101,12 @@ async def test_async_connections_are_warm_before_the_first_search(pg_uri: str, f
     async with AsyncVaultStore.from_conn_string(pg_uri, schema=filled, index=INDEX, **TWO) as store:
         before = await plans_of(store.conn)
         for plans in before:
-            assert set(plans) == set(MARKS) and all(n >= 1 for n in plans.values()), plans
+            assert set(plans) == WARM and all(n >= 1 for n in plans.values()), plans
+        assert await store.asearch(NS, query="tea in the garden", limit=5)
         assert await store.asearch(NS, query="tea in the garden", limit=5)
         assert await store.asearch(NS, limit=5)
         after = await plans_of(store.conn)
-    assert _total(after) == {name: n + 1 for name, n in _total(before).items()}
+    assert _total(after) == _expected(_total(before), _mine(pg_uri, filled))
 
 
 def test_a_store_opened_before_setup_is_warm_after_it(pg_uri: str, schema: str) -> None:
@@ -92,7 +118,7 @@ def test_a_store_opened_before_setup_is_warm_after_it(pg_uri: str, schema: str) 
             assert conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
         store.setup()
         with store.conn.connection() as conn:
-            assert set(_plans(conn.execute(PREPARED).fetchall())) == set(MARKS)
+            assert {name for name, _ in _plans(conn.execute(PREPARED).fetchall())} == set(MARKS)
         store.put(NS, "k", {"text": "tea"})
         assert store.search(NS, query="tea")
 
@@ -106,4 +132,4 @@ async def test_async_store_opened_before_setup_is_warm_after_it(pg_uri: str, sch
         await store.setup()
         async with store.conn.connection() as conn:
             rows = await (await conn.execute(PREPARED)).fetchall()
-        assert set(_plans(rows)) == set(MARKS)
+        assert {name for name, _ in _plans(rows)} == set(MARKS)

@@ -156,6 +156,7 @@ class VaultStoreBase:
         outside it (db/_online.py: a large table's fill and index without long locks)."""
         pooled = isinstance(self._db.conn, ConnectionPool | AsyncConnectionPool)
         yield Transaction(self._db, setup_plan(self.settings, partitions, online=not pooled))
+        self._stats.routes.forget()  # the tables may be partitioned now (store/_routes.py)
         if pooled:
             online = lambda: online_plan(self.schema, "store", concurrently=True)  # noqa: E731
             yield Direct(self._db, online, session=True)

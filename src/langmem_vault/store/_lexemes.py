@@ -24,6 +24,7 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from typing import Any
 
+from langmem_vault.store._routes import PartitionRoutes
 from langmem_vault.store._scopes import ScopeSizes
 
 # Frequencies are clamped so one lexeme in every row still weighs a little, and one never
@@ -106,11 +107,13 @@ class LexemeStats:
 
 class StatsCache:
     """What one store knows about its data for a minute: the latest :class:`LexemeStats`,
-    refreshed when older, and its searches' scope sizes (:class:`ScopeSizes`)."""
+    refreshed when older, and its searches' scope sizes (:class:`ScopeSizes`); and, for as
+    long as the store lives, its tenants' partitions (:class:`PartitionRoutes`)."""
 
     def __init__(self, max_age: float = STATS_MAX_AGE_SECONDS) -> None:
         self.max_age = max_age
         self.scopes = ScopeSizes(max_age)
+        self.routes = PartitionRoutes()
         self._stats: LexemeStats | None = None
         self._at = 0.0
         self._lock = threading.Lock()

@@ -27,6 +27,7 @@ from langmem_vault.store._mirrors import (
 )
 from langmem_vault.store._prepare import Key, StoreSettings, prefix_of
 from langmem_vault.store._ranking import MAX_EF_SEARCH
+from langmem_vault.store._routes import routed
 
 
 def _search_item(row: dict[str, Any], score: float | None) -> SearchItem:
@@ -182,12 +183,15 @@ def search_plan(
     mirror: MirrorSearchOp | None = None,
     *,
     rank_index: Applied | None = None,
+    leaves: tuple[str, str] | None = None,
 ) -> Plan[SearchPage]:
     """A search in one round trip: the ranked statement (which finds the query's lexemes and,
     for a scoped search, counts the scope itself) with its HNSW settings. The keyword
     statistics are read first when the cache is stale (once a minute). :func:`batch_plan`
     runs a batch's searches side by side. ``rank_index``: whether store/0009's index is
-    built (None: it is); a namespace's search asks until it is, then ranks from it."""
+    built (None: it is); a namespace's search asks until it is, then ranks from it.
+    ``leaves``: the partitions a search in one user's namespace reads (store/_routes.py),
+    instead of the tenant's own."""
     schema = settings.schema
     if not op.query:
         return (yield from _recent_plan(op, settings, mirror))
@@ -256,15 +260,26 @@ def search_plan(
         # first run of the namespace's statement on a connection; issue 26).
         if not op.filter and params["k"] == ranking.candidates:
             sql = sq.literal_k(sql, params["k"])
-            settings_query = Query(sq.PLAIN_SEARCH_SETTINGS)
-            *_, rows, _ = yield Pipelined(
+            # One user's search names its partitions, once the store knows them (_routes.py):
+            # the tenant's first search learns them in the same round trip.
+            routes = stats_cache.routes
+            route = tenant and mirror is None and leaves is None
+            leaves = routes.leaves(params["tenant"]) if route else leaves
+            if leaves is not None:
+                sql = routed(sql, schema, leaves)
+            lookups = routes.lookups(schema, params["tenant"]) if route else ()
+            answers = yield Pipelined(
                 (
                     *hnsw,
-                    settings_query,
+                    Query(sq.PLAIN_SEARCH_SETTINGS),
                     Query(sql, params, prepare=True),
                     Query(sq.RESTORE_PLAN_MODE),
+                    *lookups,
                 )
             )
+            *_, rows, _ = answers[: len(answers) - len(lookups)]
+            if lookups:
+                routes.learn(params["tenant"], answers[len(answers) - len(lookups) :])
         else:
             *_, rows = yield Pipelined((*hnsw, Query(sql, params)))
     else:

@@ -1,0 +1,160 @@
+"""One user's warm namespace search on two source trees of this package, in lockstep: before/after
+figures from one run, on partitions_bench.py's databases.
+
+Each tree runs in a worker process of its own (``PYTHONPATH`` = the tree's ``src``) with one
+VaultStore per database (a pool of one connection), on the server of ``--data-dir``
+(``partitions_bench.py load`` made it; take its lock: ``flock /tmp/c28s10/.lock``). Both trees
+search the same users with the same questions (partitions_bench's seeded vectors), every
+search first run twice untimed (its pages in shared buffers, its statements prepared, the
+users' partitions learnt); then the driver asks each tree for one search in turn, the order
+swapped every search, so a busy machine slows both alike. Per database and tree: wall p50 /
+p95 ms, the calling thread's CPU p50 (the client's share), and whether both trees returned
+the same keys.
+
+    git archive <commit> src | tar -x -C /tmp/before
+    python bench/search_ab.py --before /tmp/before/src --data-dir /tmp/c28s10/data \\
+        --databases pt100000_p64 pt100000_r0 --users 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+
+def worker(uri: str, databases: list[str], users: int, searches: int) -> None:
+    """Open the stores, warm them, then answer each "<database index> <search index>" line
+    with "<ms> <client CPU ms> <hash of the keys found>"."""
+    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE / "data"))
+    from contextlib import ExitStack
+
+    import common
+    import partitions_bench as pb
+    from psycopg.conninfo import make_conninfo
+
+    from langmem_vault.store import VaultStore
+
+    questions = [q["question"] for q in common.load_dataset()["questions"]]
+    rng = random.Random(7)
+    calls = [
+        (("memories", pb.user_label(rng.randrange(users))), rng.choice(questions))
+        for _ in range(searches)
+    ]
+    with ExitStack() as stack:
+        stores = [
+            stack.enter_context(
+                VaultStore.from_conn_string(
+                    make_conninfo(uri, dbname=db), schema=pb.SCHEMA, index=pb.INDEX, pool_size=1
+                )
+            )
+            for db in databases
+        ]
+        for store in stores:
+            for _ in range(2):
+                for prefix, query in calls:
+                    store.search(prefix, query=query, limit=10)
+        print("ready", flush=True)
+        for line in sys.stdin:
+            d, i = (int(x) for x in line.split())
+            prefix, query = calls[i]
+            start, cpu = time.perf_counter(), time.thread_time()
+            found = stores[d].search(prefix, query=query, limit=10)
+            elapsed = (time.perf_counter() - start) * 1000
+            cpu = (time.thread_time() - cpu) * 1000
+            keys = hashlib.blake2b(repr([f.key for f in found]).encode(), digest_size=6).hexdigest()
+            print(f"{elapsed:.3f} {cpu:.3f} {keys}", flush=True)
+
+
+def _ask(proc: subprocess.Popen[str], line: str) -> str:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    return proc.stdout.readline()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, help="the src folder of the reference tree")
+    parser.add_argument("--after", default=str(HERE.parent / "src"))
+    parser.add_argument("--data-dir", required=True)
+    parser.add_argument("--databases", nargs="+", required=True)
+    parser.add_argument("--users", type=int, default=100, help="users in the databases")
+    parser.add_argument("--searches", type=int, default=100, help="distinct searches")
+    parser.add_argument("--rounds", type=int, default=3, help="timed passes over them")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.databases, args.users, args.searches)
+        return
+    sys.path.insert(0, str(HERE))
+    import common
+
+    from langmem_vault.db._embedded import embedded_uri
+
+    uri = embedded_uri(Path(args.data_dir).resolve())
+    procs = {}
+    for name in ("before", "after"):
+        env = {**os.environ, "PYTHONPATH": str(Path(getattr(args, name)).resolve())}
+        command = [sys.executable, __file__, "--worker", uri, "--before", "-"]
+        command += ["--data-dir", args.data_dir, "--databases", *args.databases]
+        command += ["--users", str(args.users), "--searches", str(args.searches)]
+        procs[name] = subprocess.Popen(
+            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+    for name, proc in procs.items():
+        assert proc.stdout is not None
+        while (line := proc.stdout.readline()) and line.strip() != "ready":
+            pass
+        if not line:
+            sys.exit(f"search_ab: the {name} worker exited ({proc.wait()}) before it was ready")
+    load = os.getloadavg()[0]
+    rows = []
+    for d, db in enumerate(args.databases):
+        times: dict[str, list[float]] = {n: [] for n in procs}
+        cpu: dict[str, list[float]] = {n: [] for n in procs}
+        differ = 0
+        order = list(procs)
+        for n in range(args.rounds * args.searches):
+            order.reverse()
+            keys = {}
+            for name in order:
+                ms, used, keys[name] = _ask(procs[name], f"{d} {n % args.searches}").split()
+                times[name].append(float(ms))
+                cpu[name].append(float(used))
+            differ += keys["before"] != keys["after"]
+        for name in procs:
+            p50, p95 = (common.percentile(times[name], q) for q in (50, 95))
+            c50 = common.percentile(cpu[name], 50)
+            rows.append([db, name, f"{p50:.2f}", f"{p95:.2f}", f"{c50:.2f}", ""])
+        ratio = [
+            common.ratio(
+                common.percentile(times["after"], q), common.percentile(times["before"], q)
+            )
+            for q in (50, 95)
+        ]
+        used = common.ratio(*(common.percentile(cpu[n], 50) for n in ("after", "before")))
+        rows.append([db, "after / before", *ratio, used, str(differ)])
+    for proc in procs.values():
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait()
+    print(
+        f"\nnamespace search, top 10, warm; {args.rounds} x {args.searches} searches per tree "
+        f"and database; load {load:.1f}-{os.getloadavg()[0]:.1f}"
+    )
+    common.print_table(
+        ["database", "tree", "p50 ms", "p95 ms", "client CPU p50", "answers differing"], rows
+    )
+
+
+if __name__ == "__main__":
+    main()
