@@ -77,9 +77,7 @@ def _check_plan(plan: dict[str, Any], leaves: set[str]) -> None:
 
 
 def test_a_users_later_searches_read_its_partitions_by_name(pg_uri: str, partitioned: str) -> None:
-    with VaultStore.from_conn_string(
-        pg_uri, schema=partitioned, index=INDEX, pool_size=1
-    ) as store:
+    with VaultStore.from_conn_string(pg_uri, schema=partitioned, index=INDEX, pool_size=1) as store:
         for user in USERS:
             ns = ("memories", user)
             with recorded() as first:
