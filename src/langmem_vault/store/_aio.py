@@ -128,7 +128,9 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
     async def _warm(self, conn: psycopg.AsyncConnection[Any]) -> None:
         """See :meth:`VaultStore._warm`."""
         try:
-            await AsyncDatabase(conn).run(warm_plan(self.settings, StatsCache()), pipeline=True)
+            stats = StatsCache()
+            await AsyncDatabase(conn).run(warm_plan(self.settings, stats), pipeline=True)
+            self._stats.routes.adopt(stats.routes)
         except psycopg.Error as exc:
             logger.debug("connection not warmed: %s", exc)
 

@@ -14,14 +14,16 @@ partitioned tables meanwhile), and keeps (:class:`PartitionRoutes`):
 - once, the layout (:data:`LAYOUT`): each table's leaves and their hash bounds (modulus,
   remainder). Routed only when both tables are hash-partitioned on ``tenant`` alone into plain
   tables, at most :data:`MAX_ROUTED` of them (each leaf's statement is prepared and planned
-  once per connection: more would overflow psycopg's 100 prepared statements per connection
-  and be planned again and again); a store whose tables are not never asks again.
+  once per connection, at the first search of the partition there: more would overflow
+  psycopg's 100 prepared statements per connection and be planned again and again); a
+  store whose tables are not so partitioned never asks again.
 - once per tenant, its hash as the server computes it for partitioning (:data:`TENANT_HASH`:
   ``hashtextextended`` with the partitioning seed); the leaf is the one whose bound takes it,
   computed here as PostgreSQL does (``compute_partition_hash_value``: one key, so the row's
   hash is the key's hash combined with 0). Asking the server to test each bound
   (``satisfies_hash_partition``) cost 8 ms a tenant at 64 partitions; the hash costs 0.1.
 
+A connection's warm-up (store/_warm.py) learns the layout before the first search.
 ``setup()`` forgets what was learnt (it may partition the tables). Searches across tenants,
 filtered ones and those with mirrors keep the partitioned tables (custom plans, pruned when
 planned).
@@ -162,19 +164,14 @@ class PartitionRoutes:
                 self._leaves.clear()
             self._leaves[tenant] = found if all(found) else None  # type: ignore[assignment]
 
-    def all_leaves(self) -> list[tuple[str, str]]:
-        """Every partition's leaves (the routed tables' of one bound), once the layout is known
-        and routed: what a connection's warm-up plans (store/_warm.py)."""
+    def adopt(self, other: PartitionRoutes) -> None:
+        """Take the layout ``other`` learnt, unless this one knows it already: a connection's
+        warm-up reads it (store/_warm.py), so the store's first search does not."""
+        with other._lock:
+            known, layout = other._known, other._layout
         with self._lock:
-            if self._layout is None:
-                return []
-            tables = [{bound[:2]: bound[2] for bound in self._layout[t]} for t in ROUTED_TABLES]
-        first, *rest = tables
-        return [
-            (leaf, *(other[bound] for other in rest))  # type: ignore[misc]
-            for bound, leaf in first.items()
-            if all(bound in other for other in rest)
-        ]
+            if known and not self._known:
+                self._layout, self._known = layout, True
 
     def forget(self) -> None:
         """Learn again from scratch (after ``setup()``, which may partition the tables)."""

@@ -183,15 +183,12 @@ def search_plan(
     mirror: MirrorSearchOp | None = None,
     *,
     rank_index: Applied | None = None,
-    leaves: tuple[str, str] | None = None,
 ) -> Plan[SearchPage]:
     """A search in one round trip: the ranked statement (which finds the query's lexemes and,
     for a scoped search, counts the scope itself) with its HNSW settings. The keyword
     statistics are read first when the cache is stale (once a minute). :func:`batch_plan`
     runs a batch's searches side by side. ``rank_index``: whether store/0009's index is
-    built (None: it is); a namespace's search asks until it is, then ranks from it.
-    ``leaves``: the partitions a search in one user's namespace reads (store/_routes.py),
-    instead of the tenant's own."""
+    built (None: it is); a namespace's search asks until it is, then ranks from it."""
     schema = settings.schema
     if not op.query:
         return (yield from _recent_plan(op, settings, mirror))
@@ -263,8 +260,8 @@ def search_plan(
             # One user's search names its partitions, once the store knows them (_routes.py):
             # the tenant's first search learns them in the same round trip.
             routes = stats_cache.routes
-            route = tenant and mirror is None and leaves is None
-            leaves = routes.leaves(params["tenant"]) if route else leaves
+            route = tenant and mirror is None
+            leaves = routes.leaves(params["tenant"]) if route else None
             if leaves is not None:
                 sql = routed(sql, schema, leaves)
             lookups = routes.lookups(schema, params["tenant"]) if route else ()

@@ -133,10 +133,13 @@ class VaultStore(VaultStoreBase, BaseStore):
                 store.close()
 
     def _warm(self, conn: psycopg.Connection[Any]) -> None:
-        """Prepare and plan the hot reads on ``conn`` (store/_warm.py). Never raises: if they
-        fail (a schema of an older version), the first searches plan them."""
+        """Prepare and plan the hot reads on ``conn`` (store/_warm.py), and learn the tables'
+        partitions (store/_routes.py). Never raises: if they fail (a schema of an older
+        version), the first searches plan them."""
         try:
-            Database(conn).run(warm_plan(self.settings, StatsCache()), pipeline=True)
+            stats = StatsCache()
+            Database(conn).run(warm_plan(self.settings, stats), pipeline=True)
+            self._stats.routes.adopt(stats.routes)
         except psycopg.Error as exc:
             logger.debug("connection not warmed: %s", exc)
 

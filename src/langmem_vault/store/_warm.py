@@ -51,10 +51,11 @@ def warm_plan(settings: StoreSettings, stats: StatsCache) -> Plan[None]:
     dropped. The query vector is a unit vector: no model runs, and no row is scored.
 
     ``stats`` is a new cache (the warm namespace's verdict is not the store's to keep): its
-    search names the partitioned tables, and learns the layout. On a store whose namespace
-    search names a user's partitions (store/_routes.py), the search then runs once more in
-    every partition, side by side: each partition's statement is planned once per connection
-    (5-7 ms at 1M items, the first search of each partition on a connection otherwise)."""
+    search names the partitioned tables, as a user's first search in a store does, and learns
+    their layout (store/_routes.py). On a partitioned store a user's later searches name the
+    user's partition, a statement each partition's first search on a connection plans (5-7 ms
+    at 1M items in 64 partitions): planning all 64 here took a connection's warm-up from
+    180 ms to 1-1.2 s (bench/RESULTS.md, issue 28 session 13)."""
     # Before setup() the tables are missing: nothing to warm (and no error in the server's log).
     table = f"{settings.schema}.store_items"
     rows = yield Query("SELECT to_regclass(%(table)s) IS NOT NULL AS ready", {"table": table})
@@ -62,9 +63,4 @@ def warm_plan(settings: StoreSettings, stats: StatsCache) -> Plan[None]:
         return
     dims = settings.index["dims"] if settings.index else 0
     vectors = {WARM_QUERY: [1.0] + [0.0] * (dims - 1)} if dims else {}
-    search, recent = warm_ops(settings)
-    yield from gather([search_plan(op, settings, vectors, stats) for op in (search, recent)])
-    partitions = stats.routes.all_leaves()
-    yield from gather(
-        [search_plan(search, settings, vectors, stats, leaves=each) for each in partitions]
-    )
+    yield from gather([search_plan(op, settings, vectors, stats) for op in warm_ops(settings)])
