@@ -7,7 +7,6 @@ page's boundary stays where it was when items are added; a page reads the rows i
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import psycopg
@@ -19,6 +18,7 @@ from langmem_vault.store import AsyncVaultStore, VaultStore
 from langmem_vault.store._page_plan import FILTERED_PAGE_SETTINGS, page_plan
 from langmem_vault.store._pages import Page, PageOp, runs_pages
 from langmem_vault.store._validation import InvalidValueError
+from tests.support.vacuum import all_visible
 
 FACTS = ("memories", "u1", "semantic")
 RULES = ("memories", "u1", "instructions")
@@ -171,7 +171,7 @@ def test_a_page_at_an_offset_skips_its_rows_in_the_index_alone(pg_uri: str, sche
         store.setup()
         _thousand_facts(store, RULES, "r")
     with psycopg.connect(pg_uri, autocommit=True) as conn:
-        _all_visible(conn, f"{schema}.store_items")
+        all_visible(conn, f"{schema}.store_items")
         for op in (PageOp((FACTS, RULES), limit=10, offset=900), PageOp((FACTS,), offset=500)):
             scans = _explained(conn, op, schema)
             skips = [s for s in scans if s["Node Type"] == "Index Only Scan"]
@@ -179,21 +179,6 @@ def test_a_page_at_an_offset_skips_its_rows_in_the_index_alone(pg_uri: str, sche
             assert all(s["Heap Fetches"] == 0 for s in skips), json.dumps(scans)
             read = sum(s["Actual Rows"] for s in scans if s not in skips)
             assert read <= len(op.namespaces) * (op.limit + 2), json.dumps(scans)
-
-
-def _all_visible(conn: psycopg.Connection[Any], table: str) -> None:
-    """Vacuum ``table`` until every page is all-visible, as autovacuum leaves it: a snapshot
-    another test's connection still holds keeps the newest rows from being marked, and the
-    planner then skips fewer rows in the index alone (a CI run saw 867 of 900)."""
-    for _ in range(50):
-        conn.execute(f"VACUUM ANALYZE {table}")
-        row = conn.execute(
-            "SELECT relallvisible >= relpages FROM pg_class WHERE oid = %s::regclass", (table,)
-        ).fetchone()
-        if row is not None and row[0]:
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"{table} never became all-visible: a snapshot is held open")
 
 
 def _explained(conn: psycopg.Connection[Any], op: PageOp, schema: str) -> list[Any]:

@@ -23,7 +23,8 @@ from langmem_vault.store._labels import Rule, label_of
 from langmem_vault.store._page_plan import count_plan
 from langmem_vault.store._pages import CountOp
 from langmem_vault.store._validation import InvalidValueError
-from tests.store.test_pages import _all_visible, _batch
+from tests.store.test_pages import _batch
+from tests.support.vacuum import all_visible
 
 FACTS = ("memories", "u1", "semantic")
 RULES = ("memories", "u1", "instructions")
@@ -121,7 +122,7 @@ def test_a_count_reads_only_the_rows_whose_status_may_not_be_active(
                 ]
             )
         with psycopg.connect(pg_uri, autocommit=True) as conn:
-            _all_visible(conn, f"{name}.store_items")
+            all_visible(conn, f"{name}.store_items")
             query = next(count_plan(CountOp((FACTS,), LABELS[:1], limit=1001), name))
             row = conn.execute(
                 f"EXPLAIN (ANALYZE, FORMAT JSON) {query.sql}",  # type: ignore[attr-defined]
