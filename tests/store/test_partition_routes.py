@@ -15,39 +15,29 @@ from typing import Any
 
 import psycopg
 import pytest
-from langgraph.store.base import PutOp
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from langmem_vault.store._routes import LAYOUT, TENANT_HASH, layout_of, leaf_for
-from tests.support.embeddings import TrigramEmbeddings
-from tests.support.plan_mode import aexplain_prepared, arecorded, explain_prepared, nodes, recorded
+from tests.support.plan_mode import (
+    INDEX,
+    PARTITIONS,
+    USERS,
+    aexplain_prepared,
+    arecorded,
+    explain_prepared,
+    facts,
+    nodes,
+    partitioned_schema,
+    recorded,
+)
 from tests.support.routing import partition_of
 
-PARTITIONS = 4
-USERS = [f"u{n}" for n in range(6)]
-INDEX = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
 QUERY = "tea in the garden"
-
-
-def _facts() -> list[PutOp]:
-    return [
-        PutOp(("memories", user, "semantic"), f"k{n}", {"text": f"{user} drinks tea {n}"})
-        for user in USERS
-        for n in range(20)
-    ]
 
 
 @pytest.fixture(scope="module")
 def partitioned(pg_uri: str) -> Iterator[str]:
-    schema = "routes_" + str(abs(hash(pg_uri)) % 10**8)
-    with VaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX) as store:
-        store.setup(partitions=PARTITIONS)
-        store.batch(_facts())
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
-        conn.execute(f"ANALYZE {schema}.store_items, {schema}.store_vectors")
-    yield schema
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    yield from partitioned_schema(pg_uri, "routes_")
 
 
 def _search_text(sent: list[tuple[Any, Any]]) -> str:
@@ -151,7 +141,7 @@ def test_setup_that_partitions_the_tables_routes_the_next_searches(
     ns = ("memories", "u3")
     with VaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX, pool_size=1) as store:
         store.setup()
-        store.batch(_facts())
+        store.batch(facts())
         for _ in range(2):  # learns that the tables are not partitioned
             with recorded() as sent:
                 before = store.search(ns, query=QUERY, limit=5)
@@ -173,7 +163,7 @@ async def test_async_setup_that_partitions_the_tables_routes_the_next_searches(
         pg_uri, schema=schema, index=INDEX, pool_size=1
     ) as store:
         await store.setup()
-        await store.abatch(_facts())
+        await store.abatch(facts())
         for _ in range(2):
             async with arecorded() as sent:
                 before = await store.asearch(ns, query=QUERY, limit=5)

@@ -16,18 +16,20 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-import psycopg
 import pytest
-from langgraph.store.base import PutOp
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from tests.support.embeddings import TrigramEmbeddings
-from tests.support.plan_mode import aexplain_prepared, arecorded, explain_prepared, nodes, recorded
+from tests.support.plan_mode import (
+    INDEX,
+    aexplain_prepared,
+    arecorded,
+    explain_prepared,
+    nodes,
+    partitioned_schema,
+    recorded,
+)
 from tests.support.routing import partition_of
 
-PARTITIONS = 4
-USERS = [f"u{n}" for n in range(6)]
-INDEX = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
 FREE_WORKERS = {
     "kwargs": {
         "options": "-c parallel_setup_cost=0 -c parallel_tuple_cost=0"
@@ -41,14 +43,6 @@ CASES = {
     "search in a namespace": ({"query": "tea in the garden"}, "WITH"),
     "newest first": ({}, "UNION ALL"),
 }
-
-
-def _facts() -> list[PutOp]:
-    return [
-        PutOp(("memories", user, "semantic"), f"k{n}", {"text": f"{user} drinks tea {n}"})
-        for user in USERS
-        for n in range(20)
-    ]
 
 
 def _check(plan: dict[str, Any], mine: int) -> None:
@@ -76,15 +70,7 @@ def _mine(pg_uri: str, schema: str) -> int:
 
 @pytest.fixture(scope="module")
 def partitioned(pg_uri: str) -> Iterator[str]:
-    schema = "plan_mode_" + str(abs(hash(pg_uri)) % 10**8)
-    with VaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX) as store:
-        store.setup(partitions=PARTITIONS)
-        store.batch(_facts())
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
-        conn.execute(f"ANALYZE {schema}.store_items, {schema}.store_vectors")
-    yield schema
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
-        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    yield from partitioned_schema(pg_uri, "plan_mode_")
 
 
 @pytest.mark.parametrize("case", list(CASES))

@@ -14,6 +14,7 @@ from langgraph.store.base import PutOp, SearchOp
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.embeddings import TrigramEmbeddings, index_config
+from tests.support.online import forget, index_state
 
 USERS = [("memories", f"u{n}", "semantic") for n in range(3)]
 LIMIT = 5
@@ -117,32 +118,11 @@ async def _run(conn: Any, sql: str) -> None:
         conn.execute(sql)
 
 
-def _index_state(uri: str, schema: str) -> tuple[list[int], list[tuple[str, bool]]]:
-    """The store track's versions, and every index named like the rank index (valid?)."""
-    with psycopg.connect(uri) as conn:
-        versions = [
-            r[0]
-            for r in conn.execute(
-                f"SELECT version FROM {schema}.vault_migrations WHERE track = 'store'"
-                " ORDER BY version"
-            )
-        ]
-        indexes = conn.execute(
-            "SELECT c.relname::text, i.indisvalid FROM pg_index AS i"
-            " JOIN pg_class AS c ON c.oid = i.indexrelid JOIN pg_namespace AS n"
-            " ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relname LIKE '%%rank_idx'"
-            " ORDER BY 1",
-            (schema,),
-        ).fetchall()
-    return versions, indexes
-
-
 def _before_0009(uri: str, schema: str, *, interrupted: bool) -> None:
     """The database as the code before store/0009 left it; ``interrupted``: with what a
     crashed CREATE INDEX CONCURRENTLY of the index leaves (an invalid index of its name)."""
+    forget(uri, schema, RANK_INDEX, 9)
     with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute(f"DROP INDEX {schema}.{RANK_INDEX}")
-        conn.execute(f"DELETE FROM {schema}.vault_migrations WHERE track = 'store' AND version = 9")
         conn.execute(f"VACUUM ANALYZE {schema}.store_items")
         if interrupted:  # on the table, or on a partition that holds rows (by its name)
             (leaf,) = conn.execute(
@@ -166,7 +146,7 @@ async def test_the_index_is_built_online_and_used_once_recorded(
         first.setup(partitions=partitions)
         first.batch(_facts())
     _before_0009(pg_uri, schema, interrupted=True)
-    versions, indexes = _index_state(pg_uri, schema)
+    versions, indexes = index_state(pg_uri, schema, "rank_idx")
     assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 10] and [valid for _, valid in indexes] == [False]
     plans = _Plans()
 
@@ -200,7 +180,7 @@ async def test_the_index_is_built_online_and_used_once_recorded(
     assert not ranked_before  # not recorded: the search reads whole rows, as before
     assert after == before and len(after) == LIMIT
     assert any(name.endswith("rank_idx") for _, name, _ in reads), reads  # a partition's
-    versions, indexes = _index_state(pg_uri, schema)
+    versions, indexes = index_state(pg_uri, schema, "rank_idx")
     assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     # the leftover dropped, the index built (with partitions: the partitioned index and each
     # partition's), every one valid

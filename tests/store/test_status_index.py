@@ -20,39 +20,18 @@ from langmem_vault.store import _page_plan as page_plan
 from langmem_vault.store._pages import CountOp
 from tests.store.test_pages import _batch
 from tests.store.test_status_counts import EDGES, FACTS, LABELS, RULES, TALKS, _expected
+from tests.support.online import forget, index_state
 from tests.support.routing import recorded
 
 STATUS_INDEX = "store_items_status_idx"
-
-
-def _index_state(uri: str, schema: str) -> tuple[list[int], list[tuple[str, bool]]]:
-    """The store track's versions, and every index named like the status index (valid?)."""
-    with psycopg.connect(uri) as conn:
-        versions = [
-            r[0]
-            for r in conn.execute(
-                f"SELECT version FROM {schema}.vault_migrations WHERE track = 'store'"
-                " ORDER BY version"
-            )
-        ]
-        indexes = conn.execute(
-            "SELECT c.relname::text, i.indisvalid FROM pg_index AS i"
-            " JOIN pg_class AS c ON c.oid = i.indexrelid WHERE c.relnamespace = %s::regnamespace"
-            " AND c.relname LIKE '%%status_idx' ORDER BY 1",
-            (schema,),
-        ).fetchall()
-    return versions, indexes
 
 
 def _before_0010(uri: str, schema: str) -> None:
     """The database as the code before store/0010 left it, with what a crashed CREATE INDEX
     CONCURRENTLY of the index leaves (an invalid index of its name, on the table or on the
     first partition)."""
+    forget(uri, schema, STATUS_INDEX, 10)
     with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute(f"DROP INDEX {schema}.{STATUS_INDEX}")
-        conn.execute(
-            f"DELETE FROM {schema}.vault_migrations WHERE track = 'store' AND version = 10"
-        )
         leaves = conn.execute(
             "SELECT c.relname::text FROM pg_class AS c WHERE c.relkind = 'r'"
             " AND (c.oid = %s::regclass OR c.oid IN (SELECT relid FROM pg_partition_tree(%s)))"
@@ -80,7 +59,7 @@ async def test_the_status_index_is_built_online_and_counted_through_once_recorde
         first.setup(partitions=partitions)
         first.batch([PutOp(ns, f"k{n}", v, index=False) for n, (ns, v) in enumerate(values)])
     _before_0010(pg_uri, schema)
-    versions, indexes = _index_state(pg_uri, schema)
+    versions, indexes = index_state(pg_uri, schema, "status_idx")
     assert 10 not in versions and [valid for _, valid in indexes] == [False], indexes
     walks: list[int] = []
     walk = page_plan._walk_counts
@@ -111,7 +90,7 @@ async def test_the_status_index_is_built_online_and_counted_through_once_recorde
     expected = _expected(values, now)
     assert before == expected and walked == 1
     assert after == expected and len(walks) == 1  # after: the index's path, no walk
-    versions, indexes = _index_state(pg_uri, schema)
+    versions, indexes = index_state(pg_uri, schema, "status_idx")
     assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     # the leftover dropped and built again; partitioned: the partitioned index and each
     # partition's, built on its own (named by the step), every one valid
@@ -141,11 +120,7 @@ async def test_writes_go_on_while_the_index_is_built(
     with VaultStore.from_conn_string(pg_uri, schema=schema) as first:
         first.setup()
         first.batch([PutOp(FACTS, f"k{n}", {"text": "x"}, index=False) for n in range(20)])
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
-        conn.execute(f"DROP INDEX {schema}.{STATUS_INDEX}")
-        conn.execute(
-            f"DELETE FROM {schema}.vault_migrations WHERE track = 'store' AND version = 10"
-        )
+    forget(pg_uri, schema, STATUS_INDEX, 10)
     update = f"UPDATE {schema}.store_items SET value = value WHERE key = %s"
     with (
         psycopg.connect(pg_uri) as open_write,
@@ -176,7 +151,7 @@ async def test_writes_go_on_while_the_index_is_built(
                 finally:
                     open_write.commit()
                     thread.join(30)
-    versions, indexes = _index_state(pg_uri, schema)
+    versions, indexes = index_state(pg_uri, schema, "status_idx")
     assert versions[-1] == 10 and indexes == [(STATUS_INDEX, True)]
 
 
@@ -190,11 +165,7 @@ async def test_a_partitioned_build_gives_up_its_brief_lock_rather_than_queue_wri
     with VaultStore.from_conn_string(pg_uri, schema=schema) as first:
         first.setup(partitions=4)
         first.batch([PutOp(FACTS, f"k{n}", {"text": "x"}, index=False) for n in range(20)])
-    with psycopg.connect(pg_uri, autocommit=True) as conn:
-        conn.execute(f"DROP INDEX {schema}.{STATUS_INDEX}")
-        conn.execute(
-            f"DELETE FROM {schema}.vault_migrations WHERE track = 'store' AND version = 10"
-        )
+    forget(pg_uri, schema, STATUS_INDEX, 10)
     update = f"UPDATE {schema}.store_items SET value = value WHERE key = %s"
     failed: list[BaseException] = []
 
@@ -222,9 +193,9 @@ async def test_a_partitioned_build_gives_up_its_brief_lock_rather_than_queue_wri
         finally:
             open_write.commit()
     assert [type(e) for e in failed] == [psycopg.errors.LockNotAvailable], failed
-    versions, _ = _index_state(pg_uri, schema)
+    versions, _ = index_state(pg_uri, schema, "status_idx")
     assert 10 not in versions
     with VaultStore.from_conn_string(pg_uri, schema=schema) as store:
         store.setup()
-    versions, indexes = _index_state(pg_uri, schema)
+    versions, indexes = index_state(pg_uri, schema, "status_idx")
     assert versions[-1] == 10 and all(valid for _, valid in indexes) and len(indexes) == 5

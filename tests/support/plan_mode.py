@@ -15,11 +15,25 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
+from langgraph.store.base import PutOp
 
 from langmem_vault.db._placeholders import named
+from langmem_vault.store import VaultStore
+from tests.support.embeddings import TrigramEmbeddings
 from tests.support.routing import recorded
 
-__all__ = ["aexplain_prepared", "arecorded", "explain_prepared", "nodes", "recorded"]
+__all__ = [
+    "INDEX",
+    "PARTITIONS",
+    "USERS",
+    "aexplain_prepared",
+    "arecorded",
+    "explain_prepared",
+    "facts",
+    "nodes",
+    "partitioned_schema",
+    "recorded",
+]
 
 Sent = list[tuple[Any, Any]]
 
@@ -101,3 +115,32 @@ def nodes(plan: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield plan
     for child in plan.get("Plans", []):
         yield from nodes(child)
+
+
+#: the partitioned store both plan tests read: six users' facts in four partitions
+PARTITIONS = 4
+USERS = [f"u{n}" for n in range(6)]
+INDEX = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
+
+
+def facts() -> list[PutOp]:
+    """Twenty facts of each of :data:`USERS`."""
+    return [
+        PutOp(("memories", user, "semantic"), f"k{n}", {"text": f"{user} drinks tea {n}"})
+        for user in USERS
+        for n in range(20)
+    ]
+
+
+def partitioned_schema(pg_uri: str, prefix: str) -> Iterator[str]:
+    """A module fixture's body: a schema of :data:`PARTITIONS` partitions holding
+    :func:`facts`, analyzed; dropped afterwards."""
+    schema = prefix + str(abs(hash(pg_uri)) % 10**8)
+    with VaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX) as store:  # type: ignore[arg-type]
+        store.setup(partitions=PARTITIONS)
+        store.batch(facts())
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(f"ANALYZE {schema}.store_items, {schema}.store_vectors")
+    yield schema
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
