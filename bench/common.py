@@ -17,6 +17,8 @@ import json
 import os
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -351,3 +353,36 @@ def captured_statements() -> Iterator[list[tuple[Any, Any]]]:
         yield found
     finally:
         psycopg.Cursor.execute = execute  # type: ignore[method-assign]
+
+
+def start_workers(
+    script: str, trees: dict[str, str], arguments: list[str]
+) -> dict[str, subprocess.Popen[str]]:
+    """A worker process of ``script`` per tree (name -> its src folder, first on its
+    PYTHONPATH), each given ``arguments``, for a lockstep A/B: returned once every one has
+    printed "ready"; exits naming the tree whose worker died first."""
+    procs = {}
+    for name, src in trees.items():
+        env = {**os.environ, "PYTHONPATH": str(Path(src).resolve())}
+        procs[name] = subprocess.Popen(
+            [sys.executable, script, *arguments],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+    for name, proc in procs.items():
+        assert proc.stdout is not None
+        while (line := proc.stdout.readline()) and line.strip() != "ready":
+            pass
+        if not line:  # end of output: the worker died before it was ready
+            sys.exit(f"{Path(script).stem}: the {name} worker exited ({proc.wait()}) before ready")
+    return procs
+
+
+def ask(proc: subprocess.Popen[str], line: str) -> str:
+    """One request to a worker of :func:`start_workers`, and its one-line answer."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(line + "\n")
+    proc.stdin.flush()
+    return proc.stdout.readline()

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -131,40 +130,31 @@ def main() -> None:
     sys.path.insert(0, str(HERE))
     import common
 
-    procs = {}
-    for name in ("before", "after"):
-        env = {**os.environ, "PYTHONPATH": str(Path(getattr(args, name)).resolve())}
-        command = [sys.executable, __file__, "--worker", "--before", "-"]
-        command += ["--facts", str(args.facts), "--others", str(args.others)]
-        command += ["--statements"] if args.statements else []
-        procs[name] = subprocess.Popen(
-            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-    for name, proc in procs.items():
-        assert proc.stdout is not None
-        while (line := proc.stdout.readline()) and line.strip() != "ready":
-            pass
-        if not line:  # end of output: the worker died before it was ready
-            sys.exit(f"inject_ab: the {name} worker exited ({proc.wait()}) before it was ready")
+    trees = {name: getattr(args, name) for name in ("before", "after")}
+    arguments = ["--worker", "--before", "-", "--facts", str(args.facts)]
+    arguments += ["--others", str(args.others)] + (["--statements"] if args.statements else [])
+    procs = common.start_workers(__file__, trees, arguments)
     load = os.getloadavg()[0]
     rows = []
     stats: dict[str, dict[str, list[list[Any]]]] = {}
     for mode in ("msg", "nomsg"):
         if args.statements:  # the warm-up and the other path's turns are not counted
             for proc in procs.values():
-                _ask(proc, "stats")
+                common.ask(proc, "stats")
         times: dict[str, list[float]] = {n: [] for n in procs}
         net: dict[str, list[float]] = {n: [] for n in procs}
         cpu: dict[str, list[float]] = {n: [] for n in procs}
         for i in range(args.samples + 5):
             for name, proc in procs.items():
-                ms, embed, used = (float(x) for x in _ask(proc, mode).split())
+                ms, embed, used = (float(x) for x in common.ask(proc, mode).split())
                 if i >= 5:  # warm-up
                     times[name].append(ms)
                     net[name].append(ms - embed)
                     cpu[name].append(used)
         if args.statements:
-            stats[mode] = {name: json.loads(_ask(proc, "stats")) for name, proc in procs.items()}
+            stats[mode] = {
+                name: json.loads(common.ask(proc, "stats")) for name, proc in procs.items()
+            }
         for name in procs:
             p50, p95 = common.percentile(times[name], 50), common.percentile(times[name], 95)
             n50, n95 = common.percentile(net[name], 50), common.percentile(net[name], 95)
@@ -200,13 +190,6 @@ def main() -> None:
 
     for mode, by_tree in stats.items():
         _print_statements(mode, by_tree, args.samples + 5)
-
-
-def _ask(proc: subprocess.Popen[str], line: str) -> str:
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(line + "\n")
-    proc.stdin.flush()
-    return proc.stdout.readline()
 
 
 def _print_statements(mode: str, by_tree: dict[str, list[list[Any]]], turns: int) -> None:

@@ -22,7 +22,6 @@ import argparse
 import hashlib
 import os
 import random
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -74,13 +73,6 @@ def worker(uri: str, databases: list[str], users: int, searches: int) -> None:
             print(f"{elapsed:.3f} {cpu:.3f} {keys}", flush=True)
 
 
-def _ask(proc: subprocess.Popen[str], line: str) -> str:
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(line + "\n")
-    proc.stdin.flush()
-    return proc.stdout.readline()
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, help="the src folder of the reference tree")
@@ -101,21 +93,11 @@ def main() -> None:
     from langmem_vault.db._embedded import embedded_uri
 
     uri = embedded_uri(Path(args.data_dir).resolve())
-    procs = {}
-    for name in ("before", "after"):
-        env = {**os.environ, "PYTHONPATH": str(Path(getattr(args, name)).resolve())}
-        command = [sys.executable, __file__, "--worker", uri, "--before", "-"]
-        command += ["--data-dir", args.data_dir, "--databases", *args.databases]
-        command += ["--users", str(args.users), "--searches", str(args.searches)]
-        procs[name] = subprocess.Popen(
-            command, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-        )
-    for name, proc in procs.items():
-        assert proc.stdout is not None
-        while (line := proc.stdout.readline()) and line.strip() != "ready":
-            pass
-        if not line:
-            sys.exit(f"search_ab: the {name} worker exited ({proc.wait()}) before it was ready")
+    trees = {name: getattr(args, name) for name in ("before", "after")}
+    arguments = ["--worker", uri, "--before", "-", "--data-dir", args.data_dir]
+    arguments += ["--databases", *args.databases]
+    arguments += ["--users", str(args.users), "--searches", str(args.searches)]
+    procs = common.start_workers(__file__, trees, arguments)
     load = os.getloadavg()[0]
     rows = []
     for d, db in enumerate(args.databases):
@@ -127,7 +109,7 @@ def main() -> None:
             order.reverse()
             keys = {}
             for name in order:
-                ms, used, keys[name] = _ask(procs[name], f"{d} {n % args.searches}").split()
+                ms, used, keys[name] = common.ask(procs[name], f"{d} {n % args.searches}").split()
                 times[name].append(float(ms))
                 cpu[name].append(float(used))
             differ += keys["before"] != keys["after"]
