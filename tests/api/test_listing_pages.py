@@ -53,3 +53,34 @@ async def test_the_api_and_dashboard_never_read_every_memory(
     assert seen == list(reversed(keys))
     assert html.status_code == 200 and "Fact number 4" in html.text
     assert shown == [["4", "3"], ["2", "1"], ["0"]]
+
+
+async def test_the_dashboard_s_pages_never_count_the_categories(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every dashboard page needs the categories' names and colours, never their counts:
+    counting reads every current fact of the user (0.4 s at 10,000 facts), and each row
+    action and the analytics page did it for their colours (View.load_colours)."""
+    from langmem_vault.service._categories import CategoriesMixin
+
+    user = new_user()
+    key = await add(api, user, "Likes chess")
+    real = CategoriesMixin.alist_categories
+    calls: list[bool] = []
+
+    async def spy(self: Any, user_id: str, *, counted: bool = True) -> Any:
+        calls.append(counted)
+        return await real(self, user_id, counted=counted)
+
+    monkeypatch.setattr(CategoriesMixin, "alist_categories", spy)
+    params = {"user_id": user}
+    async with api.client("admin-key") as c:
+        pages = [
+            await c.get(f"http://test{PREFIX}/", params=params),
+            await c.get(f"http://test{PREFIX}/ui/memories/{key}/row", params=params),
+            await c.post(f"http://test{PREFIX}/ui/memories/{key}/delete", params=params),
+            await c.post(f"http://test{PREFIX}/ui/memories/{key}/restore", params=params),
+            await c.get(f"http://test{PREFIX}/analytics", params=params),
+        ]
+    assert [p.status_code for p in pages] == [200] * 5, [p.text[:200] for p in pages]
+    assert calls and not any(calls), calls

@@ -25,7 +25,7 @@ from langmem_vault.api._errors import FieldError, NotAuthenticated
 from langmem_vault.api._sessions import COOKIE, Sessions
 from langmem_vault.memory._models import CATEGORIES
 from langmem_vault.service import Identity, MemoryService, ServiceError
-from langmem_vault.service._categories import colour_of
+from langmem_vault.service._categories import CategoryInfo, colour_of
 from langmem_vault.service._records import MAX_OFFSET, MemoryRecord, Status
 
 __all__ = ["TABS", "build_router", "load_templates"]
@@ -85,6 +85,14 @@ class View:
 
     def colour(self, name: str | None) -> str:
         return self.colours.get(name or "general") or colour_of(name)
+
+    async def load_colours(self, user_id: str) -> list[CategoryInfo]:
+        """The user's categories, their colours kept for :meth:`colour`. Not counted:
+        counting their facts reads every current fact of the user (0.4 s at 10,000); the
+        pages need names and colours only."""
+        categories = await self.service.alist_categories(user_id, counted=False)
+        self.colours = {c.name: c.colour for c in categories}
+        return categories
 
     def render(self, template: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         env: Environment = self.request.app.state.vault_templates
@@ -177,10 +185,7 @@ def build_router() -> APIRouter:
         svc, uid = view.service, view.user_id
         status = status if status in TABS else "active"
         filters: dict[str, Any] = {"kind": kind or None, "category": category or None}
-        # the categories alone (names, colours): counting their facts read every current fact
-        # of the user (0.4 s at 10,000; the analytics page shows the counts)
-        categories = await svc.alist_categories(uid, counted=False)
-        view.colours = {c.name: c.colour for c in categories}
+        categories = await view.load_colours(uid)
         # every tab's count in one statement, capped as a listing's total is
         by_status = await svc.acount_memories(uid, **filters)
         counts, capped = {}, set()
@@ -242,7 +247,7 @@ def build_router() -> APIRouter:
             "restore": svc.arestore_memory,
         }
         record = await (calls[action] if action else svc.aget_memory)(uid, key)
-        view.colours = {c.name: c.colour for c in await svc.alist_categories(uid)}
+        await view.load_colours(uid)
         return view.render("partials/memory_row.html", m=record)
 
     @router.get("/ui/memories/{key}/row")
@@ -296,7 +301,7 @@ def build_router() -> APIRouter:
                 builtin_categories=CATEGORIES,
                 error=str(exc),
             )
-        view.colours = {c.name: c.colour for c in await svc.alist_categories(uid)}
+        await view.load_colours(uid)
         return view.render("partials/memory_row.html", m=record)
 
     @router.get("/instructions")
@@ -367,7 +372,7 @@ def build_router() -> APIRouter:
         for tab, statuses in TABS.items():
             n, more = by_status.total(statuses)
             totals[tab] = f"{n}+" if more else n
-        view.colours = {c.name: c.colour for c in await svc.alist_categories(view.user_id)}
+        await view.load_colours(view.user_id)
         return view.render(
             "analytics.html",
             page="analytics",
@@ -399,8 +404,7 @@ def build_router() -> APIRouter:
         trace = None
         if view.user_id is not None:
             trace = await view.service.ainjection_trace(view.user_id, thread_id)
-            categories = await view.service.alist_categories(view.user_id)
-            view.colours = {c.name: c.colour for c in categories}
+            await view.load_colours(view.user_id)
         return view.render("thread.html", page="threads", thread_id=thread_id, trace=trace)
 
     @router.get("/privacy")
