@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
@@ -50,6 +50,7 @@ __all__ = [
     "default_label",
     "label_of",
     "label_sql",
+    "time_sql",
 ]
 
 _TWO = "[0-9]{2}"
@@ -157,15 +158,8 @@ def label_sql(
                 f"WHEN 'array' THEN {at} <> '[]'::jsonb "
                 f"WHEN 'object' THEN {at} <> '{{}}'::jsonb ELSE false END"
             )
-        text = f"({at} #>> '{{}}')"
-        # The regex first: the cast of an impossible date would raise, not be false.
-        return (
-            f"CASE WHEN jsonb_typeof{at} = 'string' AND {text} ~ {param(ISO_TIME)} "
-            f"AND pg_input_is_valid({text}, 'timestamptz') "
-            f"THEN CASE WHEN {text} ~ {param(_HAS_OFFSET)} THEN {text}::timestamptz "
-            f"ELSE {text}::timestamp AT TIME ZONE 'UTC' END <= {now}::timestamptz "
-            "ELSE false END"
-        )
+        valid, cast = time_sql(at, param)
+        return f"CASE WHEN {valid} THEN {cast} <= {now}::timestamptz ELSE false END"
 
     arms: list[str] = []
     for rule in rules:
@@ -177,6 +171,22 @@ def label_sql(
             break
         arms.append(f"WHEN {' AND '.join(cond_sql(c) for c in rule.when)} THEN {label}")
     return f"CASE {' '.join(arms)} END"
+
+
+def time_sql(at: str, param: Callable[[Any], str]) -> tuple[str, str]:
+    """Whether the jsonb expression ``at`` holds an :data:`ISO_TIME` timestamp, and its
+    timestamptz (valid only where the first holds: the cast of an impossible date would
+    raise, so the regex comes first); ``param`` binds a value and returns its placeholder."""
+    text = f"({at} #>> '{{}}')"
+    valid = (
+        f"jsonb_typeof{at} = 'string' AND {text} ~ {param(ISO_TIME)} "
+        f"AND pg_input_is_valid({text}, 'timestamptz')"
+    )
+    cast = (
+        f"CASE WHEN {text} ~ {param(_HAS_OFFSET)} THEN {text}::timestamptz "
+        f"ELSE {text}::timestamp AT TIME ZONE 'UTC' END"
+    )
+    return valid, cast
 
 
 def default_label(rules: Labeling) -> str | None:

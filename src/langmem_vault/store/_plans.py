@@ -45,6 +45,8 @@ from langmem_vault.store._pages import CountOp, PageOp
 from langmem_vault.store._prepare import Key, PreparedBatch, StoreSettings, prefix_of
 from langmem_vault.store._search_plan import like_prefix, search_plan
 from langmem_vault.store._search_sql import namespace_key_bytes
+from langmem_vault.store._tallies import TallyOp
+from langmem_vault.store._tally_plan import tally_plan
 from langmem_vault.store._validation import InvalidValueError, check_namespace
 
 #: the tables ``setup(partitions=N)`` partitions by tenant: the items, then their vectors
@@ -129,6 +131,8 @@ def batch_plan(
             reads[i] = page_plan(read, schema, settings.tenants, page_at)
         elif isinstance(read, CountOp):
             reads[i] = count_plan(read, schema, settings.tenants, status_index)
+        elif isinstance(read, TallyOp):
+            reads[i] = tally_plan(read, settings)
     keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))
     plans = [_get_plan(settings, keys), *reads.values()] if gets else list(reads.values())
     # Every read of the batch travels together: one round trip per step, not per op.

@@ -28,6 +28,7 @@ from langmem_vault.store._filters import FilterBuilder
 from langmem_vault.store._mirrors import MirrorSearchOp, check_mirror
 from langmem_vault.store._pages import CountOp, PageOp, check_count_op, check_page_op
 from langmem_vault.store._ranking import SearchRanking
+from langmem_vault.store._tallies import TallyOp, check_tally
 from langmem_vault.store._validation import (
     InvalidValueError,
     check_field,
@@ -83,7 +84,7 @@ class PreparedPut:
 
 #: what ``batch`` takes: langgraph's ops, and this store's own (store/_mirrors.py,
 #: store/_entities.py, store/_pages.py)
-StoreOp = Op | MirrorSearchOp | LinkOp | ExpandOp | PageOp | CountOp
+StoreOp = Op | MirrorSearchOp | LinkOp | ExpandOp | PageOp | CountOp | TallyOp
 
 
 @dataclass
@@ -177,6 +178,9 @@ def _check_read(op: StoreOp) -> None:
         check_page_op(op)
     elif isinstance(op, CountOp):
         check_count_op(op)
+    elif isinstance(op, TallyOp):
+        check_tally(op)
+        _check_read(op.search)
     elif isinstance(op, GetOp):
         check_namespace(op.namespace)
         check_key(op.key)

@@ -150,6 +150,26 @@ def _recent_plan(
     ordered walk of the namespace's own rows (``sql.search_recent_in``), on its generic plan
     (planned once per connection: ``sq.RECENT_PLAN_SETTINGS``); the private read walks the
     partial index of the private items instead."""
+    sql, params, generic = recent_query(op, settings, mirror)
+    rows = yield from run_recent(Query(sql, params, prepare=generic or None), generic)
+    return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
+
+
+def run_recent(query: Query, generic: bool) -> Plan[Any]:
+    """The rows of a :func:`recent_query`, under its generic plan's settings when it has one."""
+    if generic:
+        _, rows, _ = yield Pipelined(
+            (Query(sq.RECENT_READ_SETTINGS), query, Query(sq.RESTORE_RECENT_PLAN))
+        )
+        return rows
+    return (yield query)
+
+
+def recent_query(
+    op: SearchOp, settings: StoreSettings, mirror: MirrorSearchOp | None = None
+) -> tuple[str, dict[str, Any], bool]:
+    """The statement of a search without a query, its parameters, and whether it runs on its
+    generic plan (:func:`run_recent`)."""
     schema = settings.schema
     params: dict[str, Any] = {"limit": op.limit, "offset": op.offset}
     where = _tenant_where(op, settings.tenants, params, _filter_where(op, params))
@@ -165,14 +185,7 @@ def _recent_plan(
     else:
         sql = sq.search_recent(schema, where)
     generic = bool(op.namespace_prefix) and not private
-    query = Query(_mirrored(settings, sql, params, mirror), params, prepare=generic or None)
-    if generic:
-        _, rows, _ = yield Pipelined(
-            (Query(sq.RECENT_READ_SETTINGS), query, Query(sq.RESTORE_RECENT_PLAN))
-        )
-    else:
-        rows = yield query
-    return _page([(r, _search_item(r, None)) for r in rows or []], mirror)
+    return _mirrored(settings, sql, params, mirror), params, generic
 
 
 def search_plan(

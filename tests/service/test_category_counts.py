@@ -1,0 +1,111 @@
+"""list_categories' counts (service/_categories.py): on VaultStore one TallyOp statement
+(store/_tally_plan.py) leaves the facts and their usage records on the server; it must give
+what the Python path gives, which InMemoryStore runs, sync and async, at the edges: tags
+naming a user's own category, a fact in it both ways, facts without a category or with one
+that is not a string, a superseded fact and a fact without a status (neither counts),
+timestamps naive, impossible or in a form only Python reads, and another user's facts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from langgraph.store.base import PutOp
+from langgraph.store.memory import InMemoryStore
+
+from langmem_vault.memory._recall.usage import usage_namespace
+from langmem_vault.service import MemoryService
+from langmem_vault.service import _categories as categories
+from tests.service.conftest import Driver
+
+#: (key, value, usage record's last_accessed or None)
+FACTS: list[tuple[str, dict[str, Any], str | None]] = [
+    ("f1", {"category": "preference", "tags": ["rome-trip", "preference", 5]}, None),
+    ("f2", {"category": "rome-trip", "tags": ["rome-trip"], "updated_at": "2026-02-01T10:00:00"},
+     "2026-03-01T00:00:00Z"),
+    ("f3", {"updated_at": "2026-01-05"}, None),
+    ("f4", {"category": "preference", "status": "superseded",
+            "updated_at": "2027-01-01T00:00:00+00:00"}, "2027-06-01T00:00:00+00:00"),
+    ("f5", {"category": "general", "status": None, "updated_at": "2028-01-01"}, None),
+    ("f6", {"category": "hobbies", "tags": "rome-trip", "updated_at": "20260401T000000Z"}, ""),
+    ("f7", {"category": 5, "tags": ["hobbies"], "updated_at": "2026-03-15T00:00:00+00:00"}, None),
+    ("f8", {"category": None, "tags": ["nope"], "updated_at": "2029-01-01"}, None),
+    ("f9", {"category": "skill", "updated_at": "2026-02-30T00:00:00"},
+     "2026-05-05T05:05:05.123456+02:00"),
+]  # fmt: skip
+
+
+def _utc(*parts: int) -> datetime:
+    return datetime(*parts, tzinfo=UTC)
+
+
+EXPECTED = {
+    "preference": (1, _utc(2026, 1, 1)),
+    "rome-trip": (2, _utc(2026, 3, 1)),
+    "general": (1, _utc(2026, 1, 5)),
+    "hobbies": (2, _utc(2026, 4, 1)),
+    "skill": (1, datetime(2026, 5, 5, 3, 5, 5, 123456, tzinfo=UTC)),
+}
+
+
+def _ops(service: MemoryService, user: str) -> list[PutOp]:
+    ns = service._namespace(user, "semantic")
+    ops = []
+    for key, value, used in FACTS:
+        fact = {"text": key, "status": "active", "updated_at": "2026-01-01T00:00:00+00:00"}
+        ops.append(PutOp(ns, key, {**fact, **value}, index=False))
+        if used is not None:
+            ops.append(PutOp(usage_namespace(ns), key, {"last_accessed": used}, index=False))
+    other = service._namespace("dz", "semantic")
+    ops.append(PutOp(other, "x", {"category": "preference", "status": "active"}, index=False))
+    return ops
+
+
+async def _listed(drive: Driver, user: str) -> dict[str, tuple[int, datetime | None]]:
+    for name in ("rome-trip", "hobbies"):
+        await drive("save_category", user, name, {})
+    ops = _ops(drive.service, user)
+    if drive.mode == "sync":
+        drive.store.batch(ops)
+    else:
+        await drive.store.abatch(ops)
+    return {c.name: (c.count, c.last_used) for c in await drive("list_categories", user)}
+
+
+def _expected(names: Any) -> dict[str, tuple[int, datetime | None]]:
+    return {name: EXPECTED.get(name, (0, None)) for name in names}
+
+
+async def test_counted_in_sql_as_in_python(drive: Driver, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = categories.read_usage_plan
+
+    def refuse(*args: Any) -> Any:
+        raise AssertionError("the counted listing read the facts' usage records")
+
+    monkeypatch.setattr(categories, "read_usage_plan", refuse)
+    in_sql = await _listed(drive, "cy")
+    assert in_sql == _expected(in_sql)
+    # The Python path on the same store, for the same user: the same answers.
+    monkeypatch.setattr(categories, "read_usage_plan", real)
+    monkeypatch.setattr(categories, "runs_pages", lambda store: False)
+    in_python = {c.name: (c.count, c.last_used) for c in await drive("list_categories", "cy")}
+    assert in_python == in_sql
+    # Over the store's max_rows most recently stored facts only: one batch stored them all at
+    # once, so its order is by key (f1, f2, f3).
+    drive.service.max_rows = 3
+    capped = {c.name: (c.count, c.last_used) for c in await drive("list_categories", "cy")}
+    monkeypatch.setattr(categories, "runs_pages", lambda store: True)
+    assert {c.name: (c.count, c.last_used) for c in await drive("list_categories", "cy")} == capped
+    assert {n: c for n, (c, _) in capped.items() if c} == {
+        "preference": 1,
+        "rome-trip": 2,
+        "general": 1,
+    }
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+async def test_other_stores_count_in_python_the_same(mode: str) -> None:
+    service = MemoryService(InMemoryStore())
+    listed = await _listed(Driver(service, mode), "cy")
+    assert listed == _expected(listed)
