@@ -63,7 +63,7 @@ def _ops(service: MemoryService, user: str) -> list[PutOp]:
 
 
 async def _listed(drive: Driver, user: str) -> dict[str, tuple[int, datetime | None]]:
-    for name in ("rome-trip", "hobbies"):
+    for name in ("rome-trip", "hobbies", "5", "r"):  # "5", "r": no fact is in them
         await drive("save_category", user, name, {})
     ops = _ops(drive.service, user)
     if drive.mode == "sync":
@@ -92,8 +92,8 @@ async def test_counted_in_sql_as_in_python(drive: Driver, monkeypatch: pytest.Mo
     in_python = {c.name: (c.count, c.last_used) for c in await drive("list_categories", "cy")}
     assert in_python == in_sql
     # Over the store's max_rows most recently stored facts only: one batch stored them all at
-    # once, so its order is by key (f1, f2, f3).
-    drive.service.max_rows = 3
+    # once, so its order is by key (f1, f2, f3, f6: the first 4 active).
+    drive.service.max_rows = 4  # the 4 categories too
     capped = {c.name: (c.count, c.last_used) for c in await drive("list_categories", "cy")}
     monkeypatch.setattr(categories, "runs_pages", lambda store: True)
     assert {c.name: (c.count, c.last_used) for c in await drive("list_categories", "cy")} == capped
@@ -101,6 +101,7 @@ async def test_counted_in_sql_as_in_python(drive: Driver, monkeypatch: pytest.Mo
         "preference": 1,
         "rome-trip": 2,
         "general": 1,
+        "hobbies": 1,
     }
 
 
