@@ -219,6 +219,11 @@ def main() -> None:
     parser.add_argument(
         "--dashboard", action="store_true", help="time the dashboard's memory page and its parts"
     )
+    parser.add_argument(
+        "--categories",
+        action="store_true",
+        help="only the counted category listing, A (Python) against B (one statement)",
+    )
     parser.add_argument("--data-dir", help="keep the server here; reuse schemas already filled")
     parser.add_argument("--load-only", action="store_true", help="fill the schemas and stop")
     parser.add_argument("--sql-only", action="store_true", help="skip the old path's shapes")
@@ -268,6 +273,13 @@ def main() -> None:
         print(f"filled {filled}; load average {os.getloadavg()[0]:.1f}")
         return
     load = os.getloadavg()[0]
+    if args.categories:
+        print(f"load average {load:.2f}")
+        print_table(
+            ("counted categories (sync service path)", "partitions", "runs", "p50 ms", "p95 ms"),
+            _category_rows(uri, schemas, user, args.runs),
+        )
+        return
     ns = ("memories", user, "semantic")
     namespaces = (ns, ("memories", user, "instructions"), ("memories", user, "episodes"))
     rows = []
@@ -427,6 +439,43 @@ def _dashboard_rows(uri: str, schemas: dict[int, str], user: str, runs: int) -> 
         loop.run_until_complete(cm.__aexit__(None, None, None))
     loop.close()
     return rows
+
+
+def _category_rows(uri: str, schemas: dict[int, str], user: str, runs: int) -> list[Any]:
+    """``list_categories`` counted, A: every current fact and its usage record read into
+    Python (main before k28), B: one TallyOp statement; over the service's ``max_rows`` (the
+    5,000 most recently updated facts) and over all, in one lockstep; A and B checked equal."""
+    from contextlib import ExitStack
+
+    from langmem_vault.db._steps import run_steps
+    from langmem_vault.service._base import MAX_ROWS
+    from langmem_vault.service._categories import categories_plan
+    from langmem_vault.store import VaultStore
+
+    shapes: list[tuple[str, int, Callable[[], Any]]] = []
+    with ExitStack() as stack:
+        for n, schema in schemas.items():
+            store = stack.enter_context(VaultStore.from_conn_string(uri, schema=schema))
+            for cap in (MAX_ROWS, None):
+                pair = [
+                    (
+                        lambda c=cap, s=store, q=in_sql: run_steps(
+                            categories_plan(user, max_rows=c, in_sql=q), s
+                        )
+                    )
+                    for in_sql in (False, True)
+                ]
+                assert pair[0]() == pair[1](), "A and B differ"
+                rows = f"{cap:,}" if cap else "all"
+                shapes += [
+                    (f"A: facts + usage read into Python, max_rows {rows}", n, pair[0]),
+                    (f"B: one TallyOp statement, max_rows {rows}", n, pair[1]),
+                ]
+        timed = _timed_lockstep([call for _, _, call in shapes], runs)
+    return [
+        (name, n, runs, f"{p50:.2f}", f"{p95:.2f}")
+        for (name, n, _), (p50, p95) in zip(shapes, timed, strict=True)
+    ]
 
 
 def _timed_lockstep(calls: list[Callable[[], Any]], runs: int) -> list[tuple[float, float]]:
