@@ -240,28 +240,24 @@ class CategoriesMixin(ServiceBase):
         yield from self._audited(user_id, "edit", key=info.name, namespace=ns)
         return info
 
+    def _categories_steps(self, user_id: str, counted: bool) -> Steps[list[CategoryInfo]]:
+        plan = categories_plan(
+            self._authorize(user_id),
+            self.namespaces,
+            max_rows=self.max_rows,
+            counted=counted,
+            in_sql=runs_pages(self.store),
+        )
+        return _one(Within(self.store, plan))
+
     def list_categories(self, user_id: str, *, counted: bool = True) -> list[CategoryInfo]:
         """Built-in and the user's own categories with counts and last use (``counted=False``:
         without them, reading only the categories, not the user's facts)."""
-        plan = categories_plan(
-            self._authorize(user_id),
-            self.namespaces,
-            max_rows=self.max_rows,
-            counted=counted,
-            in_sql=runs_pages(self.store),
-        )
-        return self._run(_one(Within(self.store, plan)))
+        return self._run(self._categories_steps(user_id, counted))
 
     async def alist_categories(self, user_id: str, *, counted: bool = True) -> list[CategoryInfo]:
         """Async :meth:`list_categories`."""
-        plan = categories_plan(
-            self._authorize(user_id),
-            self.namespaces,
-            max_rows=self.max_rows,
-            counted=counted,
-            in_sql=runs_pages(self.store),
-        )
-        return await self._arun(_one(Within(self.store, plan)))
+        return await self._arun(self._categories_steps(user_id, counted))
 
     def save_category(
         self, user_id: str, name: str, spec: CategorySpec | Mapping[str, Any]
