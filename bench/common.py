@@ -386,3 +386,11 @@ def ask(proc: subprocess.Popen[str], line: str) -> str:
     proc.stdin.write(line + "\n")
     proc.stdin.flush()
     return proc.stdout.readline()
+
+
+def stop_workers(procs: dict[str, subprocess.Popen[str]]) -> None:
+    """End the workers of :func:`start_workers` (their input closed) and wait for them."""
+    for proc in procs.values():
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait()

@@ -167,10 +167,7 @@ def main() -> None:
         c_after, c_before = (common.percentile(cpu[n], 50) for n in ("after", "before"))
         used = common.ratio(c_after, c_before)
         rows.append([mode, "after / before", *ratio, "", "", used])
-    for proc in procs.values():
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait()
+    common.stop_workers(procs)
     print(
         f"\ninject, {args.facts:,} facts, {args.others:,} of another user; load {load:.1f}"
         f"-{os.getloadavg()[0]:.1f}"

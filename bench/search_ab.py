@@ -125,10 +125,7 @@ def main() -> None:
         ]
         used = common.ratio(*(common.percentile(cpu[n], 50) for n in ("after", "before")))
         rows.append([db, "after / before", *ratio, used, str(differ)])
-    for proc in procs.values():
-        assert proc.stdin is not None
-        proc.stdin.close()
-        proc.wait()
+    common.stop_workers(procs)
     print(
         f"\nnamespace search, top 10, warm; {args.rounds} x {args.searches} searches per tree "
         f"and database; load {load:.1f}-{os.getloadavg()[0]:.1f}"
