@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from langmem_vault.db._embedded import embedded_uri, release
@@ -29,7 +30,7 @@ from langmem_vault.db._embedded import embedded_uri, release
 BLOCK = 8192
 
 
-def _index_file(data_dir: Path, database: str) -> tuple[Path, int, float]:
+def _index_file(data_dir: Path, database: str, schema: str) -> tuple[Path, int, int]:
     """The namespace index's first file segment, its blocks and one user's share of them."""
     uri = embedded_uri(str(data_dir))
     try:
@@ -39,7 +40,11 @@ def _index_file(data_dir: Path, database: str) -> tuple[Path, int, float]:
                 " FROM pg_class c WHERE c.relname = 'store_vectors_namespace_idx'",
                 (BLOCK,),
             ).fetchone() or (None, 0)
-            users = conn.execute("SELECT count(DISTINCT tenant) FROM bench.store_vectors").fetchone()
+            users = conn.execute(
+                sql.SQL("SELECT count(DISTINCT tenant) FROM {}.store_vectors").format(
+                    sql.Identifier(schema)
+                )
+            ).fetchone()
     finally:
         release(str(data_dir))
     if path is None:
@@ -68,14 +73,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, required=True)
     parser.add_argument("--database", default="pt100000_r0")
+    parser.add_argument("--schema", default="bench", help="the store's schema (partitions_bench's)")
     parser.add_argument("--rounds", type=int, default=100)
     args = parser.parse_args()
 
-    path, blocks, users = _index_file(args.data_dir, args.database)
+    path, blocks, users = _index_file(args.data_dir, args.database, args.schema)
     segment = min(blocks, os.path.getsize(path) // BLOCK)  # the first 1 GB file
     leaves = round(blocks / users)
-    print(f"{args.database}: namespace index {blocks:,} blocks, {users:,} users: "
-          f"{leaves} blocks per user (float4); rounds {args.rounds}; load {os.getloadavg()[0]:.2f}")
+    print(
+        f"{args.database}: namespace index {blocks:,} blocks, {users:,} users: "
+        f"{leaves} blocks per user (float4); rounds {args.rounds}; load {os.getloadavg()[0]:.2f}"
+    )
     rng = random.Random(28)
     fd = os.open(path, os.O_RDONLY)
     ways: list[tuple[str, int, str]] = [
