@@ -55,6 +55,7 @@ import vocabulary as V
 
 from langmem_vault.embeddings import local_embeddings
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
+from langmem_vault.memory import METRICS
 from langmem_vault.memory._models import Episode, Instruction, SemanticFact
 from langmem_vault.memory._sealing import ENV_KEY
 from langmem_vault.memory._vault import MemoryVault
@@ -392,6 +393,9 @@ def main(argv: list[str] | None = None) -> None:
                 load = os.getloadavg()[0]
                 with_msg = time_injects(stores, user, args.iterations, True, emb)
                 without = time_injects(stores, user, args.iterations, False, emb)
+                # the turns' buffered accounting writes, before the stores close (VaultStore
+                # flushes its own on close; PostgresStore would drop them)
+                METRICS.flush()
             for system in stores:
                 timings, net = with_msg[system]
                 rows.append(
@@ -443,6 +447,7 @@ def main(argv: list[str] | None = None) -> None:
             )
             store = common.open_store(system, stack, db, index, {})
             r = recall_run(store, args.distractors, db, policy=policy)
+            METRICS.flush()
         recall_rows.append(
             [
                 common.system_label(system, LABELS),

@@ -23,11 +23,13 @@ of an operation cannot drift apart (httpx's ``Auth.auth_flow`` works the same wa
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
+import threading
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Protocol, TypeVar
 
-__all__ = ["Call", "Embed", "Step", "Steps", "Within", "arun_steps", "run_steps"]
+__all__ = ["Call", "Embed", "Step", "Steps", "Together", "Within", "arun_steps", "run_steps"]
 
 T = TypeVar("T")
 
@@ -143,3 +145,66 @@ class Embed(Step):
         if self.queries:
             return await asyncio.gather(*(self.embeddings.aembed_query(t) for t in self.texts))
         return await self.embeddings.aembed_documents(self.texts)
+
+
+class Together(Step):
+    """Steps run at the same time, as one step; sends back their results, in order. For
+    calls that wait on different things (a query embedding on the CPU, a store batch on the
+    database): both release the GIL, so the step costs the longer of them, not their sum.
+
+    Sync, the first step runs in the caller's thread and each other one in a daemon thread
+    of its own (with the caller's context: the run's config, the tracing span), so one that
+    hangs is left behind with the caller, as :class:`~langmem_vault.nodes._degrade.Degrade`
+    leaves a body that ran out of time. Async, they are gathered. Each step runs to its end
+    even when another fails; then the first failure, in the steps' order, is raised.
+
+    >>> def both():
+    ...     one, two = yield Together(Call.same(lambda: 1), Call.same(lambda: 2))
+    ...     return one + two
+    >>> run_steps(both()), asyncio.run(arun_steps(both()))
+    (3, 3)
+    """
+
+    __slots__ = ("steps",)
+
+    def __init__(self, *steps: Step) -> None:
+        self.steps = steps
+
+    def run(self, ctx: Any) -> list[Any]:
+        first, *rest = self.steps
+        boxes = [_started(step, ctx) for step in rest]
+        outcomes: list[tuple[bool, Any]] = [_outcome(first.run, ctx)]
+        for worker, box in boxes:
+            worker.join()
+            outcomes.append(box[0])
+        return _results(outcomes)
+
+    async def arun(self, ctx: Any) -> list[Any]:
+        found = await asyncio.gather(*(s.arun(ctx) for s in self.steps), return_exceptions=True)
+        return _results([(not isinstance(r, BaseException), r) for r in found])
+
+
+def _outcome(call: Callable[[Any], Any], ctx: Any) -> tuple[bool, Any]:
+    try:
+        return True, call(ctx)
+    except BaseException as exc:  # raised in the caller's thread, after the others
+        return False, exc
+
+
+def _started(step: Step, ctx: Any) -> tuple[threading.Thread, list[tuple[bool, Any]]]:
+    context = contextvars.copy_context()
+    box: list[tuple[bool, Any]] = []
+    worker = threading.Thread(
+        target=lambda: box.append(context.run(_outcome, step.run, ctx)),
+        name="langmem-vault-together",
+        daemon=True,
+    )
+    worker.start()
+    return worker, box
+
+
+def _results(outcomes: Sequence[tuple[bool, Any]]) -> list[Any]:
+    for ok, value in outcomes:
+        if not ok:
+            raise value
+    return [value for _, value in outcomes]

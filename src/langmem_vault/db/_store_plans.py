@@ -25,10 +25,11 @@ from typing import Any, Protocol, TypeVar
 
 from langgraph.store.base import BaseStore, Op, PutOp
 from langgraph.store.memory import InMemoryStore
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langmem_vault.db._steps import Step, Steps
 
-__all__ = ["Batch", "FeatureOp", "StoreOp", "StorePlan"]
+__all__ = ["Batch", "FeatureOp", "StoreOp", "StorePlan", "runs_batches_at_once"]
 
 T = TypeVar("T")
 # Steps run with a store as their context. Results are typed Any: each op kind returns a
@@ -144,3 +145,14 @@ class Batch(Step):
 
     async def arun(self, ctx: Any) -> list[Any]:
         return await _abatch(ctx if self.store is None else self.store, self.ops)
+
+
+def runs_batches_at_once(store: BaseStore) -> bool:
+    """Whether two batches on ``store`` can run at the same time: a Postgres store on a pool
+    (VaultStore's, or langgraph's PostgresStore on one) takes a connection for each; on a
+    single connection they would only queue.
+
+    >>> runs_batches_at_once(InMemoryStore())
+    False
+    """
+    return isinstance(getattr(store, "conn", None), ConnectionPool | AsyncConnectionPool)

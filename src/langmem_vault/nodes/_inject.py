@@ -31,7 +31,7 @@ from langgraph.config import get_stream_writer
 from langgraph.store.base import BaseStore
 
 from langmem_vault.db._steps import arun_steps, run_steps
-from langmem_vault.db._store_plans import StorePlan
+from langmem_vault.db._store_plans import StorePlan, runs_batches_at_once
 from langmem_vault.memory._models import utcnow
 from langmem_vault.memory._namespaces import MemoryNamespaces
 from langmem_vault.memory._recall.access import AccessRecorder
@@ -152,6 +152,8 @@ class InjectNode:
         # Usage records come joined to the searches where the store can (one round trip).
         messages = state.get("messages", [])
         usage = runs_mirror_search(store)
+        # The message's embedding need not wait for the reads that do not use it.
+        embeds = getattr(store, "embeddings", None) is not None
         return candidates_plan(
             messages,
             config,
@@ -159,6 +161,7 @@ class InjectNode:
             now,
             joined_usage=usage,
             branches=default_branches(store),
+            apart=embeds and runs_batches_at_once(store),
         )
 
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:

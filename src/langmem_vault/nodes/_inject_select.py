@@ -19,6 +19,7 @@ from typing import Any
 from langchain_core.messages import BaseMessage
 from langgraph.store.base import Item, SearchItem, SearchOp
 
+from langmem_vault.db._steps import Together
 from langmem_vault.db._store_plans import Batch, StorePlan
 from langmem_vault.extraction._messages import query_text
 from langmem_vault.memory._models import Instruction
@@ -123,6 +124,7 @@ def candidates_plan(
     *,
     joined_usage: bool = False,
     branches: Sequence[Branch] = (),
+    apart: bool = False,
 ) -> StorePlan[Candidates]:
     """The store reads of one inject turn, in one batch (driven sync or async): recall's ops
     (``memory.recall.recall_plan``), the standing instructions, the recent episodes and the
@@ -130,6 +132,9 @@ def candidates_plan(
 
     ``joined_usage``: the store runs ``MirrorSearchOp`` (``store.mirrors``), so the fact
     searches bring their usage records along; else a second batch reads them.
+    ``apart``: with a message, recall's ops (whose batch embeds it) and the other reads go
+    in two batches run at the same time (:class:`~langmem_vault.db._steps.Together`), for
+    a store that runs two batches at once (a pool: a connection each).
     """
     ns = opts.namespaces.resolve(config)
     message = latest_user_text(messages)
@@ -146,21 +151,26 @@ def candidates_plan(
     if joined_usage:
         private_op = usage_search_op(private_op)
     # list[Any]: a MirrorSearchOp is the store's own op, outside langgraph's Op union
-    ops: list[Any] = [
+    reads: list[Any] = [
         SearchOp(ns.instructions, filter={"active": True}, limit=100, refresh_ttl=False),
         # Recent episodes without a query (one embedding per turn is enough): the first page
         # of the namespace, sorted below by the episodes' own end time.
         scan_op(ns.episodes),
-        *recall,
         *([private_op] if opts.include_private else []),
     ]
-    results = yield Batch(ops)
-    instruction_items, episode_items = results[:2]
-    private: list[Any] = list(results[2 + len(recall)]) if opts.include_private else []
+    if apart and message is not None:
+        # The message's embedding and the searches that need it, beside the reads that
+        # do not: the database answers those while the query is embedded.
+        recalled, read = yield Together(Batch(recall), Batch(reads))
+    else:
+        results = yield Batch([*reads[:2], *recall, *reads[2:]])
+        recalled, read = results[2 : 2 + len(recall)], [*results[:2], *results[2 + len(recall) :]]
+    instruction_items, episode_items = read[:2]
+    private: list[Any] = list(read[2]) if opts.include_private else []
     usage: dict[Target, dict[str, Any]] = {}
     if joined_usage:
         private, usage = split_usage(private)
-    found = yield from read_found(request, results[2 : 2 + len(recall)], branches, also=private)
+    found = yield from read_found(request, recalled, branches, also=private)
     if usage:
         found = replace(found, usage={**found.usage, **usage})
     recent = yield from newest_plan(
