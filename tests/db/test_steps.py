@@ -6,6 +6,9 @@ in the same order, under the sync and the async driver, on a real Postgres."""
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -15,7 +18,7 @@ from langgraph.store.memory import InMemoryStore
 from langmem_vault.db import aopen_pool, open_pool
 from langmem_vault.db._connection import AsyncDatabase, Database
 from langmem_vault.db._runner import Pipelined, Query
-from langmem_vault.db._steps import Call, Embed, Steps, Within, arun_steps, run_steps
+from langmem_vault.db._steps import Call, Embed, Steps, Together, Within, arun_steps, run_steps
 from langmem_vault.db._store_plans import Batch, StorePlan
 
 
@@ -147,3 +150,67 @@ def test_a_failing_step_raises_from_both_drivers() -> None:
         run_steps(steps())
     with pytest.raises(ZeroDivisionError):
         asyncio.run(arun_steps(steps()))
+
+
+TURN: contextvars.ContextVar[str] = contextvars.ContextVar("turn", default="none")
+
+
+def test_together_runs_its_steps_at_the_same_time_in_order() -> None:
+    # Each step waits for the other to arrive: run one after the other, they never meet.
+    barrier = threading.Barrier(2, timeout=5)
+
+    def meet(value: str) -> str:
+        barrier.wait()
+        return f"{value} in {TURN.get()}"  # the caller's context, in its thread too
+
+    def steps() -> Steps[list[Any]]:
+        TURN.set("turn 1")
+        return (yield Together(Call.same(lambda: meet("a")), Call.same(lambda: meet("b"))))
+
+    assert run_steps(steps()) == ["a in turn 1", "b in turn 1"]
+
+    async def meet_async(mine: asyncio.Event, theirs: asyncio.Event, value: str) -> str:
+        mine.set()
+        await asyncio.wait_for(theirs.wait(), 5)
+        return value
+
+    async def main() -> list[Any]:
+        a, b = asyncio.Event(), asyncio.Event()
+
+        def asteps() -> Steps[list[Any]]:
+            return (
+                yield Together(
+                    Call(lambda: "unused", lambda: meet_async(a, b, "a")),
+                    Call(lambda: "unused", lambda: meet_async(b, a, "b")),
+                )
+            )
+
+        return await arun_steps(asteps())
+
+    assert asyncio.run(main()) == ["a", "b"]
+
+
+def test_together_finishes_every_step_then_raises_the_first_failure() -> None:
+    for failing in (0, 1):
+        done: list[str] = []
+
+        def step(i: int, done: list[str] = done, failing: int = failing) -> Call:
+            def call() -> str:
+                if i == failing:
+                    raise ValueError(f"step {i}")
+                time.sleep(0.05)  # the other step is still running when this one fails
+                done.append(f"step {i}")
+                return f"step {i}"
+
+            return Call.same(call)
+
+        def steps() -> Steps[list[Any]]:
+            return (yield Together(step(0), step(1)))
+
+        with pytest.raises(ValueError, match=f"step {failing}"):
+            run_steps(steps())
+        assert done == [f"step {1 - failing}"]
+        done.clear()
+        with pytest.raises(ValueError, match=f"step {failing}"):
+            asyncio.run(arun_steps(steps()))
+        assert done == [f"step {1 - failing}"]
