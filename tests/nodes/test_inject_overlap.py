@@ -124,7 +124,8 @@ def test_async_reads_run_while_the_message_is_embedded_with_the_same_answer(
     async def main() -> tuple[dict[str, Any], dict[str, Any], list[bool]]:
         emb = WaitingEmbeddings()
         index = {"dims": 384, "embed": emb, "fields": ["text"]}
-        async with AsyncSignallingStore.from_conn_string(pg_uri, index=index, schema=schema) as store:  # type: ignore[arg-type]
+        opened = AsyncSignallingStore.from_conn_string(pg_uri, index=index, schema=schema)  # type: ignore[arg-type]
+        async with opened as store:
             await store.setup()
             vault = MemoryVault(store, user_id="u1")
             await vault.aremember("Prefers window seats on flights", category="preference")

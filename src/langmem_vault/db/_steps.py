@@ -23,11 +23,12 @@ of an operation cannot drift apart (httpx's ``Auth.auth_flow`` works the same wa
 from __future__ import annotations
 
 import asyncio
-import contextvars
+import functools
 import inspect
-import threading
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, Protocol, TypeVar
+
+from langmem_vault.db._workers import hand_off
 
 __all__ = ["Call", "Embed", "Step", "Steps", "Together", "Within", "arun_steps", "run_steps"]
 
@@ -152,11 +153,12 @@ class Together(Step):
     calls that wait on different things (a query embedding on the CPU, a store batch on the
     database): both release the GIL, so the step costs the longer of them, not their sum.
 
-    Sync, the first step runs in the caller's thread and each other one in a daemon thread
-    of its own (with the caller's context: the run's config, the tracing span), so one that
-    hangs is left behind with the caller, as :class:`~langmem_vault.nodes._degrade.Degrade`
-    leaves a body that ran out of time. Async, they are gathered. Each step runs to its end
-    even when another fails; then the first failure, in the steps' order, is raised.
+    Sync, the first step runs in the caller's thread and each other one on a daemon worker
+    (:mod:`~langmem_vault.db._workers`, with the caller's context: the run's config, the
+    tracing span), so one that hangs is left behind with the caller, as
+    :class:`~langmem_vault.nodes._degrade.Degrade` leaves a body that ran out of time.
+    Async, they are gathered. Each step runs to its end even when another fails; then the
+    first failure, in the steps' order, is raised.
 
     >>> def both():
     ...     one, two = yield Together(Call.same(lambda: 1), Call.same(lambda: 2))
@@ -172,11 +174,11 @@ class Together(Step):
 
     def run(self, ctx: Any) -> list[Any]:
         first, *rest = self.steps
-        boxes = [_started(step, ctx) for step in rest]
-        outcomes: list[tuple[bool, Any]] = [_outcome(first.run, ctx)]
-        for worker, box in boxes:
-            worker.join()
-            outcomes.append(box[0])
+        handoffs = [hand_off(functools.partial(step.run, ctx)) for step in rest]
+        outcomes = [_outcome(first.run, ctx)]
+        for handoff in handoffs:
+            handoff.wait()
+            outcomes.append(handoff.outcome())
         return _results(outcomes)
 
     async def arun(self, ctx: Any) -> list[Any]:
@@ -189,18 +191,6 @@ def _outcome(call: Callable[[Any], Any], ctx: Any) -> tuple[bool, Any]:
         return True, call(ctx)
     except BaseException as exc:  # raised in the caller's thread, after the others
         return False, exc
-
-
-def _started(step: Step, ctx: Any) -> tuple[threading.Thread, list[tuple[bool, Any]]]:
-    context = contextvars.copy_context()
-    box: list[tuple[bool, Any]] = []
-    worker = threading.Thread(
-        target=lambda: box.append(context.run(_outcome, step.run, ctx)),
-        name="langmem-vault-together",
-        daemon=True,
-    )
-    worker.start()
-    return worker, box
 
 
 def _results(outcomes: Sequence[tuple[bool, Any]]) -> list[Any]:

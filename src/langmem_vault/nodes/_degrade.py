@@ -24,9 +24,7 @@ always raises.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
-import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -34,6 +32,7 @@ from typing import Any, Literal
 from langgraph.config import get_stream_writer
 
 from langmem_vault._run_config import RunConfigError
+from langmem_vault.db._workers import hand_off
 
 __all__ = [
     "DEFAULT_INJECT_TIMEOUT",
@@ -79,25 +78,12 @@ def _cause(exc: BaseException) -> str:
 
 
 def _in_thread(call: Callable[[], Any], timeout: float) -> Any:
-    """``call()`` on a daemon thread (with this context: the run's config, store and stream
+    """``call()`` on a daemon worker (with this context: the run's config, store and stream
     writer), or TimeoutError after ``timeout`` seconds; a call that hangs is left behind."""
-    context = contextvars.copy_context()
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = context.run(call)
-        except BaseException as exc:  # handed to the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=target, name="langmem-vault-memory", daemon=True)
-    worker.start()
-    worker.join(timeout)
-    if worker.is_alive():
+    handoff = hand_off(call)
+    if not handoff.wait(timeout):
         raise TimeoutError(f"no answer within {timeout:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return handoff.result()
 
 
 @dataclass(frozen=True)
