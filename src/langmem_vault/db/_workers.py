@@ -2,9 +2,9 @@
 memory node's body under its time budget (:class:`~langmem_vault.nodes._degrade.Degrade`)
 and a step run beside another (:class:`~langmem_vault.db._steps.Together`).
 
-Starting a thread for each call cost inject 0.3-0.5 ms a turn in ``bench/nodes_bench.py``
-(bench/RESULTS.md, session 14); an idle worker takes the next call instead, and a new one
-starts only when none is idle. Each call runs in its caller's context (the run's config, the
+Starting a thread for each call cost inject about 0.3 ms a turn at 10k facts
+(bench/RESULTS.md, session 14 (q25)); an idle worker takes the next call instead, and a new
+one starts only when none is idle. Each call runs in its caller's context (the run's config, the
 tracing span). The workers are daemons: a call that hangs holds only its own worker, which
 is left behind (never joined, even at exit), and the next call takes another. A worker idle
 for ``IDLE_SECONDS`` ends.

@@ -4,13 +4,15 @@ the model, within a token budget, as a state key (``memory_context``), not a mes
 One store round trip per turn on VaultStore: the instruction, fact and episode reads go in
 one ``batch`` (only the fact search embeds the user message), and the fact searches return
 each candidate's usage record (its last access and citations count in the score) from the
-same statement. With a message, on a store with a pool, the reads that need no query vector
-go in a second batch that runs on another connection while the message is embedded
-(:class:`~langmem_vault.db._steps.Together`), so a turn waits for the longer of the two. Other stores take a second round trip for the usage records. Usage counts are
-written in the background, to records of their own: injecting a memory never rewrites it; the
-node hands them over after its body, from the caller's thread, and only for a turn that used
-its memories. The reads and the ranking are in :mod:`~langmem_vault.nodes._inject_select`,
-the section's text in :mod:`~langmem_vault.nodes._inject_render`.
+same statement. Other stores take a second round trip for the usage records. With a
+message, on a store with a pool, the reads that need no query vector go in a batch of their
+own that runs on another connection while the message is embedded
+(:class:`~langmem_vault.db._steps.Together`): the turn waits for the longer of the two.
+Usage counts are written in the background, to records of their own: injecting a memory
+never rewrites it; the node hands them over after its body, from the caller's thread, and
+only for a turn that used its memories. The reads and the ranking are in
+:mod:`~langmem_vault.nodes._inject_select`, the section's text in
+:mod:`~langmem_vault.nodes._inject_render`.
 
 >>> from langgraph.graph import StateGraph, START
 >>> from langmem_vault.graphs._state import MemoryState
