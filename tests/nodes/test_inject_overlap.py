@@ -176,3 +176,16 @@ def test_a_failing_embedding_still_answers_without_memory(pg_uri: str, schema: s
         emb.fail = False
         again = node.invoke({"messages": [HumanMessage("Where do I live?")]}, CFG)
         assert "Lives in Lyon" in again["memory_context"]
+
+
+def test_only_a_store_on_a_pool_runs_two_batches_at_once(pg_uri: str, schema: str) -> None:
+    import psycopg
+    from langgraph.store.memory import InMemoryStore
+
+    from langmem_vault.db._store_plans import runs_batches_at_once
+
+    with VaultStore.from_conn_string(pg_uri, schema=schema) as pooled:
+        assert runs_batches_at_once(pooled)
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        assert not runs_batches_at_once(VaultStore(conn, schema=schema))
+    assert not runs_batches_at_once(InMemoryStore())

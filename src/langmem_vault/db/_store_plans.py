@@ -25,7 +25,6 @@ from typing import Any, Protocol, TypeVar
 
 from langgraph.store.base import BaseStore, Op, PutOp
 from langgraph.store.memory import InMemoryStore
-from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from langmem_vault.db._steps import Step, Steps
 
@@ -148,11 +147,11 @@ class Batch(Step):
 
 
 def runs_batches_at_once(store: BaseStore) -> bool:
-    """Whether two batches on ``store`` can run at the same time: a Postgres store on a pool
-    (VaultStore's, or langgraph's PostgresStore on one) takes a connection for each; on a
-    single connection they would only queue.
+    """Whether two batches on ``store`` run at the same time: VaultStore's on a pool, a
+    connection each (its ``concurrent_batches``). Not langgraph's PostgresStore, which holds
+    one lock per store around a pipelined batch, nor a store on a single connection.
 
     >>> runs_batches_at_once(InMemoryStore())
     False
     """
-    return isinstance(getattr(store, "conn", None), ConnectionPool | AsyncConnectionPool)
+    return getattr(store, "concurrent_batches", False) is True

@@ -144,6 +144,12 @@ class VaultStoreBase:
         return self.settings.schema
 
     @property
+    def concurrent_batches(self) -> bool:
+        """Whether two batches can run at the same time: on a pool each takes a connection;
+        on one connection they would queue (inject overlaps its reads on a pool)."""
+        return isinstance(self._db.conn, ConnectionPool | AsyncConnectionPool)
+
+    @property
     def _vectors(self) -> bool:
         """Whether the store has a store_vectors table."""
         return self.index_config is not None
