@@ -3,7 +3,8 @@
 what the Python path gives, which InMemoryStore runs, sync and async, at the edges: tags
 naming a user's own category, a fact in it both ways, facts without a category or with one
 that is not a string, a superseded fact and a fact without a status (neither counts),
-timestamps naive, impossible or in a form only Python reads, and another user's facts."""
+timestamps naive, impossible or in a form only Python reads, and another user's facts.
+``max_rows`` bounds the facts counted, never the categories named: a capped count says so."""
 
 from __future__ import annotations
 
@@ -93,10 +94,14 @@ async def test_counted_in_sql_as_in_python(drive: Driver, monkeypatch: pytest.Mo
     assert in_python == in_sql
     # Over the store's max_rows most recently stored facts only: one batch stored them all at
     # once, so its order is by key (f1, f2, f3, f6: the first 4 active).
-    drive.service.max_rows = 4  # the 4 categories too
-    capped = {c.name: (c.count, c.last_used) for c in await drive("list_categories", "cy")}
+    drive.service.max_rows = 4  # the facts counted, not the user's 4 categories
+    listed = await drive("list_categories", "cy")
+    capped = {c.name: (c.count, c.last_used) for c in listed}
+    assert capped.keys() == in_sql.keys() and all(c.capped for c in listed)
     monkeypatch.setattr(categories, "runs_pages", lambda store: True)
-    assert {c.name: (c.count, c.last_used) for c in await drive("list_categories", "cy")} == capped
+    listed = await drive("list_categories", "cy")
+    assert {c.name: (c.count, c.last_used) for c in listed} == capped
+    assert all(c.capped for c in listed)
     assert {n: c for n, (c, _) in capped.items() if c} == {
         "preference": 1,
         "rome-trip": 2,
@@ -110,3 +115,48 @@ async def test_other_stores_count_in_python_the_same(mode: str) -> None:
     service = MemoryService(InMemoryStore())
     listed = await _listed(Driver(service, mode), "cy")
     assert listed == _expected(listed)
+
+
+@pytest.mark.parametrize("in_sql", [True, False])
+async def test_max_rows_caps_the_counts_not_the_categories(
+    drive: Driver, monkeypatch: pytest.MonkeyPatch, in_sql: bool
+) -> None:
+    """A user with more of their own categories and facts than ``max_rows``: every category
+    is named (counted or not), and the counts say they are capped; under the cap they do not."""
+    monkeypatch.setattr(categories, "runs_pages", lambda store: in_sql)
+    own = [f"trip-{i}" for i in range(5)]
+    for name in own:
+        await drive("save_category", "cz", name, {})
+    ns = drive.service._namespace("cz", "semantic")
+    ops = [
+        PutOp(ns, f"f{i}", {"text": "x", "status": "active", "category": "skill"}, index=False)
+        for i in range(4)
+    ]
+    if drive.mode == "sync":
+        drive.store.batch(ops)
+    else:
+        await drive.store.abatch(ops)
+    drive.service.max_rows = 3
+    for counted in (True, False):
+        listed = await drive("list_categories", "cz", counted=counted)
+        assert [c.name for c in listed if not c.builtin] == own
+    listed = {c.name: c for c in await drive("list_categories", "cz")}
+    assert listed["skill"].count == 3 and all(c.capped for c in listed.values())
+    drive.service.max_rows = 4  # all 4 facts read: the count reached the cap, may be more
+    assert all(c.capped for c in await drive("list_categories", "cz"))
+    drive.service.max_rows = 5
+    listed = {c.name: c for c in await drive("list_categories", "cz")}
+    assert listed["skill"].count == 4 and not any(c.capped for c in listed.values())
+
+
+async def test_analytics_usage_says_when_capped(drive: Driver) -> None:
+    """The analytics' sources and most used facts come from the ``max_rows`` newest facts:
+    ``capped`` when the user holds more, not when they hold exactly that many."""
+    for i in range(3):
+        await drive("add_memory", "ca", f"Fact number {i}")
+    drive.service.max_rows = 2
+    usage = (await drive("analytics", "ca")).usage
+    assert usage.manual == 2 and usage.capped
+    drive.service.max_rows = 3
+    usage = (await drive("analytics", "ca")).usage
+    assert usage.manual == 3 and not usage.capped

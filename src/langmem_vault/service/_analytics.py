@@ -73,6 +73,9 @@ class Usage(BaseModel):
     extracted: int
     manual: int
     imported: int
+    #: the figures come from the ``max_rows`` most recently updated facts, and the user holds
+    #: more (show "N+")
+    capped: bool = False
 
 
 class Confirmations(BaseModel):
@@ -91,12 +94,14 @@ def usage_plan(
     max_rows: int | None = None,
 ) -> StorePlan[Usage]:
     """The ``top`` most cited (then most injected) facts of ``user_id`` and the sources
-    (among the ``max_rows`` most recently updated facts, when given)."""
+    (among the ``max_rows`` most recently updated facts, when given: ``capped`` when the
+    user holds more)."""
     if not isinstance(top, int) or not 1 <= top <= 100:
         raise InvalidInput("top", f"must be in 1..100, got {top!r}")
     ns = (namespaces or MemoryNamespaces()).resolve({"configurable": {"user_id": user_id}})
-    scanned = yield from scan_plan(ns.semantic, limit=max_rows)
-    facts = [i for i in scanned if tuple(i.namespace) == ns.semantic]
+    scanned = yield from scan_plan(ns.semantic, limit=None if max_rows is None else max_rows + 1)
+    capped = max_rows is not None and len(scanned) > max_rows
+    facts = [i for i in scanned[:max_rows] if tuple(i.namespace) == ns.semantic]
     usage = yield from read_usage_plan((ns.semantic, i.key) for i in facts)
     sources = {"conversation": 0, "manual": 0, "import": 0}
     used: list[UsedMemory] = []
@@ -124,6 +129,7 @@ def usage_plan(
         extracted=sources["conversation"],
         manual=sources["manual"],
         imported=sources["import"],
+        capped=capped,
     )
 
 

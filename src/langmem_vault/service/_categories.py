@@ -98,6 +98,9 @@ class CategoryInfo(BaseModel):
     parent: str | None = None
     count: int = 0
     last_used: datetime | None = None
+    #: the count covers the service's ``max_rows`` most recently updated facts and reached
+    #: it: the user may hold more of them (show "N+")
+    capped: bool = False
 
     @classmethod
     def of(cls, name: str, stored: Mapping[str, Any] | None) -> Self:
@@ -138,16 +141,18 @@ def categories_plan(
     counted: bool = True,
     in_sql: bool = False,
 ) -> StorePlan[list[CategoryInfo]]:
-    """Every category (built-in first, then the user's own by name) with the number of the
-    user's current facts in it and when one of them was last injected or written (counted
-    over the ``max_rows`` most recently updated facts, when given); ``counted=False``: the
+    """Every category (built-in first, then the user's own by name, all of them) with the
+    number of the user's current facts in it and when one of them was last injected or
+    written (counted over the ``max_rows`` most recently updated facts, when given: each
+    category then says ``capped`` when they were that many); ``counted=False``: the
     categories alone (count 0, never used), without reading the facts. A fact is in its
     ``category`` (a string; "general" when it has none) and in each user category its
     ``tags`` (a list) name. ``in_sql`` (a store that runs
     :class:`~langmem_vault.store._tallies.TallyOp`): counted in one statement, the facts
     and their usage records left on the server."""
     semantic = (namespaces or MemoryNamespaces()).resolve({"configurable": {"user_id": user_id}})
-    defined = yield from scan_plan(_namespace(user_id), limit=max_rows)
+    # every one of the user's own: max_rows bounds the facts counted, not the names listed
+    defined = yield from scan_plan(_namespace(user_id))
     infos = {name: CategoryInfo.of(name, None) for name in CATEGORIES}
     for item in sorted(defined, key=lambda i: i.key):
         infos[item.key] = CategoryInfo.of(item.key, item.value)
@@ -158,11 +163,11 @@ def categories_plan(
         search = scan_op(semantic.semantic, ACTIVE, 0, MAX_PAGE if max_rows is None else max_rows)
         op: Any = TallyOp(search, "category", "general", "tags", own)  # Batch takes Any op
         (tallies,) = yield Batch([op])
-        for name, tally in tallies.items():
+        for name, tally in tallies.groups.items():
             if (info := infos.get(name)) is not None:
                 info.count = tally.items
                 info.last_used = _latest(tally.newest, *tally.odd)
-        return list(infos.values())
+        return _capped(infos, tallies.items, max_rows)
     # every current fact and its usage record: 0.4 s at 10,000 (bench/RESULTS.md)
     facts = yield from scan_plan(semantic.semantic, ACTIVE, limit=max_rows)
     usage = yield from read_usage_plan((tuple(i.namespace), i.key) for i in facts)
@@ -173,6 +178,13 @@ def categories_plan(
             if (info := infos.get(name)) is not None:
                 info.count += 1
                 info.last_used = _latest(info.last_used, when)
+    return _capped(infos, len(facts), max_rows)
+
+
+def _capped(infos: dict[str, CategoryInfo], read: int, max_rows: int | None) -> list[CategoryInfo]:
+    """The listing, each count marked capped when the facts read reached ``max_rows``."""
+    for info in infos.values():
+        info.capped = max_rows is not None and read >= max_rows
     return list(infos.values())
 
 

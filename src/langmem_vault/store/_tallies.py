@@ -12,8 +12,9 @@ not read (Python's ``datetime.fromisoformat`` may) is returned as it is, in ``od
 caller can read it as it reads the rest.
 
 VaultStore and AsyncVaultStore run it in ``batch`` (:func:`~langmem_vault.store._pages.runs_pages`
-tells); its result is a dict of group to :class:`Tally` (store/_tally_plan.py writes
-the statement).
+tells); its result is :class:`Tallies`: each group's :class:`Tally`, and how many items
+the search gave (a caller that cut the search at its ``limit`` learns whether it reached
+it; store/_tally_plan.py writes the statement).
 
 >>> from langgraph.store.base import SearchOp
 >>> op = TallyOp(SearchOp(("memories", "u1", "semantic")), "category", "general", "tags")
@@ -31,7 +32,7 @@ from langgraph.store.base import SearchOp
 from langmem_vault.store._mirrors import MirrorSearchOp, check_mirror
 from langmem_vault.store._validation import InvalidValueError
 
-__all__ = ["Tally", "TallyOp", "check_tally"]
+__all__ = ["Tallies", "Tally", "TallyOp", "check_tally"]
 
 
 class TallyOp(NamedTuple):
@@ -54,6 +55,13 @@ class Tally(NamedTuple):
     items: int
     newest: datetime | None
     odd: tuple[str, ...] = ()
+
+
+class Tallies(NamedTuple):
+    """Each group's :class:`Tally` and the number of items the search gave (in no group too)."""
+
+    groups: dict[str, Tally]
+    items: int
 
 
 def check_tally(op: TallyOp) -> None:

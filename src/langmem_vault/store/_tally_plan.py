@@ -11,13 +11,14 @@ from langmem_vault.store._labels import time_sql
 from langmem_vault.store._mirrors import MirrorSearchOp
 from langmem_vault.store._prepare import StoreSettings
 from langmem_vault.store._search_plan import recent_query, run_recent
-from langmem_vault.store._tallies import Tally, TallyOp
+from langmem_vault.store._tallies import Tallies, Tally, TallyOp
 
 __all__ = ["tally_plan"]
 
 
-def tally_plan(op: TallyOp, settings: StoreSettings) -> Plan[dict[str, Tally]]:
-    """Each group's :class:`Tally`, in one statement around the search's own."""
+def tally_plan(op: TallyOp, settings: StoreSettings) -> Plan[Tallies]:
+    """Each group's :class:`Tally` and the search's item count, in one statement around the
+    search's own (the count: the one row named NULL)."""
     sql, params, generic = recent_query(op.search, settings, MirrorSearchOp(op.search, op.mirror))
 
     def param(v: Any) -> str:
@@ -51,6 +52,14 @@ FROM r CROSS JOIN LATERAL (
     WHERE jsonb_typeof(t.v) = 'string' AND t.v #>> '{{}}' = ANY({param(list(op.tag_names))}::text[])
 ) AS g
 WHERE g.name IS NOT NULL
-GROUP BY g.name"""
+GROUP BY g.name
+UNION ALL
+SELECT NULL, count(*), NULL, NULL FROM r"""
     rows = yield from run_recent(Query(tally, params, prepare=generic or None), generic)
-    return {r["name"]: Tally(int(r["n"]), r["newest"], tuple(r["odd"] or ())) for r in rows or []}
+    groups = {
+        r["name"]: Tally(int(r["n"]), r["newest"], tuple(r["odd"] or ()))
+        for r in rows or []
+        if r["name"] is not None
+    }
+    items = sum(int(r["n"]) for r in rows or [] if r["name"] is None)
+    return Tallies(groups, items)
