@@ -1,10 +1,12 @@
 """CountOp: each label's count in one statement, the default label's counted in an index.
 
-The items a rule other than the default may label (``candidates_sql``) are found on
-store/0010's partial index and labelled at the op's time; the others are counted in
-store/0008's index without reading them. The counts equal Python's labels of every live item
-(sync and async, partitioned or not, at two times, capped or not), and ``EXPLAIN ANALYZE``
-shows the statement reads only the candidates' rows."""
+Each label no time changes (``fixed_sql``) is counted index-only on its own partial index of
+store/0011; the items whose label may depend on the time (``judged_sql``) are read and
+labelled at the op's time; the default label's count is every live item's, counted in
+store/0008's index without reading them, less the others. The counts equal Python's labels
+of every live item (sync and async, partitioned or not, at two times, capped or not),
+``EXPLAIN ANALYZE`` shows the statement reads only the judged items' rows, and store/0011's
+index conditions are the text the statement writes."""
 
 from __future__ import annotations
 
@@ -17,9 +19,10 @@ import psycopg
 import pytest
 from langgraph.store.base import PutOp
 
+from langmem_vault.db._status_counts_index import FIXED, JUDGED
 from langmem_vault.service._records import STATUS_RULES
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from langmem_vault.store._labels import Rule, label_of
+from langmem_vault.store._labels import Rule, fixed_sql, judged_sql, label_of
 from langmem_vault.store._page_plan import count_plan
 from langmem_vault.store._pages import CountOp
 from langmem_vault.store._validation import InvalidValueError
@@ -132,25 +135,54 @@ def test_a_count_reads_only_the_rows_whose_status_may_not_be_active(
             nodes = list(_nodes(row[0][0]["Plan"]))
             shown = json.dumps(row[0][0]["Plan"])
             read = [n for n in nodes if n.get("Relation Name", "").startswith("store_items")]
-            judged = [n for n in nodes if n.get("Index Name") in _status_indexes(conn, name)]
-            assert sum(n["Actual Rows"] for n in judged) == 6, shown  # EDGES[2:8], no more
-            counted = [n for n in read if n["Node Type"] == "Index Only Scan"]
-            assert sum(n["Actual Rows"] for n in counted) == 306, shown
-            assert all(n["Heap Fetches"] == 0 for n in counted), shown
+            indexes = _status_indexes(conn, name)
+            judged = [n for n in nodes if indexes.get(n.get("Index Name", "")) == "judged_idx"]
+            # EDGES[5:8]: an end time and no status of their own, no more
+            assert sum(n["Actual Rows"] for n in judged) == 3, shown
+            only = [n for n in read if n["Node Type"] == "Index Only Scan"]
+            assert all(n["Heap Fetches"] == 0 for n in only), shown
+            fixed = Counter(
+                indexes[n["Index Name"]] for n in only for _ in range(int(n["Actual Rows"]))
+            )
+            # EDGES[2:5], each in its status' index; every live row in store/0008's
+            assert fixed == {
+                "pending_idx": 1,
+                "superseded_idx": 1,
+                "forgotten_idx": 1,
+                "every": 306,
+            }, shown
             # the heap: only the judged rows' (a bitmap scan of them, or an index scan)
-            heap = [n for n in read if n not in counted]
-            assert sum(n["Actual Rows"] for n in heap) == 6, shown
+            heap = [n for n in read if n not in only]
+            assert sum(n["Actual Rows"] for n in heap) == 3, shown
 
 
-def _status_indexes(conn: psycopg.Connection[Any], schema: str) -> set[str]:
-    """store/0010's index and, partitioned, its partitions' (named by Postgres)."""
+def test_the_indexes_hold_what_the_count_writes() -> None:
+    """store/0011's conditions (db/_status_counts_index.py, written out for the index) are
+    the text store/_labels writes from STATUS_RULES, so the planner can match them."""
+    for kind, fixed in FIXED.items():
+        labels = [(label, where) for label, _, where in fixed]
+        assert fixed_sql(STATUS_RULES[kind], "value") == labels
+        assert judged_sql(STATUS_RULES[kind], "value") == JUDGED[kind]
+    assert set(FIXED) == set(JUDGED) == {k for k, r in STATUS_RULES.items() if len(r) > 1}
+
+
+def _status_indexes(conn: psycopg.Connection[Any], schema: str) -> dict[str, str]:
+    """Every index of the schema (a partition's too, named by Postgres when built on the
+    parent) by what it holds: store/0011's suffix (its parent's, for a partition's), else
+    "every" (the count of all live rows)."""
     rows = conn.execute(
-        """SELECT c.relname FROM pg_index AS i JOIN pg_class AS c ON c.oid = i.indexrelid
-        WHERE c.relnamespace = %s::regnamespace
-          AND pg_get_expr(i.indpred, i.indrelid) LIKE '%%pending_confirmation%%'""",
+        """SELECT c.relname::text, coalesce(p.relname, c.relname)::text
+        FROM pg_class AS c
+        LEFT JOIN pg_inherits AS h ON h.inhrelid = c.oid
+        LEFT JOIN pg_class AS p ON p.oid = h.inhparent
+        WHERE c.relnamespace = %s::regnamespace AND c.relkind IN ('i', 'I')""",
         (schema,),
     ).fetchall()
-    return {r[0] for r in rows}
+    suffixes = [s for kind in FIXED.values() for _, s, _ in kind] + ["judged_idx"]
+    return {
+        name: next((s for s in suffixes if parent.endswith("status_" + s)), "every")
+        for name, parent in rows
+    }
 
 
 def _nodes(node: dict[str, Any]) -> Any:

@@ -29,7 +29,7 @@ def forget(uri: str, schema: str, index: str, version: int) -> None:
     """The database as the code before store/``version`` left it: ``index`` dropped and the
     version not recorded."""
     with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute(f"DROP INDEX {schema}.{index}")
+        conn.execute(f"DROP INDEX IF EXISTS {schema}.{index}")  # a later one may have dropped it
         conn.execute(
             f"DELETE FROM {schema}.vault_migrations WHERE track = 'store' AND version = %s",
             (version,),

@@ -24,6 +24,7 @@ from langmem_vault.db._migrations import (
 from langmem_vault.db._page_at import page_at_plan
 from langmem_vault.db._rank_index import rank_index_plan
 from langmem_vault.db._runner import Plan, Query
+from langmem_vault.db._status_counts_index import status_counts_plan
 from langmem_vault.db._status_index import status_index_plan
 
 __all__ = ["online_plan"]
@@ -36,6 +37,7 @@ STEPS: dict[str, Callable[..., Plan[None]]] = {
     "0008_page_at_index.sql": page_at_plan,
     "0009_rank_index.sql": rank_index_plan,
     "0010_status_candidates_idx.sql": status_index_plan,
+    "0011_status_counts_idx.sql": status_counts_plan,
 }
 
 

@@ -34,10 +34,12 @@ class Applied:
 class OnlineState:
     """What a store's statements wait for: store/0008's page time column (pages order by it,
     store/_page_plan.py), store/0009's ranking index (a namespace's search ranks its
-    candidates from it, store/_search_sql.py) and store/0010's status index (a count reads
-    only the rows it holds, store/_page_plan.py)."""
+    candidates from it, store/_search_sql.py), store/0010's status index (a count reads
+    only the rows it holds, store/_page_plan.py) and store/0011's (a count reads only the
+    rows whose status depends on the time)."""
 
     def __init__(self) -> None:
         self.page_at = Applied("store", 8)
         self.rank_index = Applied("store", 9)
         self.status_index = Applied("store", 10)
+        self.status_counts = Applied("store", 11)

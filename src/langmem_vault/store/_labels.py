@@ -18,6 +18,10 @@ so a label does not depend on which side read it. :func:`candidates_sql` writes 
 rule but the default needs of a value whatever the time (a field's JSON value, a timestamp's
 type), its fields and values written out, not bound, so that a partial index on it
 (store/0010) serves a count: every value it leaves out has :func:`default_label`.
+:func:`fixed_sql` writes, for each rule that holds or not whatever the time (the leading
+rules without ``Past``), the condition of exactly its values, and :func:`judged_sql` the
+candidates none of them takes: partial indexes on these (store/0011) count the former
+index-only, so only the latter are read and labelled at the time asked.
 :data:`ISO_TIME` is one regular expression for both: it admits only the timestamps that
 Python's ``datetime.fromisoformat`` and Postgres' ``timestamptz`` read alike (no hour 24, no
 leap second, at most 6 fractional digits, offsets Postgres takes), and ``pg_input_is_valid`` /
@@ -48,6 +52,8 @@ __all__ = [
     "Truthy",
     "candidates_sql",
     "default_label",
+    "fixed_sql",
+    "judged_sql",
     "label_of",
     "label_sql",
     "time_sql",
@@ -219,6 +225,57 @@ def candidates_sql(rules: Labeling, column: str) -> str | None:
         if arm not in arms:
             arms.append(arm)
     return f"({' OR '.join(arms)})" if arms else None
+
+
+def fixed_sql(rules: Labeling, column: str) -> list[tuple[str, str]]:
+    """Each leading rule whose label does not depend on the time (no ``Past`` in it or in a
+    rule before it) and the condition of exactly the values it labels (it holds, no rule
+    before it does), as literals (see :func:`candidates_sql`).
+
+    >>> rules = (Rule("closed", (Is("status", "closed"),)), Rule("old", (Past("t"),)), Rule("live"))
+    >>> for label, where in fixed_sql(rules, "v"): print(label, where)
+    closed ((v -> 'status') = '"closed"'::jsonb)
+    """
+    fixed: list[tuple[str, str]] = []
+    before: list[str] = []
+    for label, holds in _fixed_holds(rules, column):
+        fixed.append((label, f"({' AND '.join([holds, *before])})"))
+        before.append(f"({holds}) IS NOT TRUE")
+    return fixed
+
+
+def judged_sql(rules: Labeling, column: str) -> str | None:
+    """The :func:`candidates_sql` values no rule of :func:`fixed_sql` labels: the ones whose
+    label may depend on the time (None: there are none)."""
+    candidates = candidates_sql(rules, column)
+    fixed = _fixed_holds(rules, column)
+    if candidates is None or len(fixed) == sum(1 for r in rules if r.when):
+        return None
+    return f"({' AND '.join([candidates, *(f'({h}) IS NOT TRUE' for _, h in fixed)])})"
+
+
+def _fixed_holds(rules: Labeling, column: str) -> list[tuple[str, str]]:
+    """The leading rules without ``Past``: each label and the condition that it holds."""
+    out = []
+    for rule in rules:
+        if not rule.when or any(isinstance(c, Past) for c in rule.when):
+            break
+        out.append((rule.label, " AND ".join(_exact(c, column) for c in rule.when)))
+    return out
+
+
+def _exact(cond: Condition, column: str) -> str:
+    """An ``Is`` or ``Truthy`` condition as :func:`label_sql` writes it, with literals."""
+    at = f"({column} -> {_literal(cond.field)})"
+    if isinstance(cond, Is):
+        return f"{at} = {_literal(json.dumps(cond.value))}::jsonb"
+    return (
+        f"CASE jsonb_typeof{at} WHEN 'string' THEN {at} <> '\"\"'::jsonb "
+        f"WHEN 'boolean' THEN {at} = 'true'::jsonb "
+        f"WHEN 'number' THEN {at} <> '0'::jsonb "
+        f"WHEN 'array' THEN {at} <> '[]'::jsonb "
+        f"WHEN 'object' THEN {at} <> '{{}}'::jsonb ELSE false END"
+    )
 
 
 def _need(cond: Condition, column: str) -> str:

@@ -24,7 +24,13 @@ from langmem_vault.db._runner import Pipelined, Plan, Query
 from langmem_vault.store import _sql as q
 from langmem_vault.store._applied import Applied
 from langmem_vault.store._filters import FilterBuilder
-from langmem_vault.store._labels import candidates_sql, default_label, label_sql
+from langmem_vault.store._labels import (
+    candidates_sql,
+    default_label,
+    fixed_sql,
+    judged_sql,
+    label_sql,
+)
 from langmem_vault.store._mirrors import mirror_of, mirror_params, mirrored_sql
 from langmem_vault.store._pages import CountOp, Page, PageOp
 from langmem_vault.store._search_sql import plan_settings
@@ -188,41 +194,62 @@ def page_plan(
 
 
 def count_plan(
-    op: CountOp, schema: str, rule: TenantRule = DEFAULT_RULE, index: Applied | None = None
+    op: CountOp,
+    schema: str,
+    rule: TenantRule = DEFAULT_RULE,
+    index: Applied | None = None,
+    fixed: Applied | None = None,
 ) -> Plan[dict[Any, int]]:
-    """Each label's count, in one statement: the items some rule but the default may label
-    (``candidates_sql``: on the partial index of store/0010) are read and labelled; the
-    default label's count is every live item's (an index-only count of store/0008's index, up
-    to the op's ``limit`` plus the candidates) less the candidates labelled otherwise. Until
-    ``index`` knows store/0010 applied (no ``index``: it is), one walk labels every item."""
+    """Each label's count, in one statement: a label no time changes (``fixed_sql``: on its
+    own partial index of store/0011) is counted index-only; the items whose label may depend
+    on the time (``judged_sql``) are read and labelled; the default label's count is every
+    live item's (an index-only count of store/0008's index, up to the op's ``limit`` plus the
+    others) less the others. Until ``fixed`` knows store/0011 applied, every item some rule
+    but the default may label (``candidates_sql``: store/0010's index) is read and labelled,
+    and until ``index`` knows store/0010 applied, one walk labels every item (no ``index`` or
+    ``fixed``: applied)."""
     params: dict[str, Any] = {"count_limit": op.limit}
     namespaces, wheres = _scope(op, rule, params)
     labeling = dict(zip(op.namespaces, op.labels, strict=True))
     defaults = {default_label(labeling[ns]) for ns in namespaces}
-    ready = index is None or (yield from index.ask(schema))
+    split = fixed is None or (yield from fixed.ask(schema))
+    ready = split or index is None or (yield from index.ask(schema))
     # no one label for the rows left out, or no index of them yet: judge every row
     if len(defaults) > 1 or not ready:
         return (yield from _walk_counts(schema, namespaces, wheres, labeling, params))
     (default,) = defaults
-    scans = [
-        _label_scan(schema, n, labeling[ns], f"{where} AND {candidates}", params)
-        for n, (ns, where) in enumerate(zip(namespaces, wheres, strict=True))
-        if (candidates := candidates_sql(labeling[ns], "i.value")) is not None
-    ]
-    judged = "\n    UNION ALL\n    ".join(scans) or "SELECT NULL::text AS label WHERE false"
-    # Capped, the default count is at least limit: the candidates are at most all it lacks.
-    limit = "%(count_limit)s + (SELECT count(*) FROM judged)"
+    judge = judged_sql if split else candidates_sql
+    scans, counts = [], []
+    for n, (ns, where) in enumerate(zip(namespaces, wheres, strict=True)):
+        if (judged := judge(labeling[ns], "i.value")) is not None:
+            scans.append(_label_scan(schema, n, labeling[ns], f"{where} AND {judged}", params))
+        for k, (label, holds) in enumerate(fixed_sql(labeling[ns], "i.value") if split else []):
+            params[f"fl{n}_{k}"] = label
+            counts.append(f"""SELECT %(fl{n}_{k})s::text AS label, count(*) AS n
+    FROM {schema}.store_items AS i
+    WHERE i.tenant = %(t{n})s AND i.prefix = %(p{n})s AND {where} AND {holds}""")
+    judged_rows = "\n    UNION ALL\n    ".join(scans) or "SELECT NULL::text AS label WHERE false"
+    fixed_rows = "\n    UNION ALL\n    ".join(counts) or "SELECT NULL::text, 0::bigint"
+    # Capped, the default count is at least limit: the others are at most all it lacks.
+    limit = "%(count_limit)s + (SELECT count(*) FROM judged) + (SELECT sum(n) FROM fixed)::bigint"
     sql = f"""WITH judged AS MATERIALIZED (
-    {judged}
+    {judged_rows}
+), fixed (label, n) AS MATERIALIZED (
+    {fixed_rows}
 )
 SELECT label, count(*) AS n, false AS every FROM judged GROUP BY label
 UNION ALL
+SELECT label, n, false FROM fixed
+UNION ALL
 SELECT NULL, n, true FROM ({_count_sql(schema, wheres, limit)}) AS c"""
     rows = yield Query(sql, params)
-    counts = {r["label"]: int(r["n"]) for r in rows or [] if not r["every"]}
+    found: dict[Any, int] = {}
+    for r in rows or []:
+        if not r["every"]:
+            found[r["label"]] = found.get(r["label"], 0) + int(r["n"])
     every = sum(int(r["n"]) for r in rows or [] if r["every"])
-    counts[default] = every - sum(n for label, n in counts.items() if label != default)
-    return {label: n for label, n in counts.items() if n}
+    found[default] = every - sum(n for label, n in found.items() if label != default)
+    return {label: n for label, n in found.items() if n}
 
 
 def _label_scan(schema: str, n: int, rules: Any, where: str, params: dict[str, Any]) -> str:

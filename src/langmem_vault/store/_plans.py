@@ -105,8 +105,10 @@ def batch_plan(
     on the primary. ``online``: what the store knows of its online migrations (None: they
     are applied)."""
     schema = settings.schema
-    page_at, rank_index, status_index = (
-        (online.page_at, online.rank_index, online.status_index) if online else (None,) * 3
+    page_at, rank_index, status_index, status_counts = (
+        (online.page_at, online.rank_index, online.status_index, online.status_counts)
+        if online
+        else (None,) * 4
     )
     results: list[Any] = [None] * len(batch.ops)
     refresh: dict[Key, None] = {}
@@ -130,7 +132,7 @@ def batch_plan(
         elif isinstance(read, PageOp):
             reads[i] = page_plan(read, schema, settings.tenants, page_at)
         elif isinstance(read, CountOp):
-            reads[i] = count_plan(read, schema, settings.tenants, status_index)
+            reads[i] = count_plan(read, schema, settings.tenants, status_index, status_counts)
         elif isinstance(read, TallyOp):
             reads[i] = tally_plan(read, settings)
     keys = list(dict.fromkeys((op.namespace, op.key) for op in gets.values()))

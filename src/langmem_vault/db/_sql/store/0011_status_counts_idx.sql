@@ -1,0 +1,7 @@
+-- online
+-- store_items_status_{pending,superseded,forgotten,disabled,judged}_idx: each status that
+-- does not depend on the time in an index of its own, counted index-only, and the items
+-- whose status may depend on the time, the only ones a status count reads and judges.
+-- Built without blocking writes by db/_status_counts_index.py, outside setup()'s
+-- transaction (CREATE INDEX CONCURRENTLY, one partition at a time); recorded once built.
+-- Nothing here is run as SQL.
