@@ -20,8 +20,12 @@ the buffers its statement touched (EXPLAIN ANALYZE, a count that does not depend
 
 The status counts (the dashboard's four tabs) are timed as the service runs them and, in one
 lockstep beside each other, as statements: A, one walk labelling every row (how
-``count_plan`` counted before issue 28's session 13, still its fallback), and B, the rows whose
-status may not be active judged and the rest counted in the index (store/0009).
+``count_plan`` counted before issue 28's session 13, still its fallback), B, the rows whose
+status may not be active judged and the rest counted in the index (store/0010), and C, the
+statuses no time changes counted index-only, only the rows whose status depends on the time
+judged (store/0011). ``--status-indexes`` builds store/0011's indexes beside store/0010's on
+filled schemas (a plain CREATE INDEX each; setup() would drop store/0010's), so B and C run
+on the same data.
 ``--dashboard`` times the dashboard's memory page end to end (``GET /`` through the app, on
 AsyncVaultStore) and each service call it makes, alone.
 ``--closed-every K`` makes every K-th of the user's facts pending, superseded, forgotten,
@@ -226,6 +230,11 @@ def main() -> None:
     )
     parser.add_argument("--data-dir", help="keep the server here; reuse schemas already filled")
     parser.add_argument("--load-only", action="store_true", help="fill the schemas and stop")
+    parser.add_argument(
+        "--status-indexes",
+        action="store_true",
+        help="build store/0011's indexes beside store/0010's on the filled schemas, and stop",
+    )
     parser.add_argument("--sql-only", action="store_true", help="skip the old path's shapes")
     parser.add_argument(
         "--migrate", action="store_true", help="run this code's migrations on the filled schemas"
@@ -269,6 +278,9 @@ def main() -> None:
                 conn.execute(f"VACUUM ANALYZE {schema}.store_items")
         print("migrated")
         return
+    if args.status_indexes:
+        _status_indexes(uri, schemas)
+        return
     if args.load_only:
         print(f"filled {filled}; load average {os.getloadavg()[0]:.1f}")
         return
@@ -299,12 +311,11 @@ def main() -> None:
             for n, (p50, p95) in zip(args.partitions, by_n, strict=True):
                 rows.append((name, n, runs, f"{p50:.2f}", f"{p95:.2f}"))
         counts = [_count_queries(stores[n], uri, schemas[n], user) for n in args.partitions]
-        ab = _timed_lockstep([_runner(uri, q) for pair in counts for q in pair], args.runs)
-        for k, (what, n) in enumerate(
-            (w, n) for w in ("A: one walk", "B: judged + index") for n in args.partitions
-        ):
-            p50, p95 = ab[2 * args.partitions.index(n) + (k >= len(args.partitions))]
-            rows.append((f"counts statement, {what}", n, args.runs, f"{p50:.2f}", f"{p95:.2f}"))
+        abc = _timed_lockstep([_runner(uri, q) for trio in counts for q in trio], args.runs)
+        for n in args.partitions:
+            for k, what in enumerate(STATEMENTS):
+                p50, p95 = abc[len(STATEMENTS) * args.partitions.index(n) + k]
+                rows.append((f"counts statement, {what}", n, args.runs, f"{p50:.2f}", f"{p95:.2f}"))
         if args.dashboard:
             rows += _dashboard_rows(uri, schemas, user, max(20, args.runs // 4))
         for n, store in stores.items():
@@ -322,16 +333,56 @@ def main() -> None:
     print_table(("SQL page statement", "partitions", "shared buffers", "index rows read"), counted)
     read = [
         (what, n, *_read(uri, q))
-        for n, pair in zip(args.partitions, counts, strict=True)
-        for what, q in zip(("A: one walk", "B: judged + index"), pair, strict=True)
+        for n, trio in zip(args.partitions, counts, strict=True)
+        for what, q in zip(STATEMENTS, trio, strict=True)
     ]
     print_table(("counts statement", "partitions", "shared buffers", "heap rows read"), read)
 
 
-def _count_queries(store: Any, uri: str, schema: str, user: str) -> tuple[Any, Any]:
-    """The tab counts' statement, A (one walk, every row labelled) and B (this package's
-    ``count_plan``), checked to give the same counts."""
+STATEMENTS = ("A: one walk", "B: candidates judged (0010)", "C: fixed index-only (0011)")
+
+
+class _NotYet:
+    """An online migration a store does not know applied yet (store/_applied.Applied)."""
+
+    def ask(self, schema: str) -> Any:
+        return False
+        yield
+
+
+def _status_indexes(uri: str, schemas: dict[int, str]) -> None:
+    """store/0011's indexes on each schema, store/0010's kept (run under ``cpu test``)."""
     import psycopg
+
+    from langmem_vault.db._online_index import build_index_plan
+    from langmem_vault.db._status_counts_index import FIXED, JUDGED
+
+    built = [(s, w) for kind in FIXED.values() for _, s, w in kind]
+    built.append(("judged_idx", " OR ".join(JUDGED.values())))
+    with psycopg.connect(uri, autocommit=True) as conn:
+        for schema in schemas.values():
+            for suffix, where in built:
+                name = f"store_items_status_{suffix}"
+                columns = f"(tenant, prefix) INCLUDE (expires_at) WHERE {where}"
+                plan = build_index_plan(
+                    schema,
+                    f"{schema}.store_items",
+                    name,
+                    columns,
+                    concurrently=False,
+                    partitioned=False,
+                )
+                conn.execute(next(plan).sql)  # type: ignore[attr-defined]
+            conn.execute(f"ANALYZE {schema}.store_items")
+    print(f"store/0011's indexes built on {sorted(schemas.values())}")
+
+
+def _count_queries(store: Any, uri: str, schema: str, user: str) -> tuple[Any, Any, Any]:
+    """The tab counts' statement, A (one walk, every row labelled), B (``count_plan`` before
+    store/0011: the candidates judged) and C (this package's ``count_plan``), checked to
+    give the same counts."""
+    import psycopg
+    from psycopg.rows import dict_row
 
     from langmem_vault._tenants import DEFAULT_RULE
     from langmem_vault.service._records import STATUS_RULES, TOTAL_LIMIT, StatusCounts
@@ -348,12 +399,21 @@ def _count_queries(store: Any, uri: str, schema: str, user: str) -> tuple[Any, A
     namespaces, wheres = pp._scope(op, DEFAULT_RULE, params)
     labeling = dict(zip(namespaces, op.labels, strict=True))
     walk: Any = next(pp._walk_counts(schema, namespaces, wheres, labeling, params))
-    judged: Any = next(pp.count_plan(op, schema, DEFAULT_RULE))
-    with psycopg.connect(uri) as conn:
-        walked = {r[0]: r[1] for r in conn.execute(walk.sql, walk.params).fetchall()}
+    answers: list[Any] = []
+    sent: list[Any] = []
+    with psycopg.connect(uri, row_factory=dict_row) as conn:
+        for fixed in (_NotYet(), None):  # B, then C: each plan's query, and its answer
+            plan = pp.count_plan(op, schema, DEFAULT_RULE, fixed=fixed)  # type: ignore[arg-type]
+            sent.append(next(plan))
+            try:
+                plan.send(conn.execute(sent[-1].sql, sent[-1].params).fetchall())
+            except StopIteration as done:
+                answers.append(StatusCounts.of(done.value))
+        walked = {r["label"]: r["n"] for r in conn.execute(walk.sql, walk.params).fetchall()}
     (counted,) = store.batch([op])
-    assert StatusCounts.of(walked) == StatusCounts.of(counted), (walked, counted)
-    return walk, judged
+    assert [StatusCounts.of(walked)] * 3 == [*answers, StatusCounts.of(counted)], answers
+    judged, split = sent
+    return walk, judged, split
 
 
 def _runner(uri: str, query: Any) -> Callable[[], Any]:

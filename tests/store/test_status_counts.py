@@ -1,12 +1,13 @@
 """CountOp: each label's count in one statement, the default label's counted in an index.
 
 Each label no time changes (``fixed_sql``) is counted index-only on its own partial index of
-store/0011; the items whose label may depend on the time (``judged_sql``) are read and
-labelled at the op's time; the default label's count is every live item's, counted in
-store/0008's index without reading them, less the others. The counts equal Python's labels
-of every live item (sync and async, partitioned or not, at two times, capped or not),
-``EXPLAIN ANALYZE`` shows the statement reads only the judged items' rows, and store/0011's
-index conditions are the text the statement writes."""
+store/0011; of the items whose label may depend on the time (``judged_sql``), only those
+whose end time has passed at the op's time are read (store/0011's index of their end time);
+the default label's count is every live item's, counted in store/0008's index without
+reading them, less the others. The counts equal Python's labels of every live item (sync
+and async, partitioned or not, at two times, capped or not), ``EXPLAIN ANALYZE`` shows the
+statement reads only the ended items' rows, and store/0011's index conditions are the text
+the statement writes."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ import psycopg
 import pytest
 from langgraph.store.base import PutOp
 
-from langmem_vault.db._status_counts_index import FIXED, JUDGED
+from langmem_vault.db._status_counts_index import ENDS, FIXED, JUDGED
 from langmem_vault.service._records import STATUS_RULES
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from langmem_vault.store._labels import Rule, fixed_sql, judged_sql, label_of
+from langmem_vault.store._labels import Rule, fixed_sql, judged_sql, label_of, past_sql
 from langmem_vault.store._page_plan import count_plan
 from langmem_vault.store._pages import CountOp
 from langmem_vault.store._validation import InvalidValueError
@@ -136,9 +137,9 @@ def test_a_count_reads_only_the_rows_whose_status_may_not_be_active(
             shown = json.dumps(row[0][0]["Plan"])
             read = [n for n in nodes if n.get("Relation Name", "").startswith("store_items")]
             indexes = _status_indexes(conn, name)
-            judged = [n for n in nodes if indexes.get(n.get("Index Name", "")) == "judged_idx"]
-            # EDGES[5:8]: an end time and no status of their own, no more
-            assert sum(n["Actual Rows"] for n in judged) == 3, shown
+            ends = [n for n in nodes if indexes.get(n.get("Index Name", "")) == "semantic_ends_idx"]
+            # EDGES[5]: the one end time passed (of EDGES[5:8]: an end time and no status)
+            assert sum(n["Actual Rows"] for n in ends) == 1, shown
             only = [n for n in read if n["Node Type"] == "Index Only Scan"]
             assert all(n["Heap Fetches"] == 0 for n in only), shown
             fixed = Counter(
@@ -151,9 +152,9 @@ def test_a_count_reads_only_the_rows_whose_status_may_not_be_active(
                 "forgotten_idx": 1,
                 "every": 306,
             }, shown
-            # the heap: only the judged rows' (a bitmap scan of them, or an index scan)
+            # the heap: only the ended row's (a bitmap scan of it, or an index scan)
             heap = [n for n in read if n not in only]
-            assert sum(n["Actual Rows"] for n in heap) == 3, shown
+            assert sum(n["Actual Rows"] + n.get("Rows Removed by Filter", 0) for n in heap) == 1
 
 
 def test_the_indexes_hold_what_the_count_writes() -> None:
@@ -163,7 +164,9 @@ def test_the_indexes_hold_what_the_count_writes() -> None:
         labels = [(label, where) for label, _, where in fixed]
         assert fixed_sql(STATUS_RULES[kind], "value") == labels
         assert judged_sql(STATUS_RULES[kind], "value") == JUDGED[kind]
-    assert set(FIXED) == set(JUDGED) == {k for k, r in STATUS_RULES.items() if len(r) > 1}
+        assert past_sql(STATUS_RULES[kind], "value") == ("expired", f"(value -> '{ENDS[kind]}')")
+    assert set(FIXED) == set(JUDGED) == set(ENDS)
+    assert set(ENDS) == {k for k, r in STATUS_RULES.items() if len(r) > 1}
 
 
 def _status_indexes(conn: psycopg.Connection[Any], schema: str) -> dict[str, str]:
@@ -178,7 +181,8 @@ def _status_indexes(conn: psycopg.Connection[Any], schema: str) -> dict[str, str
         WHERE c.relnamespace = %s::regnamespace AND c.relkind IN ('i', 'I')""",
         (schema,),
     ).fetchall()
-    suffixes = [s for kind in FIXED.values() for _, s, _ in kind] + ["judged_idx"]
+    suffixes = [s for kind in FIXED.values() for _, s, _ in kind]
+    suffixes += [f"{kind}_ends_idx" for kind in ENDS]
     return {
         name: next((s for s in suffixes if parent.endswith("status_" + s)), "every")
         for name, parent in rows

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from langgraph.store.base import PutOp
 
-from langmem_vault.db._status_counts_index import FIXED
+from langmem_vault.db._status_counts_index import ENDS, FIXED
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from langmem_vault.store import _page_plan as page_plan
 from langmem_vault.store._pages import CountOp
@@ -28,7 +28,7 @@ from tests.support.routing import recorded
 STATUS_INDEX = "store_items_status_idx"
 #: store/0011's indexes
 COUNTS = [f"store_items_status_{s}" for k in FIXED.values() for _, s, _ in k] + [
-    "store_items_status_judged_idx"
+    f"store_items_status_{kind}_ends_idx" for kind in ENDS
 ]
 
 
@@ -108,7 +108,7 @@ async def test_the_status_index_is_built_online_and_counted_through_once_recorde
         assert indexes == [(n, True) for n in sorted([name, *own])], indexes
     if not is_async:  # sync cursors are the ones recorded: the builds were concurrent
         built = [str(q) for q, _ in sent if "status_" in str(q) and "CREATE" in str(q)]
-        assert len(built) >= 6 and all("CONCURRENTLY" in q for q in built), built
+        assert len(built) >= 7 and all("CONCURRENTLY" in q for q in built), built
 
 
 async def _sync(call: Any) -> Any:

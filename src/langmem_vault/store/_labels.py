@@ -43,6 +43,8 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
+from langmem_vault.db._iso_time import HAS_OFFSET, ISO_TIME
+
 __all__ = [
     "ISO_TIME",
     "Is",
@@ -56,15 +58,10 @@ __all__ = [
     "judged_sql",
     "label_of",
     "label_sql",
+    "past_sql",
     "time_sql",
 ]
 
-_TWO = "[0-9]{2}"
-_TIME = "([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?"
-_OFFSET = "(Z|[+-](0[0-9]|1[0-5]):[0-5][0-9])"
-#: the timestamps ``Past`` reads: ISO 8601 calendar dates, with a time and an offset or not
-ISO_TIME = f"^[1-9][0-9]{{3}}-{_TWO}-{_TWO}([T ]{_TIME}{_OFFSET}?)?$"
-_HAS_OFFSET = f"{_OFFSET}$"
 _ISO = re.compile(ISO_TIME)
 
 
@@ -189,7 +186,7 @@ def time_sql(at: str, param: Callable[[Any], str]) -> tuple[str, str]:
         f"AND pg_input_is_valid({text}, 'timestamptz')"
     )
     cast = (
-        f"CASE WHEN {text} ~ {param(_HAS_OFFSET)} THEN {text}::timestamptz "
+        f"CASE WHEN {text} ~ {param(HAS_OFFSET)} THEN {text}::timestamptz "
         f"ELSE {text}::timestamp AT TIME ZONE 'UTC' END"
     )
     return valid, cast
@@ -252,6 +249,23 @@ def judged_sql(rules: Labeling, column: str) -> str | None:
     if candidates is None or len(fixed) == sum(1 for r in rules if r.when):
         return None
     return f"({' AND '.join([candidates, *(f'({h}) IS NOT TRUE' for _, h in fixed)])})"
+
+
+def past_sql(rules: Labeling, column: str) -> tuple[str, str] | None:
+    """When the rule after :func:`fixed_sql`'s is one ``Past`` and the default follows it:
+    its label and its field's JSON value (a literal), so the values of :func:`judged_sql`
+    have that label exactly when the value is a timestamp at or before the time asked.
+
+    >>> past_sql((Rule("off", (Is("on", False),)), Rule("old", (Past("t"),)), Rule("ok")), "v")
+    ('old', "(v -> 't')")
+    """
+    rest = rules[len(_fixed_holds(rules, column)) :]
+    if len(rest) < 2 or len(rest[0].when) != 1 or rest[1].when:
+        return None
+    (cond,) = rest[0].when
+    return (
+        (rest[0].label, f"({column} -> {_literal(cond.field)})") if isinstance(cond, Past) else None
+    )
 
 
 def _fixed_holds(rules: Labeling, column: str) -> list[tuple[str, str]]:

@@ -30,6 +30,7 @@ from langmem_vault.store._labels import (
     fixed_sql,
     judged_sql,
     label_sql,
+    past_sql,
 )
 from langmem_vault.store._mirrors import mirror_of, mirror_params, mirrored_sql
 from langmem_vault.store._pages import CountOp, Page, PageOp
@@ -201,8 +202,10 @@ def count_plan(
     fixed: Applied | None = None,
 ) -> Plan[dict[Any, int]]:
     """Each label's count, in one statement: a label no time changes (``fixed_sql``: on its
-    own partial index of store/0011) is counted index-only; the items whose label may depend
-    on the time (``judged_sql``) are read and labelled; the default label's count is every
+    own partial index of store/0011) is counted index-only; of the items whose label may
+    depend on the time (``judged_sql``), those an end time alone labels (``past_sql``) are
+    counted on store/0011's index of their end time, reading only those past it, and any
+    other is read and labelled; the default label's count is every
     live item's (an index-only count of store/0008's index, up to the op's ``limit`` plus the
     others) less the others. Until ``fixed`` knows store/0011 applied, every item some rule
     but the default may label (``candidates_sql``: store/0010's index) is read and labelled,
@@ -221,9 +224,15 @@ def count_plan(
     judge = judged_sql if split else candidates_sql
     scans, counts = [], []
     for n, (ns, where) in enumerate(zip(namespaces, wheres, strict=True)):
-        if (judged := judge(labeling[ns], "i.value")) is not None:
+        counted = fixed_sql(labeling[ns], "i.value") if split else []
+        judged = judge(labeling[ns], "i.value")
+        if judged is not None and split and (past := past_sql(labeling[ns], "i.value")):
+            # labelled by the end time alone: those past it counted on its index, not judged
+            ended = f"{schema}.end_time{past[1]} <= coalesce(%(label_now)s, now())"
+            counted.append((past[0], f"{judged} AND {ended}"))
+        elif judged is not None:
             scans.append(_label_scan(schema, n, labeling[ns], f"{where} AND {judged}", params))
-        for k, (label, holds) in enumerate(fixed_sql(labeling[ns], "i.value") if split else []):
+        for k, (label, holds) in enumerate(counted):
             params[f"fl{n}_{k}"] = label
             counts.append(f"""SELECT %(fl{n}_{k})s::text AS label, count(*) AS n
     FROM {schema}.store_items AS i
