@@ -351,28 +351,28 @@ class _NotYet:
 
 
 def _status_indexes(uri: str, schemas: dict[int, str]) -> None:
-    """store/0011's indexes on each schema, store/0010's kept (run under ``cpu test``)."""
+    """store/0011's step on each schema (a plain CREATE INDEX each), store/0010's index kept
+    and the migration not recorded (run under ``cpu test``)."""
     import psycopg
+    from psycopg.rows import dict_row
 
-    from langmem_vault.db._online_index import build_index_plan
-    from langmem_vault.db._status_counts_index import FIXED, JUDGED
+    from langmem_vault.db._runner import Query
+    from langmem_vault.db._status_counts_index import status_counts_plan
 
-    built = [(s, w) for kind in FIXED.values() for _, s, w in kind]
-    built.append(("judged_idx", " OR ".join(JUDGED.values())))
-    with psycopg.connect(uri, autocommit=True) as conn:
+    with psycopg.connect(uri, autocommit=True, row_factory=dict_row) as conn:
         for schema in schemas.values():
-            for suffix, where in built:
-                name = f"store_items_status_{suffix}"
-                columns = f"(tenant, prefix) INCLUDE (expires_at) WHERE {where}"
-                plan = build_index_plan(
-                    schema,
-                    f"{schema}.store_items",
-                    name,
-                    columns,
-                    concurrently=False,
-                    partitioned=False,
-                )
-                conn.execute(next(plan).sql)  # type: ignore[attr-defined]
+            record = Query("SELECT 1")
+            plan = status_counts_plan(schema, record, concurrently=False)
+            answer: Any = None
+            while True:
+                try:
+                    query: Any = plan.send(answer)
+                except StopIteration:
+                    break
+                answer = None
+                if query is not record and not query.sql.startswith("DROP INDEX"):
+                    cursor = conn.execute(query.sql, query.params)
+                    answer = cursor.fetchall() if cursor.description else None
             conn.execute(f"ANALYZE {schema}.store_items")
     print(f"store/0011's indexes built on {sorted(schemas.values())}")
 

@@ -104,6 +104,7 @@ def test_script_distributes_every_tenant_table_in_order(pg_uri: str, schema: str
     assert sorted(done) == sorted(f"{schema}.{t}" for t in keyed)
     assert done[0] == f"{schema}.store_items"
     assert functions == {
+        f"{schema}.end_time(jsonb)",
         f"{schema}.fill_page_at()",
         f"{schema}.tenant_of(text[])",
         f"{schema}.item_time(jsonb,timestamp with time zone)",

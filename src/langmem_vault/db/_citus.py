@@ -86,6 +86,7 @@ DECLARED: tuple[Table, ...] = (
 )
 #: the functions the tables' indexes and writes call (signatures as ``regprocedure`` prints)
 FUNCTIONS: tuple[str, ...] = (
+    "end_time(jsonb)",
     "fill_page_at()",
     "item_time(jsonb,timestamp with time zone)",
     "tenant_of(text[])",
