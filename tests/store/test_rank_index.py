@@ -147,7 +147,8 @@ async def test_the_index_is_built_online_and_used_once_recorded(
         first.batch(_facts())
     _before_0009(pg_uri, schema, interrupted=True)
     versions, indexes = index_state(pg_uri, schema, "rank_idx")
-    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 10, 11] and [valid for _, valid in indexes] == [False]
+    assert versions == [1, 2, 3, 4, 5, 6, 7, 8, 10, 11]
+    assert [valid for _, valid in indexes] == [False]
     plans = _Plans()
 
     def explained(conn: psycopg.Connection[Any]) -> None:
