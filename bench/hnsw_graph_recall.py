@@ -33,7 +33,8 @@ import search_cost_bench as cost
 
 from langmem_vault.db._embedded import embedded_uri
 from langmem_vault.store import SearchRanking, VaultStore
-from langmem_vault.store import _search_sql as sq
+from langmem_vault.store import _plan_settings as ps
+from langmem_vault.store import _vector_sql as vs
 
 SCHEMA = "bench"
 
@@ -56,9 +57,9 @@ def rebuild(uri: str, graph: str) -> None:
 
 def walk_with(ef: int, rows: int) -> None:
     """The store's statements walk with ``ef`` and take ``rows`` rows from the walk."""
-    settings, ann = sq.hnsw_settings, sq._vectors_ann
-    sq.hnsw_settings = lambda _ef: settings(ef)  # type: ignore[assignment]
-    sq._vectors_ann = lambda s, columns, where: ann(s, columns, where).replace(
+    settings, ann = ps.hnsw_settings, vs.vectors_ann
+    ps.hnsw_settings = lambda _ef: settings(ef)  # type: ignore[assignment]
+    vs.vectors_ann = lambda s, columns, where: ann(s, columns, where).replace(
         "LIMIT %(k)s", f"LIMIT {rows}"
     )
 
@@ -87,7 +88,7 @@ def main() -> None:
             c: [{h.key for h in exact.search(("mem",), query=q, limit=10)} for q in qs]
             for c, qs in queries.items()
         }
-    originals = sq.hnsw_settings, sq._vectors_ann
+    originals = ps.hnsw_settings, vs.vectors_ann
     for walk in args.walks.split(","):
         ef, rows = map(int, walk.split(":"))
         walk_with(ef, rows)
@@ -112,7 +113,7 @@ def main() -> None:
                 out.append(
                     f"{c} {found[c] / total:.3f} ({sorted(counts)[len(counts) // 2]} buffers)"
                 )
-        sq.hnsw_settings, sq._vectors_ann = originals
+        ps.hnsw_settings, vs.vectors_ann = originals
         print(f"ef_search {ef}, {rows} rows: " + "; ".join(out), flush=True)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from langmem_vault.store._search_sql import namespace_key_bytes
+from langmem_vault.store._vector_sql import namespace_key_bytes
 
 INDEX = "store_vectors_namespace_idx"
 LONG_KEYS = "store_vectors_long_keys_idx"

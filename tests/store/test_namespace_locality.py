@@ -17,7 +17,7 @@ from langchain_core.embeddings import Embeddings
 from langgraph.store.base import PutOp
 
 from langmem_vault.store import AsyncVaultStore, VaultStore
-from langmem_vault.store._search_sql import namespace_key_bytes
+from langmem_vault.store._vector_sql import namespace_key_bytes
 from tests.store.test_search_cost import COMMON_QUERY, _explaining, _search_plan, _texts
 from tests.support.embeddings import TrigramEmbeddings, index_config
 from tests.support.vacuum import all_visible

@@ -8,8 +8,9 @@ from typing import Any
 from langgraph.store.base import SearchOp
 
 from langmem_vault.db._runner import Pipelined
+from langmem_vault.store import _plan_settings as ps
 from langmem_vault.store import _plans as plans
-from langmem_vault.store import _search_sql as q
+from langmem_vault.store import _vector_sql as vs
 from langmem_vault.store._lexemes import LexemeStats, StatsCache
 from langmem_vault.store._prepare import StoreSettings
 from langmem_vault.store._ranking import SearchRanking
@@ -121,7 +122,7 @@ def test_a_filtered_walk_that_ran_out_is_scored_exactly() -> None:
     short = [{**_row("far", 0.1), "walked": 1}, {**_row("farther", 0.05), "walked": 1}]
     steps, found = drive(plan, [None, short], [_row("a", 0.9), _row("b", 0.5)])
     walk, exact = str(steps[0].queries[-1].sql), str(steps[1].sql)
-    walks = f"LIMIT {q.FILTERED_SCAN_ROWS}"  # the walk's cut (sql._vectors_ann_filtered)
+    walks = f"LIMIT {vs.FILTERED_SCAN_ROWS}"  # the walk's cut (_vector_sql.vectors_ann_filtered)
     assert walks in walk and "AS walked" in walk
     assert "+ 0" in exact and "AS walked" not in exact and walks not in exact
     assert [item.key for item in found.items] == ["a", "b"]
@@ -152,7 +153,7 @@ def test_only_a_plain_search_is_sent_with_a_generic_plan_and_constant_limits() -
         assert isinstance(step, Pipelined)
         sent[name] = step.queries
     *_, settings, ranked, restore = sent["plain"]
-    assert "force_generic_plan" in str(settings.sql) and restore.sql == q.RESTORE_PLAN_MODE
+    assert "force_generic_plan" in str(settings.sql) and restore.sql == ps.RESTORE_PLAN_MODE
     # k = 50 candidates, a constant; wanted = offset + limit stays a parameter.
     assert "%(k)s" not in str(ranked.sql) and "LIMIT 50" in str(ranked.sql)
     assert "LIMIT %(wanted)s" in str(ranked.sql)

@@ -1,7 +1,7 @@
-"""The keyword side of the search statement (``_sql.search_ranked``, ``_sql.search_fill``): the
-query's lexemes weighed by the keyword statistics (``_lexemes.py``), its coverage of an item,
-and the keyword candidates. ``{s}`` is the (validated) schema name; table alias ``i`` is
-store_items."""
+"""The keyword side of the search statements (``_search_sql.search_ranked`` and
+``search_fill``): the query's lexemes weighed by the keyword statistics (``_lexemes.py``), its
+coverage of an item, and the keyword candidates. ``{s}`` is the (validated) schema name; table
+alias ``i`` is store_items."""
 
 from __future__ import annotations
 

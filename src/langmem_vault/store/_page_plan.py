@@ -34,7 +34,7 @@ from langmem_vault.store._labels import (
 )
 from langmem_vault.store._mirrors import mirror_of, mirror_params, mirrored_sql
 from langmem_vault.store._pages import CountOp, Page, PageOp
-from langmem_vault.store._search_sql import plan_settings
+from langmem_vault.store._plan_settings import plan_settings
 
 __all__ = ["FILTERED_PAGE_SETTINGS", "count_plan", "page_plan"]
 

@@ -44,10 +44,10 @@ from langmem_vault.store._page_plan import count_plan, page_plan
 from langmem_vault.store._pages import CountOp, PageOp
 from langmem_vault.store._prepare import Key, PreparedBatch, StoreSettings, prefix_of
 from langmem_vault.store._search_plan import like_prefix, search_plan
-from langmem_vault.store._search_sql import namespace_key_bytes
 from langmem_vault.store._tallies import TallyOp
 from langmem_vault.store._tally_plan import tally_plan
 from langmem_vault.store._validation import InvalidValueError, check_namespace
+from langmem_vault.store._vector_sql import namespace_key_bytes
 
 #: the tables ``setup(partitions=N)`` partitions by tenant: the items, then their vectors
 #: (the entity tables hold a few rows per user; keyed by tenant, they stay whole)

@@ -1,6 +1,6 @@
 """A tenant's own partitions, named in its namespace search instead of the partitioned tables.
 
-The namespace search runs on a cached generic plan (_search_sql.py). On a store hash-partitioned
+The namespace search runs on a cached generic plan (_plan_settings.py). On a store hash-partitioned
 by tenant (``setup(partitions=N)``) that plan holds every partition, and PostgreSQL (18 still)
 locks each partition a cached plan names before it prunes them: at 64 partitions 136 relation
 locks at every search, most past the 16 fast-path slots (bench/RESULTS.md, issue 28 sessions

@@ -1,7 +1,8 @@
 """Scope sizes: whether a scoped search's namespace or filter matches few items, remembered.
 
 A search scoped by a namespace prefix or a filter scores every match exactly when there are
-at most ``exact_scan_rows`` of them, else it asks the HNSW index (see ``sql.search_ranked``).
+at most ``exact_scan_rows`` of them, else it asks the HNSW index (see
+``_search_sql.search_ranked``).
 Counting to that bound costs up to a few milliseconds per search (7 ms for a filter matching
 5% of 100k items, 0.4 ms for a prefix covering them all), so the verdict of each scope is
 kept for a minute, as the keyword statistics are, and later searches of the same scope run

@@ -13,8 +13,11 @@ from langgraph.store.base import Item, SearchItem, SearchOp
 from langmem_vault._tenants import TenantRule
 from langmem_vault.db._runner import Pipelined, Plan, Query, Rows
 from langmem_vault.db._vectors import QueryVector
+from langmem_vault.store import _plan_settings as ps
+from langmem_vault.store import _recent_sql as rq
 from langmem_vault.store import _search_sql as sq
 from langmem_vault.store import _sql as q
+from langmem_vault.store import _vector_sql as vs
 from langmem_vault.store._applied import Applied
 from langmem_vault.store._filters import FilterBuilder
 from langmem_vault.store._lexemes import LexemeStats, StatsCache
@@ -148,7 +151,7 @@ def _recent_plan(
 ) -> Plan[SearchPage]:
     """A search without a query: the newest matching items first. Within a namespace, an
     ordered walk of the namespace's own rows (``sql.search_recent_in``), on its generic plan
-    (planned once per connection: ``sq.RECENT_PLAN_SETTINGS``); the private read walks the
+    (planned once per connection: ``ps.RECENT_PLAN_SETTINGS``); the private read walks the
     partial index of the private items instead."""
     sql, params, generic = recent_query(op, settings, mirror)
     rows = yield from run_recent(Query(sql, params, prepare=generic or None), generic)
@@ -159,7 +162,7 @@ def run_recent(query: Query, generic: bool) -> Plan[Any]:
     """The rows of a :func:`recent_query`, under its generic plan's settings when it has one."""
     if generic:
         _, rows, _ = yield Pipelined(
-            (Query(sq.RECENT_READ_SETTINGS), query, Query(sq.RESTORE_RECENT_PLAN))
+            (Query(ps.RECENT_READ_SETTINGS), query, Query(ps.RESTORE_RECENT_PLAN))
         )
         return rows
     return (yield query)
@@ -180,10 +183,10 @@ def recent_query(
         # plan settings below would rule that walk out: it sorts ties by key).
         where += f" AND {q.PRIVATE_PREDICATE}"
     if op.namespace_prefix:
-        sql = sq.search_recent_in(schema, where)
+        sql = rq.search_recent_in(schema, where)
         params.update(namespace_params(op.namespace_prefix))
     else:
-        sql = sq.search_recent(schema, where)
+        sql = rq.search_recent(schema, where)
     generic = bool(op.namespace_prefix) and not private
     return _mirrored(settings, sql, params, mirror), params, generic
 
@@ -242,7 +245,7 @@ def search_plan(
     tenant = "tenant" in params
     # A namespace's verdict is a parameter of its one statement (search_ranked).
     shape = None if scope == "namespace" else small
-    key_bytes = sq.namespace_key_bytes(settings.index["dims"]) if settings.index else 0
+    key_bytes = vs.namespace_key_bytes(settings.index["dims"]) if settings.index else 0
     # ranked from the index alone unless a boost reads the candidates' values
     covered = scope == "namespace" and not ranking.boosts
     if covered and rank_index is not None:
@@ -262,14 +265,14 @@ def search_plan(
     sql = _mirrored(settings, sql, params, mirror)
     if settings.hybrid:
         ef = min(params["k"], MAX_EF_SEARCH)
-        hnsw = tuple(Query(q, prepare=False) for q in sq.hnsw_settings(ef))
+        hnsw = tuple(Query(q, prepare=False) for q in ps.hnsw_settings(ef))
         # Without a filter (plain, or a namespace: small, large or not counted yet, when its
         # first search of the minute counts it in the statement), one statement for every
         # query and namespace, run with its generic plan, prepared on its first run (no
         # planning: 1.3-2 ms of a namespace search's ~3 at 20k items, 3-11 ms for the
         # first run of the namespace's statement on a connection; issue 26).
         if not op.filter and params["k"] == ranking.candidates:
-            sql = sq.literal_k(sql, params["k"])
+            sql = ps.literal_k(sql, params["k"])
             # One user's search names its partitions, once the store knows them (_routes.py):
             # the tenant's first search learns them in the same round trip.
             routes = stats_cache.routes
@@ -281,9 +284,9 @@ def search_plan(
             answers = yield Pipelined(
                 (
                     *hnsw,
-                    Query(sq.PLAIN_SEARCH_SETTINGS),
+                    Query(ps.PLAIN_SEARCH_SETTINGS),
                     Query(sql, params, prepare=True),
-                    Query(sq.RESTORE_PLAN_MODE),
+                    Query(ps.RESTORE_PLAN_MODE),
                     *lookups,
                 )
             )

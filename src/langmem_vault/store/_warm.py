@@ -1,7 +1,7 @@
 """A new pooled connection's first plans, made when the pool opens it, not in a user's search.
 
 The store runs its hot reads (a search in one user's namespace, the newest items of one:
-inject's every-turn reads) as prepared statements on their generic plans (_search_sql.py),
+inject's every-turn reads) as prepared statements on their generic plans (_plan_settings.py),
 made once per connection, at its first run of each. On a partitioned store that first run
 plans every partition and loads each one's catalog entries into the new server process: a
 fresh connection's first namespace search cost 210-310 ms at 1M items in 64 partitions
