@@ -16,11 +16,13 @@ _QUOTED = "'''' || replace(replace(l, chr(92), chr(92) || chr(92)), '''', ''''''
 # chr(1) lexeme chr(2) frequency ... chr(1); lexemes.py), NULL when not listed. A text search
 # rather than arrays: parsing 1,000 listed lexemes and their frequencies into a text[] and a
 # float8[] on every search cost 0.4-0.5 ms of server CPU (20k items, Zipfian words), a quarter
-# of PostgresStore's whole search; finding the query's few lexemes in the text costs ~0.05 ms.
-# No lexeme holds a control character (the parser splits words at them).
-LEXEME_FREQ = """split_part(substr(%(st_freqs)s,
-                  nullif(strpos(%(st_freqs)s, chr(1) || l || chr(2)), 0) + length(l) + 2, 32),
-                  chr(1), 1)::float8"""
+# of PostgresStore's whole search. Found by split_part, which compares bytes: strpos and substr
+# count the characters before the match (UTF-8), three passes over the 17 kB text per lexeme
+# (0.44 ms for a six-lexeme query against 0.12; bench/RESULTS.md, issue 28 session 14). The
+# text after the lexeme's entry starts with its frequency; a lexeme is listed once, and no
+# lexeme holds a control character (the parser splits words at them).
+LEXEME_FREQ = """nullif(split_part(split_part(%(st_freqs)s, chr(1) || l || chr(2), 2),
+                          chr(1), 1), '')::float8"""
 
 # The query's distinct lexemes (stemmed, stop words removed by the store's text config), each
 # with its weight, whether it is rare (see lexemes.py) and itself as a tsquery (``tq``, for
