@@ -78,7 +78,13 @@ def search_ranked(
             gated = f"{where} AND (SELECT yes FROM small)"
             if scope == "namespace":
                 count = vs.NAMESPACE_ITEMS.format(s=s, tenant=alone.replace("v.", "i."))
-                exact = vs.vectors_of_namespace(s, columns, gated)
+                # the nearest vectors' items (``near``), else every vector's (vs.NEAREST_SHARE)
+                every = vs.namespace_vectors_sorted(
+                    s, alone, key_bytes, f"(SELECT yes FROM small) AND {vs.CUT_SHORT}"
+                )
+                exact = f"""SELECT * FROM near WHERE NOT {vs.CUT_SHORT}
+    UNION ALL
+    ({vs.vectors_of_namespace(s, columns, gated, f"({every})")})"""
             else:
                 count = f"SELECT 1 FROM {s}.store_items AS i WHERE {where}"
                 exact = vs.vectors_of_items(s, columns, gated)
@@ -101,6 +107,10 @@ small AS MATERIALIZED (
 ),"""
             if scope == "namespace":
                 counted += vs.namespace_vectors(s, alone, key_bytes)
+                counted += f"""
+near AS MATERIALIZED (
+    {vs.vectors_of_namespace(s, columns, gated)}
+),"""
                 ann = vs.vectors_ann(s, columns, f"{where} AND NOT (SELECT yes FROM small)")
             else:
                 ann = vs.vectors_ann_filtered(s, columns, where, "NOT (SELECT yes FROM small)")
