@@ -9,7 +9,7 @@ search first run twice untimed (its pages in shared buffers, its statements prep
 users' partitions learnt); then the driver asks each tree for one search in turn, the order
 swapped every search, so a busy machine slows both alike. Per database and tree: wall p50 /
 p95 ms, the calling thread's CPU p50 (the client's share), and whether both trees returned
-the same keys.
+the same keys in the same order with the same scores.
 
     git archive <commit> src | tar -x -C /tmp/before
     python bench/search_ab.py --before /tmp/before/src --data-dir /tmp/c28s10/data \\
@@ -31,7 +31,7 @@ HERE = Path(__file__).parent
 
 def worker(uri: str, databases: list[str], users: int, searches: int) -> None:
     """Open the stores, warm them, then answer each "<database index> <search index>" line
-    with "<ms> <client CPU ms> <hash of the keys found>"."""
+    with "<ms> <client CPU ms> <hash of the keys and scores found>"."""
     sys.path.insert(0, str(HERE))
     sys.path.insert(0, str(HERE / "data"))
     from contextlib import ExitStack
@@ -69,7 +69,8 @@ def worker(uri: str, databases: list[str], users: int, searches: int) -> None:
             found = stores[d].search(prefix, query=query, limit=10)
             elapsed = (time.perf_counter() - start) * 1000
             cpu = (time.thread_time() - cpu) * 1000
-            keys = hashlib.blake2b(repr([f.key for f in found]).encode(), digest_size=6).hexdigest()
+            answer = repr([(f.key, f.score) for f in found]).encode()
+            keys = hashlib.blake2b(answer, digest_size=6).hexdigest()
             print(f"{elapsed:.3f} {cpu:.3f} {keys}", flush=True)
 
 
