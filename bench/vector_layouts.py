@@ -14,8 +14,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from langmem_vault.store._vector_sql import namespace_key_bytes
-
 INDEX = "store_vectors_namespace_idx"
 LONG_KEYS = "store_vectors_long_keys_idx"
 _LENGTH = "octet_length(tenant) + octet_length(prefix) + octet_length(key) + octet_length(field)"
@@ -23,6 +21,9 @@ _LENGTH = "octet_length(tenant) + octet_length(prefix) + octet_length(key) + oct
 
 def _create(conn: Any, schema: str, dims: int) -> None:
     """The two indexes as store_vectors/0004 makes them."""
+    # imported here: search_ab.py's workers import this module with older trees' src too
+    from langmem_vault.store._vector_sql import namespace_key_bytes
+
     room = namespace_key_bytes(dims)
     key = f"ON {schema}.store_vectors (tenant, prefix, key, field)"
     conn.execute(
