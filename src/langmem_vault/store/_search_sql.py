@@ -78,13 +78,7 @@ def search_ranked(
             gated = f"{where} AND (SELECT yes FROM small)"
             if scope == "namespace":
                 count = vs.NAMESPACE_ITEMS.format(s=s, tenant=alone.replace("v.", "i."))
-                # the nearest vectors' items (``near``), else every vector's (vs.NEAREST_SHARE)
-                every = vs.namespace_vectors_sorted(
-                    s, alone, key_bytes, f"(SELECT yes FROM small) AND {vs.CUT_SHORT}"
-                )
-                exact = f"""SELECT * FROM near WHERE NOT {vs.CUT_SHORT}
-    UNION ALL
-    ({vs.vectors_of_namespace(s, columns, gated, f"({every})")})"""
+                exact = vs.vectors_of_namespace(s, columns, gated)
             else:
                 count = f"SELECT 1 FROM {s}.store_items AS i WHERE {where}"
                 exact = vs.vectors_of_items(s, columns, gated)
@@ -107,10 +101,6 @@ small AS MATERIALIZED (
 ),"""
             if scope == "namespace":
                 counted += vs.namespace_vectors(s, alone, key_bytes)
-                counted += f"""
-near AS MATERIALIZED (
-    {vs.vectors_of_namespace(s, columns, gated)}
-),"""
                 ann = vs.vectors_ann(s, columns, f"{where} AND NOT (SELECT yes FROM small)")
             else:
                 ann = vs.vectors_ann_filtered(s, columns, where, "NOT (SELECT yes FROM small)")

@@ -64,18 +64,18 @@ def vectors_of_items(s: str, columns: str, where: str) -> str:
     LIMIT %(k)s"""
 
 
-def vectors_of_namespace(s: str, columns: str, where: str, nv: str = "nv") -> str:
-    # Exact, for a small namespace: its vectors' distances first (``nv``, the CTE of the
-    # nearest or the whole sorted list: one index-only scan of store_vectors_namespace_idx,
-    # (tenant, prefix, key, field) carrying the embedding: a user's vectors lie together in its
-    # leaves, about four to a page, where the heap holds them one per page as users' items
-    # arrive interleaved; store_vectors/0004. A namespace names its tenant, or the scan walks
-    # each tenant's range; narrow rows, sorted), then the items of the nearest, in that order,
-    # until k match. Same rows and order as vectors_of_items.
+def vectors_of_namespace(s: str, columns: str, where: str) -> str:
+    # Exact, for a small namespace: its vectors' distances first (the CTE ``nv``: one
+    # index-only scan of store_vectors_namespace_idx, (tenant, prefix, key, field) carrying the
+    # embedding: a user's vectors lie together in its leaves, about four to a page, where the
+    # heap holds them one per page as users' items arrive interleaved; store_vectors/0004. A
+    # namespace names its tenant, or the scan walks each tenant's range; narrow rows, sorted),
+    # then the items of the nearest, in that order, until k match. Same rows and order as
+    # vectors_of_items.
     # LIMIT 1 (one item per key anyway) keeps the planner from flattening the lateral into a
     # hash join of every item of the namespace (4.5 ms at 1,000 items): one primary-key probe
     # per nearest vector, stopping at k.
-    return f"""SELECT {_with_cos(columns, "nv.d")} FROM {nv} AS nv
+    return f"""SELECT {_with_cos(columns, "nv.d")} FROM nv
     JOIN LATERAL (SELECT * FROM {s}.store_items AS i
                   WHERE i.tenant = nv.tenant AND i.prefix = nv.prefix AND i.key = nv.key
                     AND {where} LIMIT 1) AS i ON true
@@ -95,25 +95,17 @@ def vectors_of_namespace(s: str, columns: str, where: str, nv: str = "nv") -> st
 # whose key fits beside the vector in a B-tree entry, from that index (index-only), and the
 # rest, from the small index of long keys (store_vectors/0004); their conditions are the
 # indexes' own predicates, written out, so the planner can use each.
-# Only the nearest NEAREST_SHARE * k of them are kept (``nv``), by a bounded sort (a top-N
-# heap: the whole sort of a user's 1,000 distances was 0.37 ms of a 2.9 ms warm search at 100k
-# items; bench/RESULTS.md, issue 28 sessions 13 and 14): the items of the first k that match
-# are the candidates. When fewer than k of them match (expired items) and the cut left some
-# out, the whole sorted list is read again (``CUT_SHORT``: namespace_vectors_sorted, gated
-# off otherwise), so the candidates are the same either way. Ties in distance go by
-# (prefix, key), in both, so the cut cannot change which of two equidistant items is taken.
-NEAREST_SHARE = 2
-_NAMESPACE_SORTED = """SELECT * FROM ({branches}
+_NAMESPACE_VECTORS = """
+nv AS MATERIALIZED (
+    SELECT * FROM ({branches}
         OFFSET 0) AS v
-    ORDER BY d, v.prefix, v.key"""
+    ORDER BY d
+),"""
 _NAMESPACE_BRANCH = """
         SELECT v.tenant, v.prefix, v.key, v.embedding <=> %(qv)s::vector AS d
         FROM {s}.store_vectors AS v
-        WHERE {gate} AND {tenant}v.prefix >= %(ns)s AND v.prefix < %(ns_end)s
+        WHERE (SELECT yes FROM small) AND {tenant}v.prefix >= %(ns)s AND v.prefix < %(ns_end)s
           AND (v.prefix = %(ns)s OR v.prefix LIKE %(ns_like)s){fits}"""
-#: the nearest vectors' items (CTE ``near``) are fewer than k, and the cut left vectors out
-CUT_SHORT = f"""((SELECT count(*) FROM near) < %(k)s
-          AND (SELECT count(*) FROM nv) >= {NEAREST_SHARE} * %(k)s)"""
 
 # A B-tree entry holds at most 2,704 bytes (BTMaxItemSize, 8 kB pages): the vector (4 bytes a
 # dimension and 8 of header), the four key columns' headers, the entry's header and alignment
@@ -141,37 +133,24 @@ def namespace_key_bytes(dims: int) -> int:
     return room if room >= _MIN_KEY_BYTES else 0
 
 
-def namespace_branches(
-    branch: str, s: str, tenant: str, key_bytes: int, covered: str = "", gate: str = ""
-) -> str:
+def namespace_branches(branch: str, s: str, tenant: str, key_bytes: int, covered: str = "") -> str:
     """``branch`` once per index holding the namespace's vectors (see _NAMESPACE_BRANCH);
-    ``covered``: a condition more on the rows of store_vectors_namespace_idx; ``gate``: the
-    branches' one-time filter."""
+    ``covered``: a condition more on the rows of store_vectors_namespace_idx."""
     if not key_bytes:
-        return branch.format(s=s, tenant=tenant, fits="", gate=gate)
+        return branch.format(s=s, tenant=tenant, fits="")
     fits = f"\n          AND {_KEY_LENGTH} <= {int(key_bytes)}{covered}"
     long = f"\n          AND {_KEY_LENGTH} > {int(key_bytes)}"
     return (
-        branch.format(s=s, tenant=tenant, fits=fits, gate=gate)
+        branch.format(s=s, tenant=tenant, fits=fits)
         + "\n        UNION ALL"
-        + branch.format(s=s, tenant=tenant, fits=long, gate=gate)
+        + branch.format(s=s, tenant=tenant, fits=long)
     )
 
 
-def namespace_vectors_sorted(s: str, tenant: str, key_bytes: int, gate: str) -> str:
-    """All the namespace's vectors' distances, nearest first, when ``gate`` holds."""
-    branches = namespace_branches(_NAMESPACE_BRANCH, s, tenant, key_bytes, gate=gate)
-    return _NAMESPACE_SORTED.format(branches=branches)
-
-
 def namespace_vectors(s: str, tenant: str, key_bytes: int) -> str:
-    """CTE ``nv``: the nearest ``NEAREST_SHARE * k`` of a small namespace's vectors."""
-    nearest = namespace_vectors_sorted(s, tenant, key_bytes, "(SELECT yes FROM small)")
-    return f"""
-nv AS MATERIALIZED (
-    {nearest}
-    LIMIT {NEAREST_SHARE} * %(k)s
-),"""
+    return _NAMESPACE_VECTORS.format(
+        branches=namespace_branches(_NAMESPACE_BRANCH, s, tenant, key_bytes)
+    )
 
 
 # A namespace's vectors, counted for its verdict before its items (search_ranked): from the
