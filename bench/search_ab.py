@@ -1,5 +1,6 @@
-"""One user's warm namespace search on two source trees of this package, in lockstep: before/after
-figures from one run, on partitions_bench.py's databases.
+"""One user's warm namespace search (or, ``--plain``, a search of every user's memories) on two
+source trees of this package, in lockstep: before/after figures from one run, on
+partitions_bench.py's databases.
 
 Each tree runs in a worker process of its own (``PYTHONPATH`` = the tree's ``src``) with one
 VaultStore per database (a pool of one connection), on the server of ``--data-dir``
@@ -29,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 
-def worker(uri: str, databases: list[str], users: int, searches: int) -> None:
+def worker(uri: str, databases: list[str], users: int, searches: int, plain: bool) -> None:
     """Open the stores, warm them, then answer each "<database index> <search index>" line
     with "<ms> <client CPU ms> <hash of the keys and scores found>"."""
     sys.path.insert(0, str(HERE))
@@ -48,6 +49,8 @@ def worker(uri: str, databases: list[str], users: int, searches: int) -> None:
         (("memories", pb.user_label(rng.randrange(users))), rng.choice(questions))
         for _ in range(searches)
     ]
+    if plain:  # the same questions across every user's memories
+        calls = [(("memories",), query) for _, query in calls]
     with ExitStack() as stack:
         stores = [
             stack.enter_context(
@@ -83,10 +86,11 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=100, help="users in the databases")
     parser.add_argument("--searches", type=int, default=100, help="distinct searches")
     parser.add_argument("--rounds", type=int, default=3, help="timed passes over them")
+    parser.add_argument("--plain", action="store_true", help="search every user's memories")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.databases, args.users, args.searches)
+        worker(args.worker, args.databases, args.users, args.searches, args.plain)
         return
     sys.path.insert(0, str(HERE))
     import common
@@ -98,6 +102,7 @@ def main() -> None:
     arguments = ["--worker", uri, "--before", "-", "--data-dir", args.data_dir]
     arguments += ["--databases", *args.databases]
     arguments += ["--users", str(args.users), "--searches", str(args.searches)]
+    arguments += ["--plain"] if args.plain else []
     procs = common.start_workers(__file__, trees, arguments)
     load = os.getloadavg()[0]
     rows = []
@@ -128,7 +133,8 @@ def main() -> None:
         rows.append([db, "after / before", *ratio, used, str(differ)])
     common.stop_workers(procs)
     print(
-        f"\nnamespace search, top 10, warm; {args.rounds} x {args.searches} searches per tree "
+        f"\n{'plain' if args.plain else 'namespace'} search, top 10, warm; "
+        f"{args.rounds} x {args.searches} searches per tree "
         f"and database; load {load:.1f}-{os.getloadavg()[0]:.1f}"
     )
     common.print_table(
