@@ -150,7 +150,7 @@ def _recent_plan(
     op: SearchOp, settings: StoreSettings, mirror: MirrorSearchOp | None = None
 ) -> Plan[SearchPage]:
     """A search without a query: the newest matching items first. Within a namespace, an
-    ordered walk of the namespace's own rows (``sql.search_recent_in``), on its generic plan
+    ordered walk of the namespace's own rows (``_recent_sql.search_recent_in``), on its generic plan
     (planned once per connection: ``ps.RECENT_PLAN_SETTINGS``); the private read walks the
     partial index of the private items instead."""
     sql, params, generic = recent_query(op, settings, mirror)
