@@ -154,13 +154,7 @@ def label_sql(
                 raise ValueError(f"Is({cond.field!r}, None): a missing field and null differ")
             return f"{at} = {param(json.dumps(cond.value))}::jsonb"
         if isinstance(cond, Truthy):
-            return (
-                f"CASE jsonb_typeof{at} WHEN 'string' THEN {at} <> '\"\"'::jsonb "
-                f"WHEN 'boolean' THEN {at} = 'true'::jsonb "
-                f"WHEN 'number' THEN {at} <> '0'::jsonb "
-                f"WHEN 'array' THEN {at} <> '[]'::jsonb "
-                f"WHEN 'object' THEN {at} <> '{{}}'::jsonb ELSE false END"
-            )
+            return _truthy_sql(at)
         valid, cast = time_sql(at, param)
         return f"CASE WHEN {valid} THEN {cast} <= {now}::timestamptz ELSE false END"
 
@@ -283,6 +277,11 @@ def _exact(cond: Condition, column: str) -> str:
     at = f"({column} -> {_literal(cond.field)})"
     if isinstance(cond, Is):
         return f"{at} = {_literal(json.dumps(cond.value))}::jsonb"
+    return _truthy_sql(at)
+
+
+def _truthy_sql(at: str) -> str:
+    """Python's truth of the jsonb ``at`` (a missing field or null is false)."""
     return (
         f"CASE jsonb_typeof{at} WHEN 'string' THEN {at} <> '\"\"'::jsonb "
         f"WHEN 'boolean' THEN {at} = 'true'::jsonb "
