@@ -37,6 +37,7 @@ DEFAULT_BRANCH_WEIGHTS: Mapping[str, float] = {
     "time": 1.5,
     "instances": 1.5,
     "neighbour": 0.6,
+    "feedback": 1.0,
 }
 
 #: the candidates that answer (``validity.answers_at``), each with its fact value
@@ -48,14 +49,18 @@ class RecallSettings:
     """How the branches are fused: their weights (a branch not named weighs 1), the rank
     constant ``k``, how many of a thread's best matches score it (``thread_top``), and how
     many of the first fusion's best lend their score to their neighbours
-    (``neighbour_sources``), and what share of the way to the best relevance the facts whose
-    subject the question names move (``subject_lift``, :mod:`~.subjects`)."""
+    (``neighbour_sources``), what share of the way to the best relevance the facts whose
+    subject the question names move (``subject_lift``, :mod:`~.subjects`), and how many of
+    the first fusion's best lend their words to the ``feedback`` branch and how many of
+    those words it keeps (``feedback_sources``, ``feedback_terms``, :mod:`~.feedback`)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_BRANCH_WEIGHTS))
     k: float = DEFAULT_K
     thread_top: int = 3
     neighbour_sources: int = 40
     subject_lift: float = 0.5
+    feedback_sources: int = 3
+    feedback_terms: int = 20
 
 
 DEFAULT_SETTINGS = RecallSettings()

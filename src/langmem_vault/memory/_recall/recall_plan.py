@@ -19,7 +19,10 @@ Then, in process, each branch ranks what it knows and :func:`~.fusion.fuse` fuse
   in process, an offline lexicon);
 - one list per extra :class:`Branch`: entity expansion (:class:`EntityBranch`) on stores
   with the entity index;
-- ``neighbour``: after a first fusion, what was said just before or after its best
+- ``feedback``: after a first fusion, the candidates that say the words of its best few
+  (``feedback.feedback_ranked``: pseudo-relevance feedback, the answers to a list question
+  share words with each other more than with the question);
+- ``neighbour``: after that, what was said just before or after its best
   candidates in the same conversation (``neighbours.neighbour_ranked``), fused again with
   the others: the answer is often the reply to the sentence that matches the question.
 
@@ -64,6 +67,7 @@ from langmem_vault.memory._recall.branch_lists import (
     said_in_threads,
 )
 from langmem_vault.memory._recall.entity_branch import EntityBranch, default_branches
+from langmem_vault.memory._recall.feedback import feedback_ranked
 from langmem_vault.memory._recall.fusion import fuse, fuse_more
 from langmem_vault.memory._recall.neighbours import neighbour_ranked
 from langmem_vault.memory._recall.recall_batch import RecallFound, read_found, recall_ops
@@ -142,6 +146,13 @@ def rank_found(
     if asked is not None:  # without a query no branch has anything to rank
         lists = branch_lists(found, kept, settings, asked, window, texts)
         first = fuse(lists, settings.weights, k=settings.k)
+        weight = float(settings.weights.get("feedback", 1.0))
+        if weight and query.text:  # the words of the first fusion's best, asked again
+            best = [f.key for f in first[: settings.feedback_sources]]
+            said = feedback_ranked(
+                best, texts, query.text, dict(lists["vector"]), terms=settings.feedback_terms
+            )
+            first = fuse_more(first, "feedback", said, weight, k=settings.k)
         weight = float(settings.weights.get("neighbour", 1.0))
         if weight:
             sources = [(f.key, f.score) for f in first[: settings.neighbour_sources]]
