@@ -57,6 +57,9 @@ def test_the_best_matches_words_find_an_answer_without_the_questions(
     for text in CAUSES:
         vault.remember(text)
     _check(vault.recall(QUESTION, limit=len(CAUSES)))
+    # a question that names no one runs one search (as inject does): no feedback
+    hits = vault.recall("What causes does he support?", limit=len(CAUSES))
+    assert hits and all("feedback" not in h.parts for h in hits)
 
 
 async def test_the_best_matches_words_find_an_answer_without_the_questions_async(

@@ -65,7 +65,8 @@ def feedback_ranked(
         for word, count in Counter(word for words in known for word in words).items()
         if word not in asked
     }
-    kept = dict(sorted(weight.items(), key=lambda pair: pair[1], reverse=True)[:terms])
+    # ties by the word: the same words every run (a set's order changes with the hash seed)
+    kept = dict(sorted(weight.items(), key=lambda pair: (-pair[1], pair[0]))[:terms])
     hits = []
     for key, words in said.items():
         score = sum(kept.get(word, 0.0) for word in words)

@@ -147,10 +147,12 @@ def rank_found(
         lists = branch_lists(found, kept, settings, asked, window, texts)
         first = fuse(lists, settings.weights, k=settings.k)
         weight = float(settings.weights.get("feedback", 1.0))
-        if weight and query.text:  # the words of the first fusion's best, asked again
+        # with the search without the names only: on inject's one search of 50 candidates
+        # the words of its best lost (LoCoMo 0-4, all four -1.4 points; bench/RESULTS.md)
+        if weight and found.unnamed:  # the words of the first fusion's best, asked again
             best = [f.key for f in first[: settings.feedback_sources]]
             said = feedback_ranked(
-                best, texts, query.text, dict(lists["vector"]), terms=settings.feedback_terms
+                best, texts, query.text or "", dict(lists["vector"]), terms=settings.feedback_terms
             )
             first = fuse_more(first, "feedback", said, weight, k=settings.k)
         weight = float(settings.weights.get("neighbour", 1.0))
