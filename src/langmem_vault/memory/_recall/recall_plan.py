@@ -62,13 +62,14 @@ from langmem_vault.db._store_plans import Batch, StorePlan
 from langmem_vault.memory._recall.branch_lists import (
     DEFAULT_BRANCH_WEIGHTS,
     DEFAULT_SETTINGS,
+    Kept,
     RecallSettings,
     branch_lists,
     said_in_threads,
 )
 from langmem_vault.memory._recall.entity_branch import EntityBranch, default_branches
 from langmem_vault.memory._recall.feedback import feedback_ranked
-from langmem_vault.memory._recall.fusion import fuse, fuse_more
+from langmem_vault.memory._recall.fusion import Fused, fuse, fuse_more
 from langmem_vault.memory._recall.neighbours import neighbour_ranked
 from langmem_vault.memory._recall.recall_batch import RecallFound, read_found, recall_ops
 from langmem_vault.memory._recall.recall_query import (
@@ -86,7 +87,12 @@ from langmem_vault.memory._recall.scoring import (
     score_memory,
 )
 from langmem_vault.memory._recall.subjects import named_subject
-from langmem_vault.memory._recall.time_filter import question_window, read_query_time
+from langmem_vault.memory._recall.time_filter import (
+    QueryTime,
+    TimeWindow,
+    question_window,
+    read_query_time,
+)
 from langmem_vault.memory._recall.usage import Target, with_usage
 from langmem_vault.memory._recall.validity import answers_at
 
@@ -142,29 +148,12 @@ def rank_found(
         if fact is not None and answers_at(fact, now, query.as_of, allowed, window):
             kept[target] = (candidate, with_usage(fact, found.usage.get(target)))
     texts = {t: str(fact.get("text", "")) for t, (_, fact) in kept.items()} if query.text else {}
-    fused = {}
-    if asked is not None:  # without a query no branch has anything to rank
-        lists = branch_lists(found, kept, settings, asked, window, texts)
-        first = fuse(lists, settings.weights, k=settings.k)
-        weight = float(settings.weights.get("feedback", 1.0))
-        # with the search without the names only: on inject's one search of 50 candidates
-        # the words of its best lost (LoCoMo 0-4, all four -1.4 points; bench/RESULTS.md)
-        if weight and found.unnamed:  # the words of the first fusion's best, asked again
-            best = [f.key for f in first[: settings.feedback_sources]]
-            said = feedback_ranked(
-                best, texts, query.text or "", dict(lists["vector"]), terms=settings.feedback_terms
-            )
-            first = fuse_more(first, "feedback", said, weight, k=settings.k)
-        weight = float(settings.weights.get("neighbour", 1.0))
-        if weight:
-            sources = [(f.key, f.score) for f in first[: settings.neighbour_sources]]
-            beside = neighbour_ranked(sources, said_in_threads(kept))
-            if beside:  # facts said in no thread have none
-                first = fuse_more(first, "neighbour", beside, weight, k=settings.k)
-        fused = {f.key: f for f in first}
     lifted: set[Target] = set()
     if query.text and settings.subject_lift:
         lifted = named_subject(query.text, texts)
+    fused = {}
+    if asked is not None:  # without a query no branch has anything to rank
+        fused = {f.key: f for f in _fused(found, kept, settings, asked, window, texts, lifted)}
     spread = [fused[t].score if t in fused else 0.0 for t in kept]
     low, high = (min(spread), max(spread)) if spread else (0.0, 0.0)
     scored: list[ScoredMemory] = []
@@ -192,6 +181,49 @@ def rank_found(
         )
     scored.sort(key=lambda m: m.score, reverse=True)
     return scored
+
+
+def _fused(
+    found: RecallFound,
+    kept: Kept,
+    settings: RecallSettings,
+    asked: QueryTime,
+    window: TimeWindow | None,
+    texts: Mapping[Target, str],
+    lifted: set[Target],
+) -> list[Fused[Target]]:
+    """The branches' lists fused, then the feedback and neighbour branches, which read that
+    first fusion, fused in."""
+    lists = branch_lists(found, kept, settings, asked, window, texts)
+    first = fuse(lists, settings.weights, k=settings.k)
+    weight = float(settings.weights.get("feedback", 1.0))
+    # with the search without the names only: on inject's one search of 50 candidates
+    # the words of its best lost (LoCoMo 0-4, all four -1.4 points; bench/RESULTS.md)
+    if weight and first and found.unnamed:
+        # its best as the lift will order them: the named person's lines, not the question
+        # put to them (whose words are the question's)
+        top, lift = first[0].score, settings.subject_lift
+        order = sorted(
+            first,
+            key=lambda f: f.score + lift * (top - f.score) if f.key in lifted else f.score,
+            reverse=True,
+        )
+        best = [f.key for f in order[: settings.feedback_sources]]
+        said = feedback_ranked(
+            best,
+            texts,
+            found.query.text or "",
+            dict(lists["vector"]),
+            terms=settings.feedback_terms,
+        )
+        first = fuse_more(first, "feedback", said, weight, k=settings.k)
+    weight = float(settings.weights.get("neighbour", 1.0))
+    if weight:
+        sources = [(f.key, f.score) for f in first[: settings.neighbour_sources]]
+        beside = neighbour_ranked(sources, said_in_threads(kept))
+        if beside:  # facts said in no thread have none
+            first = fuse_more(first, "neighbour", beside, weight, k=settings.k)
+    return first
 
 
 def recall_plan(
