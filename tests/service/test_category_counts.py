@@ -160,3 +160,19 @@ async def test_analytics_usage_says_when_capped(drive: Driver) -> None:
     drive.service.max_rows = 3
     usage = (await drive("analytics", "ca")).usage
     assert usage.manual == 3 and not usage.capped
+
+
+async def test_stats_say_when_capped(drive: Driver) -> None:
+    """stats counts each user's ``max_rows`` most recently updated memories: ``capped`` when
+    a user holds more (for that user and for everyone), not when they hold exactly that many."""
+    for i in range(3):
+        await drive("add_memory", "cs", f"Fact number {i}")
+    await drive("add_memory", "ct", "Another user's fact")
+    drive.service.max_rows = 2
+    stats = await drive("stats", "cs")
+    assert (stats.total, stats.capped) == (2, True)
+    assert (await drive("stats")).capped
+    drive.service.max_rows = 3
+    stats = await drive("stats", "cs")
+    assert (stats.total, stats.capped) == (3, False)
+    assert not (await drive("stats")).capped

@@ -45,10 +45,19 @@ class StatsReport(BaseModel):
     this_month: int
     #: one row per day of the last ``days`` days, oldest first (``total``: running count)
     growth: list[DayCount]
+    #: a user holds more memories than the service's ``max_rows``: the counts cover only
+    #: that many of their most recently updated
+    capped: bool = False
 
 
 def build_stats(
-    user_id: str | None, users: int, records: list[MemoryRecord], days: int, now: datetime
+    user_id: str | None,
+    users: int,
+    records: list[MemoryRecord],
+    days: int,
+    now: datetime,
+    *,
+    capped: bool = False,
 ) -> StatsReport:
     """The report of ``records`` (pure: no I/O)."""
     created = [r.created_at for r in records if r.created_at is not None]
@@ -72,6 +81,7 @@ def build_stats(
         this_week=sum(c >= now - timedelta(days=7) for c in created),
         this_month=sum(c >= now - timedelta(days=30) for c in created),
         growth=growth,
+        capped=capped,
     )
 
 
@@ -87,10 +97,12 @@ class StatsMixin(MemoriesMixin):
         else:
             users = [user_id]
         records: list[MemoryRecord] = []
+        capped = False
         for uid in users:
-            found, _ = yield Within(self.store, self._records_plan(uid))
+            found, truncated = yield Within(self.store, self._records_plan(uid))
             records.extend(found)
-        return build_stats(user_id, len(users), records, days, utcnow())
+            capped = capped or truncated
+        return build_stats(user_id, len(users), records, days, utcnow(), capped=capped)
 
     def _users_steps(self) -> Steps[list[str]]:
         self._require_admin()
