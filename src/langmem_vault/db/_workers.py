@@ -7,7 +7,9 @@ Starting a thread for each call cost inject about 0.3 ms a turn at 10k facts
 one starts only when none is idle. Each call runs in its caller's context (the run's config, the
 tracing span). The workers are daemons: a call that hangs holds only its own worker, which
 is left behind (never joined, even at exit), and the next call takes another. A worker idle
-for ``IDLE_SECONDS`` ends.
+for ``IDLE_SECONDS`` ends. (Not ``concurrent.futures.ThreadPoolExecutor``: it joins its
+workers at exit, so one hung call would hang the app's exit, and it bounds them, so hung
+calls would starve the rest.)
 
 >>> handoff = hand_off(lambda: 6 * 7)
 >>> handoff.wait(5), handoff.result()
