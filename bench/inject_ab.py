@@ -8,7 +8,9 @@ timing. The driver asks the workers for one inject each in turn, so a busy machi
 both alike: first ``--samples`` turns with a user message, then as many without.
 ``--statements`` loads pg_stat_statements (planning tracked) into both servers and prints,
 per path and tree, each statement's planning and execution time per call and how often it
-was planned: the database's share of a turn, statement by statement.
+was planned: the database's share of a warm turn, statement by statement (after ``--settle``
+turns of each path, not counted: the pooled connections' first runs plan each statement 11
+times, bench/RESULTS.md "Session 14 (p25)").
 
     git archive <commit> src | tar -x -C /tmp/before
     python bench/inject_ab.py --before /tmp/before/src --after src [--facts 10000]
@@ -122,6 +124,12 @@ def main() -> None:
     parser.add_argument("--others", type=int, default=0)
     parser.add_argument("--samples", type=int, default=60)
     parser.add_argument("--statements", action="store_true", help="per-statement server time")
+    parser.add_argument(
+        "--settle",
+        type=int,
+        default=40,
+        help="with --statements, turns of each path run before the counts start",
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
@@ -138,7 +146,13 @@ def main() -> None:
     rows = []
     stats: dict[str, dict[str, list[list[Any]]]] = {}
     for mode in ("msg", "nomsg"):
-        if args.statements:  # the warm-up and the other path's turns are not counted
+        if args.statements:
+            # Not counted: the other path's turns, and each pooled connection's first runs of
+            # a statement (psycopg prepares it at its 6th, Postgres custom-plans its first 5
+            # prepared runs: 11 plans a connection before the generic one is kept).
+            for _ in range(args.settle):
+                for proc in procs.values():
+                    common.ask(proc, mode)
             for proc in procs.values():
                 common.ask(proc, "stats")
         times: dict[str, list[float]] = {n: [] for n in procs}
