@@ -22,6 +22,26 @@ CAUSES = [
     "John: What causes traffic jams downtown?",
 ]
 QUESTION = "What causes does John support?"
+# the feedback branch needs a pool (RecallSettings.feedback_min_candidates): lines about
+# other things, sharing no word with the causes
+OTHER = [
+    f"John: {thing}"
+    for thing in (
+        "Breakfast was pancakes with blueberries",
+        "The train to Boston left late again",
+        "My sister adopted a grey kitten",
+        "Painted the garage door bright yellow",
+        "Watched an old western movie last night",
+        "The garden tomatoes are finally ripe",
+        "Learning to play the ukulele slowly",
+        "Our basement flooded after the storm",
+        "Booked a cabin near the mountains for July",
+        "New glasses, much sharper vision now",
+        "The bakery downstairs closed for good",
+        "Tried sushi for the first time",
+        "Cleaning out the attic this weekend",
+    )
+]
 
 
 def test_the_sources_words_rank_the_others_not_the_questions() -> None:
@@ -54,18 +74,25 @@ def test_the_best_matches_words_find_an_answer_without_the_questions(
     store: BaseStore,
 ) -> None:
     vault = MemoryVault(store, user_id="u1")
-    for text in CAUSES:
+    for text in CAUSES + OTHER:
         vault.remember(text)
-    _check(vault.recall(QUESTION, limit=len(CAUSES)))
+    _check(vault.recall(QUESTION, limit=len(CAUSES + OTHER)))
     # a question that names no one runs one search (as inject does): no feedback
     hits = vault.recall("What causes does he support?", limit=len(CAUSES))
     assert hits and all("feedback" not in h.parts for h in hits)
+    # among fewer candidates than feedback_min_candidates: no feedback (the best three are
+    # most of them, and their own words would rank them)
+    few = MemoryVault(store, user_id="u2")
+    for text in CAUSES:
+        few.remember(text)
+    hits = few.recall(QUESTION, limit=len(CAUSES))
+    assert len(hits) == len(CAUSES) and all("feedback" not in h.parts for h in hits)
 
 
 async def test_the_best_matches_words_find_an_answer_without_the_questions_async(
     astore: BaseStore,
 ) -> None:
     vault = MemoryVault(astore, user_id="u1")
-    for text in CAUSES:
+    for text in CAUSES + OTHER:
         await vault.aremember(text)
-    _check(await vault.arecall(QUESTION, limit=len(CAUSES)))
+    _check(await vault.arecall(QUESTION, limit=len(CAUSES + OTHER)))

@@ -52,7 +52,9 @@ class RecallSettings:
     (``neighbour_sources``), what share of the way to the best relevance the facts whose
     subject the question names move (``subject_lift``, :mod:`~.subjects`), and how many of
     the first fusion's best lend their words to the ``feedback`` branch and how many of
-    those words it keeps (``feedback_sources``, ``feedback_terms``, :mod:`~.feedback`)."""
+    those words it keeps (``feedback_sources``, ``feedback_terms``, :mod:`~.feedback`), from
+    how many candidates on (``feedback_min_candidates``: among fewer, how rare a word is says
+    little, and the best few are most of them, so their own words rank them)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_BRANCH_WEIGHTS))
     k: float = DEFAULT_K
@@ -61,6 +63,7 @@ class RecallSettings:
     subject_lift: float = 0.5
     feedback_sources: int = 3
     feedback_terms: int = 20
+    feedback_min_candidates: int = 20
 
 
 DEFAULT_SETTINGS = RecallSettings()

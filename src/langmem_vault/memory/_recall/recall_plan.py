@@ -199,7 +199,7 @@ def _fused(
     weight = float(settings.weights.get("feedback", 1.0))
     # with the search without the names only: on inject's one search of 50 candidates
     # the words of its best lost (LoCoMo 0-4, all four -1.4 points; bench/RESULTS.md)
-    if weight and first and found.unnamed:
+    if weight and first and found.unnamed and len(texts) >= settings.feedback_min_candidates:
         # its best as the lift will order them: the named person's lines, not the question
         # put to them (whose words are the question's)
         top, lift = first[0].score, settings.subject_lift
