@@ -5,9 +5,11 @@ table, and inject's latency."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
@@ -15,6 +17,7 @@ from langmem_vault.extraction._schema import AliasFact, ExtractionProposal
 from langmem_vault.graphs import ExtractOptions, build_memory_graph
 from langmem_vault.memory._recall.accounting import METRICS
 from langmem_vault.offline._model import RecallChatModel
+from langmem_vault.service import MemoryService
 from tests.cli.conftest import Cli, user
 from tests.support.models import MeteredModel
 
@@ -62,3 +65,23 @@ def test_a_bad_price_table_is_refused_naming_it(cli: Cli, tmp_path: Path) -> Non
     done = cli("stats", "--user", user(), "--prices", str(prices))
     assert done.exit_code == 2
     assert "prices['gpt-4o-mini']" in done.output
+
+
+def test_the_stats_table_says_when_its_counts_are_capped(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user with more memories than the service's ``max_rows`` is counted over the newest
+    only: the table's title says so, as ``--json``'s ``capped`` does; not at exactly that many."""
+    from langmem_vault.cli import _context
+
+    uid = user()
+    for i in range(3):
+        cli.service.add_memory(uid, f"Fact number {i}")
+    monkeypatch.setattr(_context, "MemoryService", partial(MemoryService, max_rows=2))
+    done = cli("stats", "--user", uid)
+    assert done.exit_code == 0, done.output
+    assert f"memories of {uid} (capped: the 2 most recently updated of each user)" in done.output
+    assert json.loads(cli("stats", "--user", uid, "--json").output)["capped"] is True
+    monkeypatch.setattr(_context, "MemoryService", partial(MemoryService, max_rows=3))
+    done = cli("stats", "--user", uid)
+    assert done.exit_code == 0 and "capped" not in done.output, done.output

@@ -220,12 +220,16 @@ def stats(
             service.prices = table_of_prices
         report = service.stats(user, days=days)
         accounting = service.accounting(user, days=days)
+        max_rows = service.max_rows
     if as_json:
         print_json(
             {**report.model_dump(mode="json"), "accounting": accounting.model_dump(mode="json")}
         )
         return
     who = user or f"{report.users} users"
+    # Counts over a sample must not read as the whole: say so in the title (--json: "capped").
+    if report.capped:
+        who += f" (capped: the {max_rows:,} most recently updated of each user)"
     totals = [
         ("total", report.total),
         ("this week", report.this_week),
