@@ -270,8 +270,11 @@ def search_plan(
         # first search of the minute counts it in the statement), one statement for every
         # query and namespace, run with its generic plan, prepared on its first run (no
         # planning: 1.3-2 ms of a namespace search's ~3 at 20k items, 3-11 ms for the
-        # first run of the namespace's statement on a connection; issue 26).
-        if not op.filter and params["k"] == ranking.candidates:
+        # first run of the namespace's statement on a connection; issue 26). Two values of
+        # k (a literal: one statement each): the store's own, and a page of ``candidates``
+        # (k = 2 x limit: inject's 50), which was planned on its first 11 runs of every
+        # pooled connection, the turns that made inject's p95 (bench/RESULTS.md, session 15).
+        if not op.filter and params["k"] in (ranking.candidates, 2 * ranking.candidates):
             sql = ps.literal_k(sql, params["k"])
             # One user's search names its partitions, once the store knows them (_routes.py):
             # the tenant's first search learns them in the same round trip.
