@@ -29,7 +29,10 @@ __all__ = [
     "said_in_threads",
 ]
 
-#: each branch's weight in the fusion (tuned on LoCoMo conversations 0-4: bench/RESULTS.md)
+#: each branch's weight in the fusion, hand-tuned on LoCoMo conversations 0-4 (sessions 8-14),
+#: then fitted in session 15 by bench/fusion_fit.py (coordinate ascent over these, k and the
+#: later stages' settings, on recall's captured batches): it keeps them, and refits on four
+#: conversations lose multi-hop on the fifth (bench/RESULTS.md). Refit there after a change.
 DEFAULT_BRANCH_WEIGHTS: Mapping[str, float] = {
     "vector": 1.0,
     "keyword": 1.5,
