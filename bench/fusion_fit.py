@@ -11,16 +11,19 @@ Two steps:
     inject and the reference store are not run (they do not change recall's ranking).
 
 ``fit``
-    Replays ``recall_plan.rank_found`` on those captures with other settings (its base row is
-    the live figures: checked against ``rank_found`` itself on every question), and fits the
+    Replays ``recall_plan.rank_found`` on those captures with other settings (``--check``
+    ranks every question with ``rank_found`` itself too: the same ids), and fits the
     settings by coordinate ascent on the chosen conversations (LoCoMo 0-4; 5-9 held out), the
     objective recall@10 of the evidence turns: multi-hop plus all four categories, with every
     other category kept within ``--slack`` of the base. Leave-one-conversation-out inside
     the tuned conversations says whether a fit generalises: fitted on four, scored on the
-    fifth.
+    fifth. ``--linear`` fits a linear scorer over every branch's rank and score the same way
+    (on recall@10 itself); ``--ceiling`` says where the multi-hop misses rank in each branch
+    and what a fusion that knew the answers would reach.
 
-    PYTHONPATH=src:bench python bench/fusion_fit.py capture /work/wt/locomo10.json --out cap.pkl
-    PYTHONPATH=src:bench python bench/fusion_fit.py fit cap.pkl --tune 0-4 --cv
+    PYTHONPATH=src:bench python bench/fusion_fit.py capture locomo10.json --out cap.pkl
+    PYTHONPATH=src:bench python bench/fusion_fit.py fit cap.pkl --tune 0-4 --held-out 5-9 \
+        --check --ceiling --cv --linear --rounds 2
 
 Nothing here is imported by the package: the fitted values ship as plain constants
 (``branch_lists.DEFAULT_BRANCH_WEIGHTS``, ``RecallSettings``' defaults).
