@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 from langmem_vault.memory._recall.scoring import (
     ScoredMemory,
+    as_datetime,
     balance_categories,
     base_score,
     recency,
@@ -62,3 +63,16 @@ def test_category_balance_fills_when_nothing_else() -> None:
     prefs = [ScoredMemory(f"p{i}", {"category": "preference"}, 1 - i / 100) for i in range(10)]
     assert len(balance_categories(prefs, 6, max_share=0.2)) == 6
     assert balance_categories(prefs, 0) == []
+
+
+def test_stamps_parse_the_same_every_time() -> None:
+    # The parses are cached (a turn reads the same stamps hundreds of times): a stamp read
+    # again is the same aware datetime, naive ones taken as UTC, bad ones None.
+    for _ in range(2):
+        assert as_datetime("2026-05-31T12:00:00+02:00") == datetime(2026, 5, 31, 10, tzinfo=UTC)
+        naive = as_datetime("2026-05-31T12:00:00")
+        assert naive == datetime(2026, 5, 31, 12, tzinfo=UTC) and naive.tzinfo is not None
+        assert as_datetime("not a date") is None
+        assert as_datetime("") is None and as_datetime(None) is None and as_datetime(3) is None
+        assert as_datetime(datetime(2026, 5, 31)) == datetime(2026, 5, 31, tzinfo=UTC)
+    assert as_datetime("2026-05-31T12:00:00") is as_datetime("2026-05-31T12:00:00")
