@@ -10,12 +10,18 @@ temporal points on LoCoMo, bench/RESULTS.md).
 
 A fact's subject is the name it starts with: the speaker of a transcript line ("Melanie: I
 ...") or the subject of a sentence ("Maya moved to Lyon"). The question names a person when
-one of its capitalised words (other than its first) is some candidate's subject; a question
-naming two such people (both speakers) lifts none.
+one of its capitalised words (other than its first) is some candidate's subject. A question
+naming two such people asks about the first ("What book did Melanie read from Caroline's
+suggestion?", "What has Nate received from Joanna?": the first's lines are lifted; LoCoMo 0-4,
+multi-hop +0.4 points), unless it joins them ("Did Melanie and Caroline run?", "What do they
+both like?": both people's lines are then every line, and none is lifted) or the first is
+only the second's owner ("What does Melanie's friend Caroline run?").
 
 >>> texts = {"a": "Melanie: I run", "b": "Caroline: you run?", "c": "The run"}
 >>> sorted(named_subject("What does Melanie run?", texts))
 ['a']
+>>> sorted(named_subject("What did Caroline run with Melanie?", texts))
+['b']
 >>> named_subject("Did Melanie and Caroline run?", texts)
 set()
 
@@ -49,6 +55,9 @@ _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
 # which says what the question is about), with its possessive
 _NAME = re.compile(r"\b[A-Z][a-z][\w-]*(?:['\u2019]s)?\b")
 _BEFORE_PUNCTUATION = re.compile(r"\s+(?=[?.,!;:])")
+# two names joined ("Jon and Gina", "Jon's and Gina's"), or "both": the question is about both
+_JOINED = re.compile(r"^(?:['\u2019]s)?\s+(?:and|or|&)\s+$")
+_BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
 
 #: the share of the candidates whose subject the question names from which the vector branch
 #: ranks by the search without the names: a name that many candidates start with says little
@@ -85,10 +94,26 @@ def _by_subject(query: str, texts: Mapping[K, str]) -> dict[str, set[K]]:
 
 
 def named_subject(query: str, texts: Mapping[K, str]) -> set[K]:
-    """The keys of ``texts`` whose subject is the one person ``query`` names (empty: it
-    names none of their subjects, or more than one)."""
+    """The keys of ``texts`` whose subject is the person ``query`` asks about: the one it
+    names, or the first of two it does not join (empty: it names none of their subjects,
+    joins two, or names more)."""
     by_name = _by_subject(query, texts)
-    return by_name.popitem()[1] if len(by_name) == 1 else set()
+    if len(by_name) == 1:
+        return by_name.popitem()[1]
+    if len(by_name) != 2 or _BOTH.search(query):
+        return set()
+    first, second = sorted(by_name, key=lambda name: _mention(query, name))
+    between = query[_mention(query, first) + len(first) : _mention(query, second)]
+    if _JOINED.match(between):
+        return set()
+    # "Melanie's friend Caroline": the owner is not who the question is about
+    return by_name[second] if between.startswith(("'s", "\u2019s")) else by_name[first]
+
+
+def _mention(query: str, name: str) -> int:
+    """Where ``query`` first names ``name`` as a word (not as its first word)."""
+    match = re.search(rf"(?<=\W){re.escape(name)}\b", query)
+    return match.start() if match else len(query)
 
 
 def named_share(query: str, texts: Mapping[K, str]) -> float:
