@@ -34,6 +34,12 @@ branch ranks by that search's cosine instead (``branch_lists``):
 
 >>> without_names("What books has Nate's sister read in Paris?")
 'What books has sister read in?'
+
+A run of capitalised words stays: "Lebron James", "The Lord of the Rings" and "Grand Canyon"
+name what the question is about, not whose lines to read (LoCoMo 0-4: multi-hop +0.4 points):
+
+>>> without_names("What does John like about Lebron James?")
+'What does like about Lebron James?'
 >>> named_share("Did Melanie and Caroline run?", texts)
 0.6666666666666666
 """
@@ -55,6 +61,8 @@ _CAPITALISED = re.compile(r"\b[A-Z][\w-]+")
 # which says what the question is about), with its possessive
 _NAME = re.compile(r"\b[A-Z][a-z][\w-]*(?:['\u2019]s)?\b")
 _BEFORE_PUNCTUATION = re.compile(r"\s+(?=[?.,!;:])")
+# two or more capitalised words in a row (with "of", "the"... inside): a full name or a title
+_NAME_RUN = re.compile(r"\b[A-Z][a-z][\w-]*(?: (?:of |the |de |la )*[A-Z][a-z][\w-]*)+")
 # two names joined ("Jon and Gina", "Jon's and Gina's"), or "both": the question is about both
 _JOINED = re.compile(r"^(?:['\u2019]s)?\s+(?:and|or|&)\s+$")
 _BOTH = re.compile(r"\bboth\b", re.IGNORECASE)
@@ -125,7 +133,13 @@ def named_share(query: str, texts: Mapping[K, str]) -> float:
 
 def without_names(query: str) -> str:
     """``query`` without the names in it (capitalised words other than the first, with
-    their possessive), for the search that looks for what it asks, not who."""
+    their possessive; not a run of them: a full name or a title), for the search that looks
+    for what it asks, not who."""
     text = query.strip()
-    kept = _NAME.sub(lambda m: m.group() if m.start() == 0 else "", text)
-    return _BEFORE_PUNCTUATION.sub("", " ".join(kept.split()))
+    runs = [(m.start(), m.end()) for m in _NAME_RUN.finditer(text) if m.start() > 0]
+
+    def kept(m: re.Match[str]) -> str:
+        keep = m.start() == 0 or any(start <= m.start() < end for start, end in runs)
+        return m.group() if keep else ""
+
+    return _BEFORE_PUNCTUATION.sub("", " ".join(_NAME.sub(kept, text).split()))
