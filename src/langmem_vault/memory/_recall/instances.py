@@ -115,11 +115,10 @@ CATEGORY_INSTANCES: Mapping[str, frozenset[str]] = {
         "area": _NAMES,
         "state": _NAMES,
         "town": _NAMES,
+        # not "family" nor "friends": "her family's support", "with her friends" ask for no list
         "relative": _PEOPLE,
-        "family": _PEOPLE,
         "member": _PEOPLE,
         "people": _PEOPLE,
-        "friend": _PEOPLE,
         "who": _PEOPLE,
         "whom": _PEOPLE,
         "event": "event events parade festival conference fair fundraiser concert race charity"
