@@ -50,7 +50,7 @@ __all__ = [
 K = TypeVar("K")
 
 #: among a category's instance words: each distinct quoted title a text says counts as one
-#: (LoCoMo 0-4, with :data:`PROPER_NAME`: multi-hop +2.5 points; bench/RESULTS.md)
+#: (LoCoMo 0-4, with :data:`PROPER_NAME`: multi-hop +1.3 points; bench/RESULTS.md)
 QUOTED_TITLE = '<"Title">'
 #: among a category's instance words: each distinct proper name a text says counts as one
 PROPER_NAME = "<Name>"
@@ -133,10 +133,8 @@ _QUOTED = re.compile(r'["\u201c]([A-Z][^"\u201d]{1,60})["\u201d]')
 # a capitalised word within a sentence: after a lower-case word or a comma (a sentence's
 # first word is capitalised by grammar)
 _INNER_NAME = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
-_CALENDAR = frozenset(
-    "January February March April May June July August September October November December"
-    " Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split()
-)
+_MONTHS = "January February March April May June July August September October November December"
+_CALENDAR = frozenset(f"{_MONTHS} Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
 
 
 def _forms(word: str) -> tuple[str, ...]:
