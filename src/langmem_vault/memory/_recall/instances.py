@@ -132,7 +132,7 @@ _WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
 _QUOTED = re.compile(r'["\u201c]([A-Z][^"\u201d]{1,60})["\u201d]')
 # a capitalised word within a sentence: after a lower-case word or a comma (a sentence's
 # first word is capitalised by grammar)
-_INNER_NAME = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+")
+_INNER_NAME = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+(?: [A-Z][a-z]+)*")
 _MONTHS = "January February March April May June July August September October November December"
 _CALENDAR = frozenset(f"{_MONTHS} Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
 
