@@ -63,6 +63,12 @@ def test_a_speakers_name_a_month_and_a_sentences_first_word_are_no_instances() -
     counts = dict(instance_ranked(asked_instances("Which places did Maya see?"), texts, {}))
     # Lisbon, Porto; Priya, Tom; not "Maya" (a speaker) after "Ana:", nor "March"
     assert counts == {1: 2.0, 5: 2.0}
+    # a run of capitalised words is one name: a company's two words do not outrank a city
+    city = asked_instances("Which city?")
+    assert dict(instance_ranked(city, {0: "Works at Acme Robotics", 1: "Lives in Lyon"}, {})) == {
+        0: 1.0,
+        1: 1.0,
+    }
     # a category without titles does not count them
     assert 3 not in dict(instance_ranked(asked_instances("What pets?"), texts, {}))
 

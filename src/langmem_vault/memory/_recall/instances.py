@@ -13,9 +13,10 @@ over the candidates recall's batch already read: no statement, no model.
 Some instances no word list holds: a book or a film is named by its title ("I loved
 "Becoming Nicole""), a city or a country by its proper name ("we drove to Seattle"), a person
 by theirs ("my mentor Alice"). So the entries of those categories also count the text's quoted
-titles (:data:`QUOTED_TITLE`) or its proper names (:data:`PROPER_NAME`: a capitalised word
-after a lower-case word or a comma, other than a month, a weekday or the candidates' own
-subjects: the speakers' names are in every kind of line, so they answer nothing).
+titles (:data:`QUOTED_TITLE`) or its proper names (:data:`PROPER_NAME`: a capitalised word,
+or a run of them such as "Acme Robotics", after a lower-case word or a comma, other than a
+month, a weekday or the candidates' own subjects: the speakers' names are in every kind of
+line, so they answer nothing).
 
 >>> asked = asked_instances("What instruments does Tim play?")
 >>> {"violin", "piano"} <= asked
@@ -130,8 +131,8 @@ CATEGORY_INSTANCES: Mapping[str, frozenset[str]] = {
 
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
 _QUOTED = re.compile(r'["\u201c]([A-Z][^"\u201d]{1,60})["\u201d]')
-# a capitalised word within a sentence: after a lower-case word or a comma (a sentence's
-# first word is capitalised by grammar)
+# a capitalised word (or a run of them: one name) within a sentence: after a lower-case word
+# or a comma (a sentence's first word is capitalised by grammar)
 _INNER_NAME = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+(?: [A-Z][a-z]+)*")
 _MONTHS = "January February March April May June July August September October November December"
 _CALENDAR = frozenset(f"{_MONTHS} Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
