@@ -1,6 +1,6 @@
 """recall and the names in a question (memory/_recall/instances.py, subjects.py): the
-instances a list question wants named by a title or a proper name, the person a question
-about two people asks about, and the full names the search without names keeps."""
+instances a list question wants named by a title or a proper name, and the full names the
+search without names keeps (a question about two people: test_recall_subjects.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from langgraph.store.base import BaseStore
 from langmem_vault.memory import MemoryVault, Recalled
 from langmem_vault.memory._recall.instances import asked_instances, instance_ranked
 from langmem_vault.memory._recall.recall_query import RecallQuery
-from langmem_vault.memory._recall.subjects import named_subject, without_names
+from langmem_vault.memory._recall.subjects import without_names
 
 # the answers name no word of the lexicon: two cities, two films, two people by name
 LINES = [
@@ -71,52 +71,6 @@ def test_a_speakers_name_a_month_and_a_sentences_first_word_are_no_instances() -
     }
     # a category without titles does not count them
     assert 3 not in dict(instance_ranked(asked_instances("What pets?"), texts, {}))
-
-
-# Caroline's lines share the question's words ("sports"); Melanie's answers do not
-CHAT = [
-    "Caroline: Melanie, which sports do you like to watch?",
-    "Melanie: I go kayaking on the lake most Sundays.",
-    "Caroline: I like sports, mostly football and tennis.",
-    "Melanie: I started rock climbing with my son.",
-    "Caroline: Sports on TV bore me.",
-]
-# about Melanie, who tells Caroline
-TWO = "What sports has Melanie told Caroline she likes?"
-
-
-def _check_two(hits: Sequence[Recalled]) -> None:
-    # both of Melanie's answers make the top three, above Caroline's question to her
-    texts = [h.value.text for h in hits]
-    assert {CHAT[1], CHAT[3]} <= set(texts), texts
-    assert CHAT[0] not in texts
-
-
-def test_a_question_about_one_of_two_people_lifts_the_first(store: BaseStore) -> None:
-    vault = MemoryVault(store, user_id="u1")
-    for n, text in enumerate(CHAT):
-        vault.remember(text, thread_id=f"t{n}", observed_at=_said(n))
-    _check_two(vault.recall(TWO, limit=3))
-
-
-async def test_a_question_about_one_of_two_people_lifts_the_first_async(
-    astore: BaseStore,
-) -> None:
-    vault = MemoryVault(astore, user_id="u1")
-    for n, text in enumerate(CHAT):
-        await vault.aremember(text, thread_id=f"t{n}", observed_at=_said(n))
-    _check_two(await vault.arecall(TWO, limit=3))
-
-
-def test_which_of_two_named_people_a_question_is_about() -> None:
-    texts = dict(enumerate(CHAT))
-    assert named_subject(TWO, texts) == {1, 3}
-    assert named_subject("What did Caroline say to Melanie?", texts) == {0, 2, 4}
-    # the owner is not who it is about; joined or "both": about both, none lifted
-    assert named_subject("What does Caroline's friend Melanie like?", texts) == {1, 3}
-    assert named_subject("What do Melanie and Caroline like?", texts) == set()
-    assert named_subject("What do Melanie's and Caroline's kids like?", texts) == set()
-    assert named_subject("What has Melanie both read and told Caroline?", texts) == set()
 
 
 def test_the_search_without_names_keeps_a_full_name_or_a_title() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from langgraph.store.base import BaseStore
 
 from langmem_vault.memory import MemoryVault, Recalled
@@ -20,6 +21,8 @@ CHAT = [
     "Caroline: Sports on TV bore me.",
 ]
 QUESTION = "What sports does Melanie like?"
+# about Melanie, who tells Caroline: a question naming two people lifts the first
+TWO = "What sports has Melanie told Caroline she likes?"
 
 
 def _said(n: int) -> datetime:
@@ -33,18 +36,20 @@ def _check(hits: Sequence[Recalled]) -> None:
     assert CHAT[0] not in texts
 
 
-def test_the_named_persons_turns_move_up(store: BaseStore) -> None:
+@pytest.mark.parametrize("question", [QUESTION, TWO])
+def test_the_named_persons_turns_move_up(store: BaseStore, question: str) -> None:
     vault = MemoryVault(store, user_id="u1")
     for n, text in enumerate(CHAT):
         vault.remember(text, thread_id=f"t{n}", observed_at=_said(n))
-    _check(vault.recall(QUESTION, limit=3))
+    _check(vault.recall(question, limit=3))
 
 
-async def test_the_named_persons_turns_move_up_async(astore: BaseStore) -> None:
+@pytest.mark.parametrize("question", [QUESTION, TWO])
+async def test_the_named_persons_turns_move_up_async(astore: BaseStore, question: str) -> None:
     vault = MemoryVault(astore, user_id="u1")
     for n, text in enumerate(CHAT):
         await vault.aremember(text, thread_id=f"t{n}", observed_at=_said(n))
-    _check(await vault.arecall(QUESTION, limit=3))
+    _check(await vault.arecall(question, limit=3))
 
 
 def test_the_subject_is_the_name_a_text_starts_with() -> None:
@@ -60,3 +65,14 @@ def test_the_subject_is_the_name_a_text_starts_with() -> None:
         "Maya",
         None,
     ]
+
+
+def test_which_of_two_named_people_a_question_is_about() -> None:
+    texts = dict(enumerate(CHAT))
+    assert named_subject(TWO, texts) == {1, 3}
+    assert named_subject("What did Caroline say to Melanie?", texts) == {0, 2, 4}
+    # the owner is not who it is about; joined or "both": about both, none lifted
+    assert named_subject("What does Caroline's friend Melanie like?", texts) == {1, 3}
+    assert named_subject("What do Melanie and Caroline like?", texts) == set()
+    assert named_subject("What do Melanie's and Caroline's kids like?", texts) == set()
+    assert named_subject("What has Melanie both read and told Caroline?", texts) == set()
