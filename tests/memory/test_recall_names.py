@@ -5,7 +5,6 @@ search without names keeps (a question about two people: test_recall_subjects.py
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 
 from langgraph.store.base import BaseStore
 
@@ -13,6 +12,7 @@ from langmem_vault.memory import MemoryVault, Recalled
 from langmem_vault.memory._recall.instances import asked_instances, instance_ranked
 from langmem_vault.memory._recall.recall_query import RecallQuery
 from langmem_vault.memory._recall.subjects import without_names
+from tests.memory.test_recall_subjects import _said
 
 # the answers name no word of the lexicon: two cities, two films, two people by name
 LINES = [
@@ -30,10 +30,6 @@ ASKED = {
     "What movies has Maya seen?": LINES[3],
     "Which of Maya's relatives helped her move?": LINES[5],
 }
-
-
-def _said(n: int) -> datetime:
-    return datetime(2024, 3, 2, tzinfo=UTC) + timedelta(days=n)
 
 
 def _check(question: str, hits: Sequence[Recalled]) -> None:

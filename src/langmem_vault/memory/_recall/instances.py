@@ -38,6 +38,7 @@ import re
 from collections.abc import Mapping
 from typing import TypeVar
 
+from langmem_vault.memory._conditions import WEEKDAYS
 from langmem_vault.memory._recall.subjects import subject_of
 
 __all__ = [
@@ -135,7 +136,8 @@ _QUOTED = re.compile(r'["\u201c]([A-Z][^"\u201d]{1,60})["\u201d]')
 # or a comma (a sentence's first word is capitalised by grammar)
 _INNER_NAME = re.compile(r"(?<=[a-z,] )[A-Z][a-z]+(?: [A-Z][a-z]+)*")
 _MONTHS = "January February March April May June July August September October November December"
-_CALENDAR = frozenset(f"{_MONTHS} Monday Tuesday Wednesday Thursday Friday Saturday Sunday".split())
+# the weekdays as memory conditions spell them ("weekday is Monday")
+_CALENDAR = frozenset([*_MONTHS.split(), *(day.capitalize() for day in WEEKDAYS)])
 
 
 def _forms(word: str) -> tuple[str, ...]:
