@@ -140,7 +140,7 @@ def test_the_migration_adds_the_index_to_an_existing_store(
             [f"{schema}.{INDEX}"],
         ).fetchall()
         assert valid and parts == partitions
-        conn.execute(f"VACUUM {schema}.store_vectors")
+        all_visible(conn, f"{schema}.store_vectors")
         plans = _explaining(conn)
         hits = store.search(("memories", "u2"), query=COMMON_QUERY, limit=5)
         assert len(hits) == 5 and {h.namespace[1] for h in hits} == {"u2"}

@@ -17,6 +17,7 @@ from langgraph.store.base import PutOp, SearchOp
 
 from langmem_vault.store import AsyncVaultStore, SearchRanking, VaultStore
 from tests.support.embeddings import TrigramEmbeddings, index_config
+from tests.support.vacuum import all_visible
 
 DIMS = 64
 INDEX = "store_vectors_namespace_idx"
@@ -209,7 +210,8 @@ async def test_a_namespace_is_counted_by_its_vectors_first(
             astore = AsyncVaultStore(aconn, schema=schema, index=index, ranking=ranking)  # type: ignore[arg-type]
             await astore.setup()
             await astore.abatch(_sized_ops())
-            await aconn.execute(f"VACUUM ANALYZE {schema}.store_vectors")
+            with psycopg.connect(pg_uri, autocommit=True) as conn:
+                all_visible(conn, f"{schema}.store_vectors")
             aconn.add_notice_handler(_keep(notices))
             for setting in _AUTO_EXPLAIN:
                 await aconn.execute(setting)
@@ -220,7 +222,7 @@ async def test_a_namespace_is_counted_by_its_vectors_first(
             store = VaultStore(conn, schema=schema, index=index, ranking=ranking)  # type: ignore[arg-type]
             store.setup()
             store.batch(_sized_ops())
-            conn.execute(f"VACUUM ANALYZE {schema}.store_vectors")
+            all_visible(conn, f"{schema}.store_vectors")
             conn.add_notice_handler(_keep(notices))
             for setting in _AUTO_EXPLAIN:
                 conn.execute(setting)

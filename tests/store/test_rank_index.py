@@ -15,6 +15,7 @@ from langgraph.store.base import PutOp, SearchOp
 from langmem_vault.store import AsyncVaultStore, VaultStore
 from tests.support.embeddings import TrigramEmbeddings, index_config
 from tests.support.online import forget, index_state
+from tests.support.vacuum import all_visible
 
 USERS = [("memories", f"u{n}", "semantic") for n in range(3)]
 LIMIT = 5
@@ -81,7 +82,8 @@ async def test_a_namespace_search_reads_only_its_page_from_the_heap(
     plans = _Plans()
 
     async def search(conn: Any, store: Any) -> list[tuple[str, float]]:
-        await _run(conn, f"VACUUM ANALYZE {schema}.store_items")  # pages all-visible
+        with psycopg.connect(pg_uri, autocommit=True) as vacuumed:
+            all_visible(vacuumed, f"{schema}.store_items")
         for setting in _AUTO_EXPLAIN:
             await _run(conn, setting)
         conn.add_notice_handler(plans)
@@ -123,7 +125,7 @@ def _before_0009(uri: str, schema: str, *, interrupted: bool) -> None:
     crashed CREATE INDEX CONCURRENTLY of the index leaves (an invalid index of its name)."""
     forget(uri, schema, RANK_INDEX, 9)
     with psycopg.connect(uri, autocommit=True) as conn:
-        conn.execute(f"VACUUM ANALYZE {schema}.store_items")
+        all_visible(conn, f"{schema}.store_items")  # as autovacuum leaves it
         if interrupted:  # on the table, or on a partition that holds rows (by its name)
             (leaf,) = conn.execute(
                 "SELECT c.relname::text FROM pg_class AS c WHERE c.relkind = 'r'"
