@@ -78,6 +78,17 @@ def test_batches_keep_the_callers_order() -> None:
     np.testing.assert_allclose(together, alone, atol=1e-4)
 
 
+def test_one_text_is_tokenized_as_a_batch_is() -> None:
+    # A lone text (a query) takes the tokenizer's encode, which keeps the GIL (encode_batch
+    # hands it to the thread reading beside the embedding, then waits to get it back:
+    # bench/RESULTS.md, session 16); its vector is the batch path's, bit for bit: a batch
+    # of the same text twice pads nothing and goes through encode_batch.
+    emb = local_embeddings("onnx")
+    for text in [*TEXTS, "x " * 600, "", "héllo wörld 🎉"]:
+        alone, (batched, _) = emb.encode([text]), emb.encode([text, text])
+        assert np.array_equal(alone[0], batched), text[:40]
+
+
 async def test_async_embedding_matches_sync() -> None:
     emb = local_embeddings("onnx")
     assert np.allclose(await emb.aembed_query("tea"), emb.embed_query("tea"), atol=1e-6)

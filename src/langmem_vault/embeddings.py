@@ -127,7 +127,12 @@ class OnnxMiniLM:
         return out
 
     def _encode_batch(self, texts: list[str]) -> Vectors:
-        encodings = self.tokenizer.encode_batch(texts)
+        # One text (a query): encode, which keeps the GIL, where encode_batch hands it to
+        # another thread and then waits to get it back.
+        if len(texts) == 1:
+            encodings = [self.tokenizer.encode(texts[0])]
+        else:
+            encodings = self.tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encodings], np.int64)
         mask = np.array([e.attention_mask for e in encodings], np.int64)
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
