@@ -16,6 +16,7 @@ from langmem_vault.memory._recall.fusion import DEFAULT_K
 from langmem_vault.memory._recall.instances import asked_instances, instance_ranked
 from langmem_vault.memory._recall.recall_batch import RecallFound
 from langmem_vault.memory._recall.recall_query import Candidate, search_score
+from langmem_vault.memory._recall.shared import shared_ranked
 from langmem_vault.memory._recall.subjects import UNNAMED_SHARE, named_share
 from langmem_vault.memory._recall.time_filter import QueryTime, TimeWindow, said_at, time_ranked
 from langmem_vault.memory._recall.usage import Target
@@ -41,6 +42,8 @@ DEFAULT_BRANCH_WEIGHTS: Mapping[str, float] = {
     "instances": 1.5,
     "neighbour": 0.6,
     "feedback": 1.0,
+    # session 16: on the few questions that ask what two people share (bench/RESULTS.md)
+    "shared": 2.5,
 }
 
 #: the candidates that answer (``validity.answers_at``), each with its fact value
@@ -57,7 +60,8 @@ class RecallSettings:
     the first fusion's best lend their words to the ``feedback`` branch and how many of
     those words it keeps (``feedback_sources``, ``feedback_terms``, :mod:`~.feedback`), from
     how many candidates on (``feedback_min_candidates``: among fewer, how rare a word is says
-    little, and the best few are most of them, so their own words rank them)."""
+    little, and the best few are most of them, so their own words rank them), and how many
+    of each person's best lines the ``shared`` branch pairs (``shared_top``, :mod:`~.shared`)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_BRANCH_WEIGHTS))
     k: float = DEFAULT_K
@@ -67,6 +71,7 @@ class RecallSettings:
     feedback_sources: int = 3
     feedback_terms: int = 20
     feedback_min_candidates: int = 20
+    shared_top: int = 20
 
 
 DEFAULT_SETTINGS = RecallSettings()
@@ -141,6 +146,16 @@ def branch_lists(
     instances = asked_instances(found.query.text or "")
     if instances:  # most questions name no category: no texts to scan
         lists["instances"] = instance_ranked(instances, texts, vector)
+    if found.unnamed:  # beside the search without the names only: inject's default skips it
+        shared = shared_ranked(
+            found.query.text or "",
+            texts,
+            dict(lists["vector"]),
+            {t: str(fact["source_thread_id"]) for t, (_, fact) in kept.items() if fact.get("source_thread_id")},
+            top=settings.shared_top,
+        )
+        if shared:
+            lists["shared"] = shared
     for name, hits in found.lists.items():
         lists[name] = [(t, s) for t, s in hits if t in kept]
     return lists

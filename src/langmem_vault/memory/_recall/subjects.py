@@ -50,7 +50,14 @@ import re
 from collections.abc import Hashable, Mapping
 from typing import TypeVar
 
-__all__ = ["UNNAMED_SHARE", "named_share", "named_subject", "subject_of", "without_names"]
+__all__ = [
+    "UNNAMED_SHARE",
+    "named_share",
+    "named_subject",
+    "subject_of",
+    "two_subjects",
+    "without_names",
+]
 
 K = TypeVar("K", bound=Hashable)
 
@@ -99,6 +106,22 @@ def _by_subject(query: str, texts: Mapping[K, str]) -> dict[str, set[K]]:
         if subject in words:
             by_name.setdefault(subject, set()).add(key)
     return by_name
+
+
+def two_subjects(
+    query: str, texts: Mapping[K, str]
+) -> tuple[tuple[str, set[K]], tuple[str, set[K]]] | None:
+    """The two people ``query`` names that are subjects of ``texts``, in the order it names
+    them, each with the keys of their texts (None: it names fewer or more).
+
+    >>> two_subjects("Did Caroline run with Melanie?", {"a": "Melanie: I run", "b": "Caroline: hi"})
+    (('Caroline', {'b'}), ('Melanie', {'a'}))
+    """
+    by_name = _by_subject(query, texts)
+    if len(by_name) != 2:
+        return None
+    first, second = sorted(by_name, key=lambda name: _mention(query, name))
+    return (first, by_name[first]), (second, by_name[second])
 
 
 def named_subject(query: str, texts: Mapping[K, str]) -> set[K]:
