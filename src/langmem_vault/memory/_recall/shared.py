@@ -8,11 +8,12 @@ both and like?") says little more. What the answers have is each other: the same
 in two people's own lines. So for a question that asks what two people share ("both", "in
 common", "share", "similar") and names two of the candidates' subjects
 (:func:`~.subjects.two_subjects`), each person's ``top`` best lines (by another branch's
-order) that do not name the other are paired with the other's lines from another
-conversation, a pair weighs the rare words its two lines have in common (each word's inverse
-document frequency among the candidates), and the branch ranks each line by its heaviest
-pair. In process, over the candidates recall's batch already read: no statement, no model
-(LoCoMo 0-4: multi-hop +0.7 points; bench/RESULTS.md).
+order) are paired with the other's from another conversation (a reply echoes the line it
+answers, whatever they share), a pair weighs the rare words its two lines have in common
+(each word's inverse document frequency among the candidates; the names and the question's
+own words left out), and the branch ranks each line by its heaviest pair. In process, over
+the candidates recall's batch already read: no statement, no model (LoCoMo 0-4: multi-hop
++1 point; bench/RESULTS.md).
 
 >>> texts = {
 ...     "a": "Nate: I'm drawn to turtles, so calm",
@@ -95,14 +96,12 @@ def shared_ranked(
     spread = Counter(word for words in said.values() for word in words)
     weight = {word: math.log(len(said) / count) for word, count in spread.items()}
 
-    def own(keys: set[K], other: str) -> list[K]:
-        mine = [key for key in keys if other not in texts[key].split(":", 1)[-1]]
-        mine.sort(key=lambda key: order.get(key, 0.0), reverse=True)
-        return mine[:top]
+    def own(keys: set[K]) -> list[K]:
+        return sorted(keys, key=lambda key: order.get(key, 0.0), reverse=True)[:top]
 
     best: dict[K, float] = {}
-    for one in own(first_keys, second):
-        for two in own(second_keys, first):
+    for one in own(first_keys):
+        for two in own(second_keys):
             if threads.get(one) is not None and threads.get(one) == threads.get(two):
                 continue  # a line and the reply that echoes it
             score = sum(weight[word] for word in said[one] & said[two])
