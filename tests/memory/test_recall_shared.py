@@ -86,6 +86,8 @@ def test_a_pair_is_two_peoples_own_lines_from_two_conversations() -> None:
     assert shared_ranked(QUESTION, texts, order, threads, top=1) == []
     # not a question about what they share, or one person named: nothing
     assert shared_ranked("What did Nate tell Joanna?", texts, {}, threads) == []
+    assert shared_ranked("What did Nate share with Joanna?", texts, {}, threads) == []
+    assert shared_ranked("What do Nate and Joanna share?", texts, {}, threads)
     assert shared_ranked("What do both Nate and Ann like?", texts, {}, threads) == []
 
 
