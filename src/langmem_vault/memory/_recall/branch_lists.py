@@ -1,6 +1,6 @@
 """The built-in branches' ranked lists over recall's kept candidates (``vector``,
-``keyword``, ``thread``, ``time``, ``instances``) and the extra branches' lists, with the
-settings that fuse them (:class:`RecallSettings`); ``recall_plan.rank_found`` fuses them.
+``keyword``, ``thread``, ``time``, ``instances``, ``shared``) and the extra branches' lists,
+with the settings that fuse them (:class:`RecallSettings`); ``recall_plan.rank_found`` fuses them.
 
 >>> DEFAULT_SETTINGS.weights["keyword"], DEFAULT_SETTINGS.k
 (1.5, 10.0)
@@ -151,7 +151,7 @@ def branch_lists(
             found.query.text or "",
             texts,
             dict(lists["vector"]),
-            {t: str(fact["source_thread_id"]) for t, (_, fact) in kept.items() if fact.get("source_thread_id")},
+            {t: thread for t, (thread, _) in said_in_threads(kept).items()},
             top=settings.shared_top,
         )
         if shared:

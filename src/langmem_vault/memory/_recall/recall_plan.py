@@ -17,6 +17,9 @@ Then, in process, each branch ranks what it knows and :func:`~.fusion.fuse` fuse
 - ``instances``: for a question that asks for a category ("what activities ...", "which
   cities ..."), the candidates that name instances of it (``instances.instance_ranked``:
   in process, an offline lexicon);
+- ``shared``: for a question that asks what two people it names share ("What animal do
+  both Nate and Joanna like?"), each one's lines that say the same rare words as a line of
+  the other's (``shared.shared_ranked``: in process, beside the search without the names);
 - one list per extra :class:`Branch`: entity expansion (:class:`EntityBranch`) on stores
   with the entity index;
 - ``feedback``: after a first fusion, the candidates that say the words of its best few

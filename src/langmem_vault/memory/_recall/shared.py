@@ -47,9 +47,7 @@ K = TypeVar("K", bound=Hashable)
 
 #: a question about what two people have in common (not "What did Evan share with Sam?":
 #: something one gave the other)
-SHARED_QUESTION = re.compile(
-    r"\b(?:both|in common|similar|shared?(?!\s+with\b))\b", re.IGNORECASE
-)
+SHARED_QUESTION = re.compile(r"\b(?:both|in common|similar|shared?(?!\s+with\b))\b", re.IGNORECASE)
 _WORD = re.compile(r"[a-z][a-z']{2,}")
 # a word's first five letters: "painting" and "painted", "turtle" and "turtles" meet
 _STEM = 5
