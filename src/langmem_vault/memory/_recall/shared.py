@@ -91,14 +91,16 @@ def shared_ranked(
     (first, first_keys), (second, second_keys) = people
     stop = _stop_words()
     skip = stop | {first.lower(), second.lower()}
-    asked = {word for word in _words(query, stop)}
+    asked = _words(query, stop)
     # the line after its speaker's name: the speaker is not what the line says
     said = {key: _words(text.split(":", 1)[-1], skip) - asked for key, text in texts.items()}
     spread = Counter(word for words in said.values() for word in words)
     weight = {word: math.log(len(said) / count) for word, count in spread.items()}
 
     def own(keys: set[K]) -> list[K]:
-        return sorted(keys, key=lambda key: order.get(key, 0.0), reverse=True)[:top]
+        # in ``texts``' order first (a set's follows the hash seed): ties keep it, every run
+        mine = [key for key in texts if key in keys]
+        return sorted(mine, key=lambda key: order.get(key, 0.0), reverse=True)[:top]
 
     best: dict[K, float] = {}
     for one in own(first_keys):
