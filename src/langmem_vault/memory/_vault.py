@@ -245,7 +245,7 @@ class MemoryVault(VaultInstructions, VaultEpisodes):
         one's vector and keyword score and usage record; for a question that names someone,
         a second search in the same batch for it without the names, a third as many),
         ranked by reciprocal rank fusion of the branches (vector, keyword, thread, time,
-        instances, feedback, neighbour, and entity on VaultStore; see
+        instances, shared, feedback, neighbour, and entity on VaultStore; see
         :mod:`langmem_vault.memory._recall.recall_plan`). The fused score stands in for
         search relevance in the usual blend with confidence x 0.7 + recency x 0.3 and
         utility, with category balance. ``as_of`` (an aware datetime) asks what held
