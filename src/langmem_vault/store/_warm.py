@@ -6,7 +6,10 @@ made once per connection, at its first run of each. On a partitioned store that 
 plans every partition and loads each one's catalog entries into the new server process: a
 fresh connection's first namespace search cost 210-310 ms at 1M items in 64 partitions
 against 5-8 ms warm, and 35-65 ms with partitions off (bench/RESULTS.md, issue 28 session 12).
-A pool opens connections as load grows, so some user's turn paid it each time.
+A pool opens connections as load grows, so some user's turn paid it each time. inject's own
+reads of the facts (the candidate search with its usage records joined, and the same without
+a query: :func:`inject_ops`) are statements of their own, planned at each connection's first
+inject turns until they were warmed too.
 
 :func:`warm_plan` runs those statements once, as a search would send them (the same texts,
 parameter types and plan settings, so psycopg reuses the prepared statements and Postgres
@@ -18,11 +21,14 @@ it is built. It reads nothing that a search would not, and writes nothing.
 
 from __future__ import annotations
 
+from typing import Any
+
 from langgraph.store.base import SearchOp
 
 from langmem_vault._tenants import USER_LABEL
 from langmem_vault.db._runner import Plan, Query, gather
 from langmem_vault.store._lexemes import StatsCache
+from langmem_vault.store._mirrors import MirrorSearchOp
 from langmem_vault.store._prepare import StoreSettings
 from langmem_vault.store._search_plan import search_plan
 
@@ -30,6 +36,17 @@ from langmem_vault.store._search_plan import search_plan
 #: (its tenant is then the shared one, whose partition it probes for a prefix none has).
 WARM_USER = ""
 WARM_QUERY = "warm"
+# inject's every-turn reads of the facts, as memory/_recall builds them (recall_ops with
+# joined usage, inject's 50 candidates: k = 100, the generic path of _search_plan.py): the
+# store cannot import them (dependencies point down), so tests/store/test_warm_inject.py
+# checks these against them.
+INJECT_CANDIDATES = 50
+USAGE_MIRROR = ("langmem_vault", "usage")
+# Not the entity expansion (ExpandOp), which runs on Postgres' own choice of plan (custom for
+# a prepared statement's first 5 runs, then generic if it costs less than they did): warmed in
+# the warm namespace, its custom plans cost next to nothing (no rows), no generic plan beats
+# them, and a connection then planned the user's expansions at every other turn for good
+# (12 of 25 turns after 40 settling, where main plans none; bench/RESULTS.md, session 16 s27).
 
 
 def warm_ops(settings: StoreSettings) -> list[SearchOp]:
@@ -41,14 +58,38 @@ def warm_ops(settings: StoreSettings) -> list[SearchOp]:
     >>> [(op.namespace_prefix, op.query) for op in ops]
     [(('memories', ''), 'warm'), (('memories', ''), None)]
     """
-    template = settings.tenants.templates[0]
-    namespace = tuple(WARM_USER if label == USER_LABEL else label for label in template)
+    namespace = _warm_namespace(settings)
     return [SearchOp(namespace, query=WARM_QUERY), SearchOp(namespace)]
 
 
+def _warm_namespace(settings: StoreSettings) -> tuple[str, ...]:
+    template = settings.tenants.templates[0]
+    return tuple(WARM_USER if label == USER_LABEL else label for label in template)
+
+
+def inject_ops(settings: StoreSettings) -> list[Any]:
+    """inject's reads of the facts, in the warm namespace: the candidate search with its usage
+    records (a turn with a message), and the same without a query (a turn without).
+
+    >>> from langmem_vault.store._ranking import SearchRanking
+    >>> ops = inject_ops(StoreSettings("s", None, SearchRanking(), 1000))
+    >>> [type(op).__name__ for op in ops]
+    ['MirrorSearchOp', 'MirrorSearchOp']
+    """
+    namespace = _warm_namespace(settings)
+    return [
+        MirrorSearchOp(
+            SearchOp(namespace, limit=INJECT_CANDIDATES, query=query, refresh_ttl=False),
+            USAGE_MIRROR,
+        )
+        for query in (WARM_QUERY, None)
+    ]
+
+
 def warm_plan(settings: StoreSettings, stats: StatsCache) -> Plan[None]:
-    """Run :func:`warm_ops`' searches side by side (one round trip each step); results are
-    dropped. The query vector is a unit vector: no model runs, and no row is scored.
+    """Run :func:`warm_ops`' and :func:`inject_ops`' searches side by side (one round trip
+    each step); results are dropped. The query vector is a unit vector: no model runs, and no
+    row is scored.
 
     ``stats`` is a new cache (the warm namespace's verdict is not the store's to keep): its
     search names the partitioned tables, as a user's first search in a store does, and learns
@@ -63,4 +104,8 @@ def warm_plan(settings: StoreSettings, stats: StatsCache) -> Plan[None]:
         return
     dims = settings.index["dims"] if settings.index else 0
     vectors = {WARM_QUERY: [1.0] + [0.0] * (dims - 1)} if dims else {}
-    yield from gather([search_plan(op, settings, vectors, stats) for op in warm_ops(settings)])
+    plans: list[Plan[Any]] = [
+        search_plan(op, settings, vectors, stats) for op in warm_ops(settings)
+    ]
+    plans += [search_plan(op.search, settings, vectors, stats, op) for op in inject_ops(settings)]
+    yield from gather(plans)
