@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from langchain_core.messages import HumanMessage
 
 from langmem_vault.memory._recall.entity_branch import EntityBranch
@@ -27,8 +28,9 @@ from tests.support.stores import thread
 INDEX = {"dims": 64, "embed": TrigramEmbeddings(), "fields": ["text"]}
 CFG = thread("u1", "t1")
 PREPARED = "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
-# the pool opens its second connection when inject's turn takes two (reads beside the search)
-TWO = {"pool_size": 2, "pool_config": {"min_size": 1}}
+# two connections: opened with the pool (min_size 2), or the second when inject's turn takes
+# two (the reads beside the search)
+OPENED = pytest.mark.parametrize("min_size", [1, 2])
 TURNS = ({"messages": [HumanMessage("Which seat should I book for Lyon?")]}, {"messages": []})
 
 
@@ -81,11 +83,13 @@ def test_inject_ops_are_the_ones_inject_sends() -> None:
     assert recall_ops(without, branch) == [newest]
 
 
+@OPENED
 def test_injects_first_turns_on_a_new_connection_run_prepared_statements(
-    pg_uri: str, schema: str
+    pg_uri: str, schema: str, min_size: int
 ) -> None:
     _seed(pg_uri, schema)
-    with VaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX, **TWO) as store:
+    two = {"pool_size": 2, "pool_config": {"min_size": min_size}}
+    with VaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX, **two) as store:
         node = create_inject_node(store=store, record_access=False, emit_events=False)
 
         def plans() -> dict[str, tuple[int, int]]:
@@ -98,11 +102,13 @@ def test_injects_first_turns_on_a_new_connection_run_prepared_statements(
         _check(before, plans())
 
 
+@OPENED
 async def test_async_injects_first_turns_on_a_new_connection_run_prepared_statements(
-    pg_uri: str, schema: str
+    pg_uri: str, schema: str, min_size: int
 ) -> None:
     _seed(pg_uri, schema)
-    async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX, **TWO) as store:
+    two = {"pool_size": 2, "pool_config": {"min_size": min_size}}
+    async with AsyncVaultStore.from_conn_string(pg_uri, schema=schema, index=INDEX, **two) as store:
         node = create_inject_node(store=store, record_access=False, emit_events=False)
 
         async def plans() -> dict[str, tuple[int, int]]:

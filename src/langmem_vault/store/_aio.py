@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Coroutine, Iterable, Sequence
-from contextlib import asynccontextmanager, suppress
+from contextlib import AsyncExitStack, asynccontextmanager, suppress
 from typing import Any, TypeVar, Unpack
 
 import psycopg
@@ -135,11 +135,14 @@ class AsyncVaultStore(VaultStoreBase, BaseStore):
             logger.debug("connection not warmed: %s", exc)
 
     async def _warm_pools(self) -> None:
-        """One connection of each pool this store opened (a connection the pool opens later is
-        warmed as it opens)."""
+        """See :meth:`VaultStore._warm_pools`."""
         for pool in self._own_pools:
-            async with pool.connection() as conn:
-                await self._warm(conn)
+            async with AsyncExitStack() as held:
+                conns = [
+                    await held.enter_async_context(pool.connection()) for _ in range(pool.min_size)
+                ]
+                for conn in conns:
+                    await self._warm(conn)
 
     async def setup(self, partitions: int = 0) -> None:
         """Create or migrate the tables (idempotent, safe from several processes at once).

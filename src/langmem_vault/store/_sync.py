@@ -7,7 +7,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any, Unpack
 
 import psycopg
@@ -144,11 +144,13 @@ class VaultStore(VaultStoreBase, BaseStore):
             logger.debug("connection not warmed: %s", exc)
 
     def _warm_pools(self) -> None:
-        """One connection of each pool this store opened (a connection the pool opens later is
-        warmed as it opens)."""
+        """The connections each pool this store opened opens with it (``min_size``: opened
+        before the store could give the pool's ``configure`` its work; a connection the pool
+        opens later is warmed as it opens)."""
         for pool in self._own_pools:
-            with pool.connection() as conn:
-                self._warm(conn)
+            with ExitStack() as held:
+                for conn in [held.enter_context(pool.connection()) for _ in range(pool.min_size)]:
+                    self._warm(conn)
 
     def setup(self, partitions: int = 0) -> None:
         """Create or migrate the tables (idempotent, safe from several processes at once).
