@@ -67,7 +67,7 @@ def _warm_namespace(settings: StoreSettings) -> tuple[str, ...]:
     return tuple(WARM_USER if label == USER_LABEL else label for label in template)
 
 
-def inject_ops(settings: StoreSettings) -> list[Any]:
+def inject_ops(settings: StoreSettings) -> list[MirrorSearchOp]:
     """inject's reads of the facts, in the warm namespace: the candidate search with its usage
     records (a turn with a message), and the same without a query (a turn without).
 

@@ -16,7 +16,7 @@ from langmem_vault.memory._recall.fusion import DEFAULT_K
 from langmem_vault.memory._recall.instances import asked_instances, instance_ranked
 from langmem_vault.memory._recall.recall_batch import RecallFound
 from langmem_vault.memory._recall.recall_query import Candidate, search_score
-from langmem_vault.memory._recall.shared import shared_ranked
+from langmem_vault.memory._recall.shared import SHARED_QUESTION, shared_ranked
 from langmem_vault.memory._recall.subjects import UNNAMED_SHARE, named_share
 from langmem_vault.memory._recall.time_filter import QueryTime, TimeWindow, said_at, time_ranked
 from langmem_vault.memory._recall.usage import Target
@@ -146,7 +146,9 @@ def branch_lists(
     instances = asked_instances(found.query.text or "")
     if instances:  # most questions name no category: no texts to scan
         lists["instances"] = instance_ranked(instances, texts, vector)
-    if found.unnamed:  # beside the search without the names only: inject's default skips it
+    # beside the search without the names only (inject's default skips it), and only for a
+    # question that asks what two people share: most do not, and need no threads read
+    if found.unnamed and SHARED_QUESTION.search(found.query.text or ""):
         shared = shared_ranked(
             found.query.text or "",
             texts,

@@ -37,6 +37,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Hashable, Mapping
+from functools import cache
 from typing import TypeVar
 
 from langmem_vault.memory._recall.subjects import two_subjects
@@ -53,6 +54,7 @@ _WORD = re.compile(r"[a-z][a-z']{2,}")
 _STEM = 5
 
 
+@cache
 def _stop_words() -> frozenset[str]:
     # spaCy's list (spaCy ships with the package); imported only for a question that asks
     # what two people share: importing spaCy takes about a second
