@@ -3,7 +3,8 @@ sends them: the candidate search with its usage records (a turn with a message) 
 without a query (a turn without). inject's first turns on a new connection then run the
 statements prepared at the warm-up on the generic plans it made, not new ones: before, each
 pooled connection prepared and planned them at its first turns (bench/RESULTS.md, session 16).
-The entity expansion is not warmed (store/_warm.py says why): the warm-up leaves it alone."""
+The entity expansion too: it runs on a forced generic plan (store/_entity_plans.py), which the
+warm-up makes, so a connection plans it once, there, not at its first 11 expansions."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from langmem_vault.store import AsyncVaultStore, VaultStore
 from langmem_vault.store._prepare import StoreSettings
 from langmem_vault.store._ranking import SearchRanking
 from langmem_vault.store._sql import PRIVATE_PREDICATE
-from langmem_vault.store._warm import WARM_QUERY, inject_ops, warm_ops
+from langmem_vault.store._warm import WARM_QUERY, inject_expansion, inject_ops, warm_ops
 from tests.support.embeddings import TrigramEmbeddings
 from tests.support.stores import thread
 
@@ -37,6 +38,8 @@ TURNS = ({"messages": [HumanMessage("Which seat should I book for Lyon?")]}, {"m
 def _kind(text: str) -> str | None:
     """Which of inject's fact reads a prepared statement is (None: another)."""
     text = " ".join(text.split())
+    if text.startswith("WITH RECURSIVE seeds AS"):
+        return "expand"
     if not text.startswith("SELECT r.*, m.value AS mirror_value"):
         return None
     if "WITH ql AS" in text:
@@ -63,11 +66,11 @@ def _seed(pg_uri: str, schema: str) -> None:
 
 
 def _check(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> None:
-    # each of the two connections prepared both at its warm-up, on their generic plans
-    assert before == {"search": (2, 0), "newest": (2, 0)}, before
-    # the turns ran those statements (one run more of each, of the same generic plans),
-    # nothing prepared anew
-    assert after == {"search": (3, 0), "newest": (3, 0)}, after
+    # each of the two connections prepared the three at its warm-up, on their generic plans
+    assert before == {"search": (2, 0), "newest": (2, 0), "expand": (2, 0)}, before
+    # the turns ran those statements (one run more of each, of the same generic plans: the
+    # turn without a message expands nothing), nothing prepared anew
+    assert after == {"search": (3, 0), "newest": (3, 0), "expand": (3, 0)}, after
 
 
 def test_inject_ops_are_the_ones_inject_sends() -> None:
@@ -81,6 +84,8 @@ def test_inject_ops_are_the_ones_inject_sends() -> None:
     search, newest = inject_ops(settings)
     assert recall_ops(with_message, branch)[0] == search
     assert recall_ops(without, branch) == [newest]
+    # and the expansion of a message, as the entity branch builds it
+    assert recall_ops(with_message, branch)[1] == inject_expansion(settings)
 
 
 @OPENED

@@ -16,9 +16,10 @@ from typing import Any
 from langgraph.store.base import Item
 
 from langmem_vault._tenants import TenantRule
-from langmem_vault.db._runner import Plan, Query
+from langmem_vault.db._runner import Pipelined, Plan, Query
 from langmem_vault.db._vectors import QueryVector
 from langmem_vault.store._entities import Expanded, ExpandOp, LinkOp, norm_name
+from langmem_vault.store._plan_settings import NO_PARALLEL, plan_settings
 from langmem_vault.store._sql import tenant_of
 
 try:
@@ -27,6 +28,19 @@ except ImportError:  # pgvector < 0.4
     from pgvector.utils import Vector
 
 __all__ = ["clear_links_plan", "expand_plan", "insert_links_plan", "link_names"]
+
+# The expansion runs on its generic plan, prepared at its first run on a connection (the
+# pool's warm-up, store/_warm.py, runs it there first). Left to Postgres, a connection
+# planned it at each of its first 11 runs (psycopg prepares a statement at its 6th run,
+# Postgres custom-plans a prepared one's first 5: 0.4-1 ms each, in inject's turns, after
+# the query's embedding); and warmed in the empty warm namespace, its custom plans cost
+# so little there that no generic plan beat them, and it was planned at every other turn
+# for good (bench/RESULTS.md, session 16 s27). Its generic plan is the one Postgres itself
+# settled on for a user's expansions (the statement's texts do not vary by query: the
+# terms, the vector and the scopes are parameters). No parallel workers: one user's rows,
+# read by index.
+EXPAND_PLAN_SETTINGS = (("plan_cache_mode", "force_generic_plan"), NO_PARALLEL)
+EXPAND_SETTINGS, RESTORE_EXPAND_PLAN = plan_settings(EXPAND_PLAN_SETTINGS)
 
 
 def _prefix(namespace: Sequence[str]) -> str:
@@ -244,7 +258,13 @@ def expand_plan(
         params |= {"qv": QueryVector(query_vector), "near": float(op.near)}
     elif not params["terms"]:
         return []
-    rows = yield Query(_expand_sql(schema, near=near), params)
+    _, rows, _ = yield Pipelined(
+        (
+            Query(EXPAND_SETTINGS),
+            Query(_expand_sql(schema, near=near), params, prepare=True),
+            Query(RESTORE_EXPAND_PLAN),
+        )
+    )
     return [
         Expanded(
             Item(

@@ -66,8 +66,8 @@ coalesce((SELECT sum(ql.w) FROM ql WHERE i.search_tsv @@ ql.tq)
 # then exactly one, the rarest lexeme's items first.
 _KEYWORD_LEVELS = f"""
 rq AS MATERIALIZED (
-    SELECT l, w, q, row_number() OVER (ORDER BY w DESC, l) AS n
-    FROM (SELECT l, w, {_QUOTED} AS q FROM ql WHERE rare) AS r
+    SELECT l, w, q, tq, row_number() OVER (ORDER BY w DESC, l) AS n
+    FROM (SELECT l, w, tq, {_QUOTED} AS q FROM ql WHERE rare) AS r
 ),
 pairs AS MATERIALIZED (
     SELECT (SELECT string_agg(a.q || ' & ' || b.q, ' | ')
@@ -103,10 +103,13 @@ MAX_LEVEL_LEXEMES = 6
 HELD_MATCHES = 2
 
 # An item's keyword level (see _KEYWORD_LEVELS) from its tsvector: 0 with three or more of the
-# query's rare lexemes, 1 with exactly two, else 1 + the rank of the one it holds.
-_LEVEL = """CASE (SELECT count(*) FROM rq WHERE i.search_tsv @@ rq.q::tsquery)
-        WHEN 0 THEN NULL WHEN 1 THEN 1 + (SELECT rq.n FROM rq WHERE i.search_tsv @@ rq.q::tsquery)
-        WHEN 2 THEN 1 ELSE 0 END"""
+# query's rare lexemes, 1 with exactly two, else 1 + the rank of the one it holds. One pass
+# over rq per item, with each lexeme's tsquery made once (``rq.tq``): counting, then finding
+# the one held, each casting ``rq.q`` anew, cost about 0.2 ms of server time where a
+# question's rare words matched 173 items (bench/RESULTS.md, issue 25 session 17).
+_LEVEL = """(SELECT CASE count(*) WHEN 0 THEN NULL WHEN 1 THEN 1 + min(rq.n)
+                              WHEN 2 THEN 1 ELSE 0 END
+         FROM rq WHERE i.search_tsv @@ rq.tq)"""
 
 
 def keyword_candidates(s: str, columns: str, where: str, *, hybrid: bool) -> str:

@@ -8,8 +8,9 @@ fresh connection's first namespace search cost 210-310 ms at 1M items in 64 part
 against 5-8 ms warm, and 35-65 ms with partitions off (bench/RESULTS.md, issue 28 session 12).
 A pool opens connections as load grows, so some user's turn paid it each time. inject's own
 reads of the facts (the candidate search with its usage records joined, and the same without
-a query: :func:`inject_ops`) are statements of their own, planned at each connection's first
-inject turns until they were warmed too.
+a query: :func:`inject_ops`) and its entity expansion (:func:`inject_expansion`) are
+statements of their own, planned at each connection's first inject turns until they were
+warmed too.
 
 :func:`warm_plan` runs those statements once, as a search would send them (the same texts,
 parameter types and plan settings, so psycopg reuses the prepared statements and Postgres
@@ -27,6 +28,8 @@ from langgraph.store.base import SearchOp
 
 from langmem_vault._tenants import USER_LABEL
 from langmem_vault.db._runner import Plan, Query, gather
+from langmem_vault.store._entities import ExpandOp
+from langmem_vault.store._entity_plans import expand_plan
 from langmem_vault.store._lexemes import StatsCache
 from langmem_vault.store._mirrors import MirrorSearchOp
 from langmem_vault.store._prepare import StoreSettings
@@ -42,11 +45,14 @@ WARM_QUERY = "warm"
 # checks these against them.
 INJECT_CANDIDATES = 50
 USAGE_MIRROR = ("langmem_vault", "usage")
-# Not the entity expansion (ExpandOp), which runs on Postgres' own choice of plan (custom for
-# a prepared statement's first 5 runs, then generic if it costs less than they did): warmed in
-# the warm namespace, its custom plans cost next to nothing (no rows), no generic plan beats
-# them, and a connection then planned the user's expansions at every other turn for good
-# (12 of 25 turns after 40 settling, where main plans none; bench/RESULTS.md, session 16 s27).
+# inject's entity expansion as memory/_recall's EntityBranch sends it for a query (its
+# defaults: 20 items, one hop, names within cosine 0.75 of the query): the same statement
+# text and parameter types. It runs on a forced generic plan (store/_entity_plans.py), so
+# this one run plans it for the connection; left to Postgres' choice, warmed here it kept
+# custom plans (bench/RESULTS.md, session 16 s27).
+EXPANSION_LIMIT = 20
+EXPANSION_HOPS = 1
+EXPANSION_NEAR = 0.75
 
 
 def warm_ops(settings: StoreSettings) -> list[SearchOp]:
@@ -86,10 +92,29 @@ def inject_ops(settings: StoreSettings) -> list[MirrorSearchOp]:
     ]
 
 
+def inject_expansion(settings: StoreSettings) -> ExpandOp:
+    """inject's entity expansion for a message, in the warm namespace (no entity lies there).
+
+    >>> from langmem_vault.store._ranking import SearchRanking
+    >>> op = inject_expansion(StoreSettings("s", None, SearchRanking(), 1000))
+    >>> op.namespaces, op.terms, op.query
+    ((('memories', ''),), ('warm',), 'warm')
+    """
+    namespace = _warm_namespace(settings)
+    return ExpandOp(
+        (namespace,),
+        (WARM_QUERY,),
+        WARM_QUERY,
+        EXPANSION_NEAR,
+        EXPANSION_HOPS,
+        EXPANSION_LIMIT,
+    )
+
+
 def warm_plan(settings: StoreSettings, stats: StatsCache) -> Plan[None]:
-    """Run :func:`warm_ops`' and :func:`inject_ops`' searches side by side (one round trip
-    each step); results are dropped. The query vector is a unit vector: no model runs, and no
-    row is scored.
+    """Run :func:`warm_ops`' and :func:`inject_ops`' searches and :func:`inject_expansion`
+    side by side (one round trip each step); results are dropped. The query vector is a unit
+    vector: no model runs, and no row is scored.
 
     ``stats`` is a new cache (the warm namespace's verdict is not the store's to keep): its
     search names the partitioned tables, as a user's first search in a store does, and learns
@@ -108,4 +133,8 @@ def warm_plan(settings: StoreSettings, stats: StatsCache) -> Plan[None]:
         search_plan(op, settings, vectors, stats) for op in warm_ops(settings)
     ]
     plans += [search_plan(op.search, settings, vectors, stats, op) for op in inject_ops(settings)]
+    # the vector a hybrid store's batch gives an expansion (store/_plans.py), else none
+    expansion = inject_expansion(settings)
+    qv = vectors.get(WARM_QUERY) if settings.hybrid else None
+    plans.append(expand_plan(settings.schema, expansion, qv, settings.tenants))
     yield from gather(plans)
