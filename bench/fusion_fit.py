@@ -25,6 +25,12 @@ Two steps:
     PYTHONPATH=src:bench python bench/fusion_fit.py fit cap.pkl --tune 0-4 --held-out 5-9 \
         --check --ceiling --cv --linear --rounds 2
 
+``capture --sentences speaker`` (or ``bare``) also gives every stored turn of two sentences or
+more one vector per sentence (the store's several index fields: the value's ``sentences``
+list beside ``text``; ``speaker`` prefixes each with the turn's "Name: "), so a replay shows
+what sentence vectors would change (session 17: multi-hop lost on 0-4). ``score`` prints a
+capture's figures under today's settings (tuned, held out, all) without fitting.
+
 Nothing here is imported by the package: the fitted values ship as plain constants
 (``branch_lists.DEFAULT_BRANCH_WEIGHTS``, ``RecallSettings``' defaults).
 """
@@ -34,6 +40,7 @@ from __future__ import annotations
 import argparse
 import math
 import pickle
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
@@ -79,8 +86,44 @@ class Captured:
 # --------------------------------------------------------------------------- capture
 
 
-def capture(file: Path, out: Path, conversations: str | None) -> None:
-    """Store and ask as ``eval locomo`` does; keep each question's ``RecallFound``."""
+#: a sentence's end: after . ! or ?, or before a shared photo's caption ("[shares ...]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\s+(?=\[shares )")
+
+
+def turn_sentences(text: str, mode: str) -> list[str]:
+    """The sentences of a stored turn (``"Name: text"``) to index beside it: none for a turn
+    of one sentence; with ``mode`` ``"speaker"`` each keeps the turn's "Name: ".
+
+    >>> turn_sentences("Ana: Hi Ben! I adopted a cat.", "speaker")
+    ['Ana: Hi Ben!', 'Ana: I adopted a cat.']
+    >>> turn_sentences("Ana: I adopted a cat.", "bare")
+    []
+    """
+    speaker, _, body = text.partition(": ")
+    parts = [s.strip() for s in _SENTENCE_END.split(body) if s.strip()]
+    if len(parts) < 2:
+        return []
+    return [f"{speaker}: {s}" for s in parts] if mode == "speaker" else parts
+
+
+def with_sentences(ops: Sequence[Any], mode: str) -> list[Any]:
+    """``ops`` with each turn's put also indexing its sentences (``sentences[*]``)."""
+    from langgraph.store.base import PutOp
+
+    out = []
+    for op in ops:
+        if isinstance(op, PutOp) and op.value and op.index == ["text"]:
+            sentences = turn_sentences(str(op.value.get("text", "")), mode)
+            if sentences:
+                value = {**op.value, "sentences": sentences}
+                op = PutOp(op.namespace, op.key, value, ["text", "sentences[*]"], ttl=op.ttl)
+        out.append(op)
+    return out
+
+
+def capture(file: Path, out: Path, conversations: str | None, sentences: str | None = None) -> None:
+    """Store and ask as ``eval locomo`` does; keep each question's ``RecallFound``
+    (``sentences``: index each turn's sentences too, see :func:`with_sentences`)."""
     from langmem_vault.cli._eval import CachedEmbeddings, pick, scratch_schema
     from langmem_vault.db._embedded import resolve_dsn
     from langmem_vault.embeddings import default_index, local_embeddings
@@ -102,6 +145,11 @@ def capture(file: Path, out: Path, conversations: str | None) -> None:
             return {"memory_context": ""}
 
     plan_module.rank_found = keeping
+    if sentences:
+        put_in_batches = _locomo._put_in_batches
+        _locomo._put_in_batches = lambda store, ops: put_in_batches(  # type: ignore[assignment]
+            store, with_sentences(ops, sentences)
+        )
     _locomo.create_inject_node = lambda **_: _NoInject()  # type: ignore[attr-defined,assignment]
     uri = resolve_dsn(None)
     embed = CachedEmbeddings(local_embeddings())
@@ -485,8 +533,28 @@ def ceiling(prepared: Sequence[Prepared], s: RecallSettings, convs: set[int]) ->
     )
 
 
+def _load(path: Path) -> list[Captured]:
+    import __main__
+
+    # a capture run as a script pickles its rows as __main__.Captured
+    __main__.Captured = Captured  # type: ignore[attr-defined]
+    rows: list[Captured] = pickle.loads(path.read_bytes())
+    return rows
+
+
+def score(args: argparse.Namespace) -> None:
+    """A capture's figures under today's settings: tuned, held out, all."""
+    prepared = [prepare(r, DEFAULT_SETTINGS) for r in _load(args.captures)]
+    print("| settings | " + " | ".join(COLUMNS) + " |")
+    print("|---" * (len(COLUMNS) + 1) + "|")
+    for label, convs in ((args.tune, _conversations(args.tune)),
+                         (f"{args.held_out} (held out)", _conversations(args.held_out)),
+                         ("all", None)):  # fmt: skip
+        print(_line(f"today, {label}", figures(prepared, DEFAULT_SETTINGS, convs)))
+
+
 def fit(args: argparse.Namespace) -> None:
-    rows: list[Captured] = pickle.loads(args.captures.read_bytes())
+    rows = _load(args.captures)
     tuned, held_out = _conversations(args.tune), _conversations(args.held_out)
     start, names = DEFAULT_SETTINGS, args.names.split(",")
     prepared = [prepare(r, start) for r in rows]
@@ -545,6 +613,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     cap.add_argument("file", type=Path)
     cap.add_argument("--out", type=Path, default=Path("fusion-captures.pkl"))
     cap.add_argument("--conversations", default=None, help="e.g. 0-9 (default: all)")
+    cap.add_argument(
+        "--sentences", choices=("speaker", "bare"), default=None,
+        help="index each turn's sentences too (one vector each)",
+    )  # fmt: skip
+    scorep = sub.add_parser("score", help="a capture's figures under today's settings")
+    scorep.add_argument("captures", type=Path)
+    scorep.add_argument("--tune", default="0-4")
+    scorep.add_argument("--held-out", default="5-9")
     fitp = sub.add_parser("fit", help="coordinate ascent on the captures")
     fitp.add_argument("captures", type=Path)
     fitp.add_argument("--tune", default="0-4")
@@ -558,7 +634,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     fitp.add_argument("--linear", action="store_true", help="fit a linear scorer too")
     args = parser.parse_args(argv)
     if args.command == "capture":
-        capture(args.file, args.out, args.conversations)
+        capture(args.file, args.out, args.conversations, args.sentences)
+    elif args.command == "score":
+        score(args)
     else:
         fit(args)
 
