@@ -10,6 +10,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 from langgraph.store.memory import InMemoryStore
 
@@ -212,3 +213,20 @@ def test_an_entity_finder_names_each_turns_entities_for_recall(store: VaultStore
     facts = MemoryVault(store, user_id="locomo-mini-1").list(limit=50)
     bakery = next(f for f in facts if f.value.source_message_ids == ["D3:1"])
     assert [e.name for e in bakery.value.entities] == ["Priya"]
+
+
+def test_each_conversation_is_analyzed_before_its_questions(store: VaultStore, pg_uri: str) -> None:
+    # The keyword weights come from Postgres's statistics of the stored texts. The second
+    # conversation's turns are too few for the first search's staleness check (it analyzes
+    # once the table doubles past common_rows) and for autovacuum (50 rows): without an
+    # ANALYZE of its own, its questions would be ranked by the first conversation's
+    # statistics, or by whichever autovacuum left, differently from run to run.
+    data = load_locomo(DATA)
+    run_locomo(data, store, k=2)
+    with psycopg.connect(pg_uri) as conn:
+        (analyzed,) = conn.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = %s::regclass",
+            (f"{store.schema}.store_items",),
+        ).fetchone()  # type: ignore[misc]
+    # every turn of both (the inject accounting written in the background may add a row)
+    assert analyzed >= sum(len(conv.turns) for conv in data) == 14
