@@ -14,6 +14,9 @@ times, bench/RESULTS.md "Session 14 (p25)").
 
     git archive <commit> src | tar -x -C /tmp/before
     python bench/inject_ab.py --before /tmp/before/src --after src [--facts 10000]
+
+Archive ``src bench`` instead of ``src`` to drive an older tree through its own bench helpers
+(a tree from before a module was renamed cannot run today's ``nodes_bench``).
 """
 
 from __future__ import annotations
@@ -63,12 +66,21 @@ def _statement_rows(db: str, reset: bool) -> list[list[Any]]:
     return rows
 
 
+def _bench_dir() -> Path:
+    """The bench helpers (``nodes_bench``, ``common``) that seed and ask this worker's tree:
+    the tree's own when it was archived with ``bench`` beside ``src``, else this script's. A
+    tree from before a refactor of the package needs the helpers of its day."""
+    own = Path(os.environ["PYTHONPATH"]).parent / "bench"
+    return own if (own / "nodes_bench.py").exists() else HERE
+
+
 def worker(facts: int, others: int, statements: bool) -> None:
     """Seed, then answer each "msg"/"nomsg" line with "<ms> <embedding ms> <client CPU ms>"
     (the CPU time of the calling thread: what a busy machine does not inflate much); with
     ``statements``, a "stats" line with the statements' figures since the last one, as JSON."""
-    sys.path.insert(0, str(HERE))
-    sys.path.insert(0, str(HERE / "data"))
+    bench = _bench_dir()
+    sys.path.insert(0, str(bench))
+    sys.path.insert(0, str(bench / "data"))
     from contextlib import ExitStack
 
     import common
@@ -76,7 +88,7 @@ def worker(facts: int, others: int, statements: bool) -> None:
     import psycopg
     from langchain_core.messages import HumanMessage
 
-    from langmem_vault.nodes._inject import create_inject_node
+    from langmem_vault.nodes import create_inject_node
 
     texts = nodes_bench.distractor_texts(max(facts, 1000))
     recall = nodes_bench.distractor_texts(1000, seed=11)
