@@ -165,7 +165,7 @@ class InjectNode:
             now,
             joined_usage=usage,
             branches=default_branches(store),
-            apart=embeds and runs_batches_at_once(store),
+            apart=store if embeds and runs_batches_at_once(store) else None,
         )
 
     def invoke(self, state: Mapping[str, Any], config: RunnableConfig) -> dict[str, Any]:

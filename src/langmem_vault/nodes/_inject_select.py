@@ -17,13 +17,13 @@ from datetime import datetime
 from typing import Any
 
 from langchain_core.messages import BaseMessage
-from langgraph.store.base import Item, SearchItem, SearchOp
+from langgraph.store.base import BaseStore, Item, SearchItem, SearchOp
 
-from langmem_vault.db._steps import Together
+from langmem_vault.db._steps import Together, Within
 from langmem_vault.db._store_plans import Batch, StorePlan
 from langmem_vault.extraction._messages import query_text
 from langmem_vault.memory._models import Instruction
-from langmem_vault.memory._namespaces import MemoryNamespaces
+from langmem_vault.memory._namespaces import MemoryNamespaces, ResolvedNamespaces
 from langmem_vault.memory._recall.private_recall import DEFAULT_MAX_PRIVATE, private_search_op
 from langmem_vault.memory._recall.recall_batch import RecallFound, read_found, recall_ops
 from langmem_vault.memory._recall.recall_plan import rank_found
@@ -124,7 +124,7 @@ def candidates_plan(
     *,
     joined_usage: bool = False,
     branches: Sequence[Branch] = (),
-    apart: bool = False,
+    apart: BaseStore | None = None,
 ) -> StorePlan[Candidates]:
     """The store reads of one inject turn, in one batch (driven sync or async): recall's ops
     (``memory.recall.recall_plan``), the standing instructions, the recent episodes and the
@@ -132,9 +132,11 @@ def candidates_plan(
 
     ``joined_usage``: the store runs ``MirrorSearchOp`` (``store.mirrors``), so the fact
     searches bring their usage records along; else a second batch reads them.
-    ``apart``: with a message, recall's ops (whose batch embeds it) and the other reads go
-    in two batches run at the same time (:class:`~langmem_vault.db._steps.Together`), for
-    a store that runs two batches at once (a pool: a connection each).
+    ``apart``: a store that runs two batches at once (a pool: a connection each), the one
+    the plan is driven on. With a message, recall's ops (whose batch embeds it) go in one
+    batch and the other reads in another on it, run at the same time
+    (:class:`~langmem_vault.db._steps.Together`); what those reads give (the instructions
+    that apply, the episodes in order) is worked out beside the search too.
     """
     ns = opts.namespaces.resolve(config)
     message = latest_user_text(messages)
@@ -158,32 +160,84 @@ def candidates_plan(
         scan_op(ns.episodes),
         *([private_op] if opts.include_private else []),
     ]
-    if apart and message is not None:
+    if apart is not None and message is not None:
         # The message's embedding and the searches that need it, beside the reads that
-        # do not: the database answers those while the query is embedded.
-        recalled, read = yield Together(Batch(recall), Batch(reads))
+        # do not: the database answers those while the query is embedded, and the reads'
+        # own work (each instruction validated and its condition tested, the episodes
+        # ordered) is done by then too, off the turn's path (about 0.25 ms of it at p50,
+        # bench/RESULTS.md session 18).
+        recalled, read = yield Together(
+            Batch(recall), Within(apart, _reads_plan(reads, ns, opts, message, now, joined_usage))
+        )
+        found = yield from read_found(request, recalled, branches, also=read.private)
     else:
         results = yield Batch([*reads[:2], *recall, *reads[2:]])
-        recalled, read = results[2 : 2 + len(recall)], [*results[:2], *results[2 + len(recall) :]]
-    instruction_items, episode_items = read[:2]
+        recalled, first = results[2 : 2 + len(recall)], [*results[:2], *results[2 + len(recall) :]]
+        private, usage = _private_read(first, opts, joined_usage)
+        found = yield from read_found(request, recalled, branches, also=private)
+        read = yield from _read_plan(first, ns, opts, message, now, private, usage)
+    if read.usage:
+        found = replace(found, usage={**found.usage, **read.usage})
+    return Candidates(
+        message=message,
+        instructions=read.instructions,
+        facts=found,
+        episodes=read.episodes,
+        private=read.private,
+    )
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What the reads that need no query vector give, worked out."""
+
+    instructions: list[tuple[str, Instruction]]
+    episodes: list[Any]
+    private: list[Any]
+    usage: dict[Target, dict[str, Any]]
+
+
+def _private_read(
+    read: Sequence[Any], opts: InjectOptions, joined_usage: bool
+) -> tuple[list[Any], dict[Target, dict[str, Any]]]:
+    """The private facts the reads found, and their usage records when joined to them."""
     private: list[Any] = list(read[2]) if opts.include_private else []
-    usage: dict[Target, dict[str, Any]] = {}
     if joined_usage:
-        private, usage = split_usage(private)
-    found = yield from read_found(request, recalled, branches, also=private)
-    if usage:
-        found = replace(found, usage={**found.usage, **usage})
+        return split_usage(private)
+    return private, {}
+
+
+def _read_plan(
+    read: Sequence[Any],
+    ns: ResolvedNamespaces,
+    opts: InjectOptions,
+    message: str | None,
+    now: datetime,
+    private: list[Any],
+    usage: dict[Target, dict[str, Any]],
+) -> StorePlan[_Read]:
+    """The reads' results worked out: the applicable instructions, highest priority first,
+    and the recent episodes, newest first (more pages read when there are)."""
+    instruction_items, episode_items = read[:2]
     recent = yield from newest_plan(
         ns.episodes, "ended_at", max(opts.max_episodes * 5, 10), first=episode_items
     )
     instructions = applicable_instructions(instruction_items, message, now)
-    return Candidates(
-        message=message,
-        instructions=instructions[: opts.max_instructions],
-        facts=found,
-        episodes=list(recent),
-        private=private,
-    )
+    return _Read(instructions[: opts.max_instructions], list(recent), private, usage)
+
+
+def _reads_plan(
+    reads: list[Any],
+    ns: ResolvedNamespaces,
+    opts: InjectOptions,
+    message: str | None,
+    now: datetime,
+    joined_usage: bool,
+) -> StorePlan[_Read]:
+    """The reads that need no query vector, in a batch of their own, then worked out."""
+    read = yield Batch(reads)
+    private, usage = _private_read(read, opts, joined_usage)
+    return (yield from _read_plan(read, ns, opts, message, now, private, usage))
 
 
 def _public(found: RecallFound, private: Sequence[SearchItem]) -> RecallFound:

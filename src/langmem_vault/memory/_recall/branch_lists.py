@@ -103,8 +103,10 @@ def said_in_threads(kept: Kept) -> dict[Target, tuple[str, float]]:
     said = {}
     for target, (candidate, fact) in kept.items():
         thread = fact.get("source_thread_id")
+        if not thread:  # most facts are said in no thread: no moment to read
+            continue
         moment = said_at(fact) or getattr(candidate.item, "created_at", None)
-        if thread and moment is not None:
+        if moment is not None:
             said[target] = (str(thread), moment.timestamp())
     return said
 

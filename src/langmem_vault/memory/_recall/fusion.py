@@ -111,11 +111,14 @@ def _add_branch(
         return
     rank = 0
     for key, score in hits:
-        if name in parts.get(key, {}):
+        hit = parts.get(key)
+        if hit is None:
+            hit = parts[key] = {}
+        elif name in hit:
             continue
         rank += 1
         scores[key] = scores.get(key, 0.0) + weight / (k + rank)
-        parts.setdefault(key, {})[name] = BranchHit(rank, float(score))
+        hit[name] = BranchHit(rank, float(score))
 
 
 def _ranked(scores: dict[K, float], parts: dict[K, dict[str, BranchHit]]) -> list[Fused[K]]:

@@ -107,7 +107,11 @@ def recency(
     >>> recency(day, day)
     1.0
     """
-    moment = as_datetime(when)
+    return _recency(as_datetime(when), now, decay_days)
+
+
+def _recency(moment: datetime | None, now: datetime, decay_days: float) -> float:
+    # recency() of a moment already parsed: the ranking scores every candidate each turn
     if moment is None:
         return 0.0
     age_days = max((now - moment).total_seconds(), 0.0) / 86400.0
@@ -117,8 +121,13 @@ def recency(
 def last_touched(value: Mapping[str, Any]) -> datetime | None:
     """The later of a memory's last update and last access (None when neither is known)."""
     # A memory the user keeps coming back to stays fresh: use the latest of update/access.
-    stamps = [as_datetime(value.get("updated_at")), as_datetime(value.get("last_accessed"))]
-    return max((s for s in stamps if s is not None), default=None)
+    # (Compared by hand, not max() over a list: about a microsecond less per candidate, and
+    # a tie keeps the update's stamp as max() did.)
+    updated = as_datetime(value.get("updated_at"))
+    accessed = as_datetime(value.get("last_accessed"))
+    if accessed is None or (updated is not None and updated >= accessed):
+        return updated
+    return accessed
 
 
 def base_score(
@@ -126,7 +135,7 @@ def base_score(
 ) -> float:
     """``confidence x 0.7 + recency x 0.3`` (recency of the last update or access)."""
     confidence = float(value.get("confidence", 1.0))
-    fresh = recency(last_touched(value), now, decay_days=weights.decay_days)
+    fresh = _recency(last_touched(value), now, weights.decay_days)
     return weights.confidence * confidence + weights.recency * fresh
 
 
@@ -175,7 +184,7 @@ def score_parts(
     parts: dict[str, float | None] = {
         "relevance": None if memory.relevance is None else round(memory.relevance, 4),
         "confidence": round(float(value.get("confidence", 1.0)), 4),
-        "recency": round(recency(latest, now, decay_days=weights.decay_days), 4),
+        "recency": round(_recency(latest, now, weights.decay_days), 4),
         "utility": round(float(value.get("utility", 0.5)), 4),
         "score": round(memory.score, 4),
     }
