@@ -162,28 +162,24 @@ def rank_found(
     scored: list[ScoredMemory] = []
     for target, (candidate, value) in kept.items():
         hit = fused.get(target)
-        relevance = None
+        relevance = raw = share = None
         if query.text:
             share = hit.score if hit is not None else 0.0
             relevance = (share - low) / (high - low) if high - low > 1e-12 else 1.0
             if target in lifted:
                 relevance += settings.subject_lift * (1.0 - relevance)
-        raw = search_score(candidate.item)
-        scored.append(
-            ScoredMemory(
-                key=target[1],
-                value=value,
-                score=score_memory(
-                    value, now, relevance=relevance, weights=weights, session=session
-                ),
-                relevance=(raw or 0.0) if query.text else None,
-                namespace=target[0],
-                fused=(hit.score if hit is not None else 0.0) if query.text else None,
-                parts=dict(hit.parts) if hit is not None else {},
-            )
-        )
-    scored.sort(key=lambda m: m.score, reverse=True)
+            raw = search_score(candidate.item) or 0.0
+        score = score_memory(value, now, relevance=relevance, weights=weights, session=session)
+        # positional, and the hit's own parts (each fusion made them for this call alone):
+        # 50 candidates a turn on inject's path
+        parts = hit.parts if hit is not None else {}
+        scored.append(ScoredMemory(target[1], value, score, raw, target[0], share, parts))
+    scored.sort(key=_by_score, reverse=True)
     return scored
+
+
+def _by_score(memory: ScoredMemory) -> float:
+    return memory.score
 
 
 def _fused(
