@@ -51,11 +51,19 @@ PENDING = "pending_confirmation"
 EPISODES_HEADER = "Recent conversations:"
 
 
-@lru_cache(maxsize=4096)
 def _default_counter(text: str) -> int:
-    # A pure function of the line; most lines (headers, the same facts) recur turn after
-    # turn, and building a message per line cost about a third of rendering.
-    return count_tokens_approximately([SystemMessage(text)])
+    # langchain-core's approximation counts a plain-text system message by its length (its
+    # characters and the role's), not by what they say, so one count serves every line of a
+    # length. Cached per text, a fact's line missed whenever its alias moved ("[M3]" one turn,
+    # "[M4]" the next): half of inject's lines a turn at 10k facts, about 5 us each to build a
+    # message and count it (bench/RESULTS.md, session 18). tests/nodes/test_inject_render.py
+    # checks the counts stay langchain-core's.
+    return _count_of_length(len(text))
+
+
+@lru_cache(maxsize=4096)
+def _count_of_length(length: int) -> int:
+    return count_tokens_approximately([SystemMessage("x" * length)])
 
 
 def make_token_counter(counter: TokenCounter | BaseLanguageModel[Any] | None) -> TokenCounter:
