@@ -12,7 +12,7 @@ rule, the category balance and the episodes' order, rendered by
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -114,6 +114,8 @@ class Candidates:
     facts: RecallFound
     episodes: list[Any]
     private: list[Item]
+    #: the best ``max_episodes`` of ``episodes``, recent and important first
+    best_episodes: list[ScoredMemory] = field(default_factory=list)
 
 
 def candidates_plan(
@@ -184,6 +186,7 @@ def candidates_plan(
         facts=found,
         episodes=read.episodes,
         private=read.private,
+        best_episodes=read.best_episodes,
     )
 
 
@@ -193,6 +196,7 @@ class _Read:
 
     instructions: list[tuple[str, Instruction]]
     episodes: list[Any]
+    best_episodes: list[ScoredMemory]
     private: list[Any]
     usage: dict[Target, dict[str, Any]]
 
@@ -223,7 +227,27 @@ def _read_plan(
         ns.episodes, "ended_at", max(opts.max_episodes * 5, 10), first=episode_items
     )
     instructions = applicable_instructions(instruction_items, message, now)
-    return _Read(instructions[: opts.max_instructions], list(recent), private, usage)
+    best = _best_episodes(recent, opts, now)
+    return _Read(instructions[: opts.max_instructions], list(recent), best, private, usage)
+
+
+def _best_episodes(
+    episodes: Sequence[Any], opts: InjectOptions, now: datetime
+) -> list[ScoredMemory]:
+    """The episodes to show, best first: recent and important."""
+    return sorted(
+        (
+            ScoredMemory(
+                i.key,
+                i.value,
+                _episode_score(i.value, now, opts.weights),
+                namespace=tuple(i.namespace),
+            )
+            for i in episodes
+        ),
+        key=lambda m: m.score,
+        reverse=True,
+    )[: opts.max_episodes]
 
 
 def _reads_plan(
@@ -277,23 +301,10 @@ def select(
     )
     scored = _with_pending(scored, opts.max_pending)
     facts = balance_categories(scored, opts.max_facts, max_share=opts.max_share)
-    episodes = sorted(
-        (
-            ScoredMemory(
-                i.key,
-                i.value,
-                _episode_score(i.value, now, opts.weights),
-                namespace=tuple(i.namespace),
-            )
-            for i in found.episodes
-        ),
-        key=lambda m: m.score,
-        reverse=True,
-    )[: opts.max_episodes]
     injection = render(
         found.instructions,
         facts,
-        episodes,
+        found.best_episodes,
         max_tokens=opts.max_tokens,
         count=count,
         now=now,

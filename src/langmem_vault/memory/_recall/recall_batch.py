@@ -68,11 +68,13 @@ def _read_page(
     for hit in page:
         if isinstance(hit, Mirrored):
             candidate = Candidate(hit.item, hit.vector, hit.keyword)
+            target = target_of(hit.item)
             if hit.mirror is not None:
-                joined[target_of(hit.item)] = dict(hit.mirror.value)
+                joined[target] = dict(hit.mirror.value)
         else:
             candidate = Candidate(hit)
-        pool.setdefault(target_of(candidate.item), candidate)
+            target = target_of(hit)
+        pool.setdefault(target, candidate)
         found.append(candidate)
     return found
 
