@@ -88,9 +88,10 @@ def _seed(vault: MemoryVault) -> None:
     vault.add_episode("Planned a trip to Lisbon", importance=0.8)
 
 
-def test_the_reads_are_worked_out_while_the_message_is_embedded(
-    pg_uri: str, schema: str, beside: Beside
-) -> None:
+def _turn(
+    pg_uri: str, schema: str, beside: Beside, messages: list[Any]
+) -> tuple[dict[str, Any], WaitingEmbeddings]:
+    """One inject turn on a pooled VaultStore seeded with a fact, an instruction, an episode."""
     emb = WaitingEmbeddings(beside)
     index = {"dims": 384, "embed": emb, "fields": ["text"]}
     with VaultStore.from_conn_string(pg_uri, index=index, schema=schema) as store:  # type: ignore[arg-type]
@@ -98,7 +99,13 @@ def test_the_reads_are_worked_out_while_the_message_is_embedded(
         _seed(MemoryVault(store, user_id="u1"))
         node = create_inject_node(store=store, record_access=False, emit_events=False)
         emb.armed = True
-        out = node.invoke({"messages": [HumanMessage(QUESTION)]}, CFG)
+        return node.invoke({"messages": messages}, CFG), emb
+
+
+def test_the_reads_are_worked_out_while_the_message_is_embedded(
+    pg_uri: str, schema: str, beside: Beside
+) -> None:
+    out, emb = _turn(pg_uri, schema, beside, [HumanMessage(QUESTION)])
     assert emb.saw == [True]
     # on the reads' own worker, not in the thread that embeds and searches
     assert set(beside.threads) == {"instructions", "episodes"}
@@ -135,14 +142,7 @@ def test_without_a_message_the_reads_are_worked_out_in_the_turn(
     pg_uri: str, schema: str, beside: Beside
 ) -> None:
     # no embedding to overlap: one batch, worked out after it, in the body's thread
-    emb = WaitingEmbeddings(beside)
-    index = {"dims": 384, "embed": emb, "fields": ["text"]}
-    with VaultStore.from_conn_string(pg_uri, index=index, schema=schema) as store:  # type: ignore[arg-type]
-        store.setup()
-        _seed(MemoryVault(store, user_id="u1"))
-        node = create_inject_node(store=store, record_access=False, emit_events=False)
-        emb.armed = True
-        out = node.invoke({"messages": []}, CFG)
+    out, emb = _turn(pg_uri, schema, beside, [])
     assert emb.saw == []
     assert len(set(beside.threads.values())) == 1
     assert "Answer in French" in out["memory_context"]
