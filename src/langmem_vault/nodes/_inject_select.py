@@ -12,7 +12,7 @@ rule, the category balance and the episodes' order, rendered by
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -115,7 +115,7 @@ class Candidates:
     episodes: list[Any]
     private: list[Item]
     #: the best ``max_episodes`` of ``episodes``, recent and important first
-    best_episodes: list[ScoredMemory] = field(default_factory=list)
+    best_episodes: list[ScoredMemory]
 
 
 def candidates_plan(
